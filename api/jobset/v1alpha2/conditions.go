@@ -1,0 +1,52 @@
+package v1alpha2
+
+// JobSetConditionType is the type of a condition in status.conditions.
+type JobSetConditionType string
+
+// Condition types of a JobSet.
+const (
+	// JobSetCompleted is True once the success policy is met.
+	JobSetCompleted JobSetConditionType = "Completed"
+	// JobSetFailed is True once the failure policy gave up.
+	JobSetFailed JobSetConditionType = "Failed"
+	// JobSetSuspended is True while spec.suspend is true.
+	JobSetSuspended JobSetConditionType = "Suspended"
+	// JobSetStartupPolicyInProgress is True while an InOrder startup policy
+	// is still creating replicatedJobs.
+	JobSetStartupPolicyInProgress JobSetConditionType = "StartupPolicyInProgress"
+	// JobSetStartupPolicyCompleted is True once every replicatedJob of an
+	// InOrder startup policy is ready.
+	JobSetStartupPolicyCompleted JobSetConditionType = "StartupPolicyCompleted"
+	// JobSetInPlaceRestarting is True while the Pods of an InPlaceRestart
+	// JobSet are out of sync, that is between the first sign of a failure
+	// and the moment every live Pod has joined the new epoch.
+	JobSetInPlaceRestarting JobSetConditionType = "InPlaceRestarting"
+	// JobSetInvalidEpoch is True while some live Pod reports an epoch that
+	// no agent could have written; its message names the Pod.
+	JobSetInvalidEpoch JobSetConditionType = "InvalidEpoch"
+)
+
+// Condition reasons. They are also the reasons of the matching events.
+const (
+	// ReasonAllJobsCompleted: every child Job the success policy looks at
+	// completed.
+	ReasonAllJobsCompleted = "AllJobsCompleted"
+	// ReasonFailedJobs: a child Job failed and the failure policy fails the
+	// JobSet.
+	ReasonFailedJobs = "FailedJobs"
+	// ReasonReachedMaxRestarts: the restart budget of spec.failurePolicy
+	// .maxRestarts is spent.
+	ReasonReachedMaxRestarts = "ReachedMaxRestarts"
+	// ReasonFailJobSetAction: a failure policy rule with action FailJobSet
+	// matched.
+	ReasonFailJobSetAction = "FailJobSetActionTaken"
+	// ReasonSuspended and ReasonResumed mark spec.suspend transitions.
+	ReasonSuspended = "SuspendedJobs"
+	ReasonResumed   = "ResumeJobs"
+	// ReasonInPlaceRestartStarted: a Pod left the synced epoch.
+	ReasonInPlaceRestartStarted = "InPlaceRestartStarted"
+	// ReasonInPlaceRestartCompleted: every live Pod joined the new epoch.
+	ReasonInPlaceRestartCompleted = "InPlaceRestartCompleted"
+	// ReasonInvalidEpoch: a Pod's epoch annotation is not one an agent writes.
+	ReasonInvalidEpoch = "InvalidEpoch"
+)

@@ -1,0 +1,71 @@
+package v1alpha2
+
+// Labels and annotations that the controller puts on child Jobs and on their
+// Pod templates. Unless a comment says otherwise, each key is written both as
+// a label (for selectors) and as an annotation (for the downward API, which
+// the agent sidecar uses to learn its JobSet's name).
+const (
+	// JobSetNameKey holds the name of the owning JobSet.
+	JobSetNameKey = "jobset.sigs.k8s.io/jobset-name"
+	// JobSetUIDKey holds the UID of the owning JobSet, so that children of a
+	// deleted JobSet are never mistaken for children of a new one with the
+	// same name.
+	JobSetUIDKey = "jobset.sigs.k8s.io/jobset-uid"
+	// ReplicatedJobNameKey holds the name of the replicatedJob a Job belongs to.
+	ReplicatedJobNameKey = "jobset.sigs.k8s.io/replicatedjob-name"
+	// ReplicatedJobReplicasKey holds the replicas of that replicatedJob.
+	ReplicatedJobReplicasKey = "jobset.sigs.k8s.io/replicatedjob-replicas"
+	// GlobalReplicasKey holds the sum of replicas over all replicatedJobs.
+	GlobalReplicasKey = "jobset.sigs.k8s.io/global-replicas"
+	// JobIndexKey holds the index of a Job within its replicatedJob,
+	// from 0 to replicas-1.
+	JobIndexKey = "jobset.sigs.k8s.io/job-index"
+	// JobGlobalIndexKey holds an index unique across the whole JobSet,
+	// from 0 to the global replicas minus one.
+	JobGlobalIndexKey = "jobset.sigs.k8s.io/job-global-index"
+	// JobKey holds the SHA-256 of the namespaced Job name: a stable identity
+	// that fits in a label value whatever the name's length.
+	JobKey = "jobset.sigs.k8s.io/job-key"
+	// GroupNameKey holds the replicatedJob's groupName.
+	GroupNameKey = "jobset.sigs.k8s.io/group-name"
+	// GroupReplicasKey holds the sum of replicas over the replicatedJobs of
+	// the same group.
+	GroupReplicasKey = "jobset.sigs.k8s.io/group-replicas"
+	// JobGroupIndexKey holds the index of a Job within its group.
+	JobGroupIndexKey = "jobset.sigs.k8s.io/job-group-index"
+	// RestartsKey holds the JobSet's status.restarts when the Job was
+	// created: the generation of children a full restart replaces.
+	RestartsKey = "jobset.sigs.k8s.io/restart-attempt"
+	// CoordinatorKey holds the stable network endpoint of the coordinator
+	// Pod when spec.coordinator is set.
+	CoordinatorKey = "jobset.sigs.k8s.io/coordinator"
+)
+
+// Keys of the in-place restart protocol (KEP-467).
+const (
+	// EpochKey is the Pod annotation through which an agent reports the
+	// epoch it has joined, as a decimal int32. Only the agent writes it.
+	EpochKey = "jobset.sigs.k8s.io/epoch"
+)
+
+// Exclusive placement.
+const (
+	// ExclusiveKey, set on a JobSet or on a replicatedJob's Job template,
+	// asks for one child Job per topology domain, the domain being the value
+	// of the node label this annotation names.
+	ExclusiveKey = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+	// NodeSelectorStrategyKey switches exclusive placement from Pod
+	// (anti-)affinities to node selectors on the namespaced Job name; the
+	// value is ignored.
+	NodeSelectorStrategyKey = "alpha.jobset.sigs.k8s.io/node-selector"
+	// NamespacedJobKey is the node label that the node-selector strategy
+	// matches against.
+	NamespacedJobKey = "alpha.jobset.sigs.k8s.io/namespaced-job"
+	// NoScheduleTaintKey is the taint that the node-selector strategy
+	// tolerates.
+	NoScheduleTaintKey = "alpha.jobset.sigs.k8s.io/no-schedule"
+)
+
+// JobSetControllerName is the spec.managedBy value that this controller
+// reconciles; JobSets naming another manager are left alone.
+const JobSetControllerName = "jobset.sigs.k8s.io/jobset-controller"

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The project's test command (the README's, and the one .ci/run calls):
+#   1. builds or reuses the envtest binaries (real etcd + kube-apiserver),
+#   2. checks that go.mod, deps.bzl and the BUILD files are fresh,
+#   3. runs `bazel test //...` on Debian's Bazel 4.2.3, offline,
+#   4. ends with one line "N passed, N failed" over checks and test targets.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source tools/bazel/bazel.sh
+start=$(date +%s)
+
+passed=0 failed=0
+record() { # name, exit status
+  if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "PASS: $1"; else failed=$((failed + 1)); echo "FAIL: $1"; fi
+}
+
+KUBEBUILDER_ASSETS=$(tools/kubebin/build.sh etcd kube-apiserver kubectl)
+status=$?
+record "envtest binaries (etcd, kube-apiserver, kubectl)" $status
+if [ $status -ne 0 ]; then
+  echo "${passed} passed, ${failed} failed"
+  exit 1
+fi
+export KUBEBUILDER_ASSETS
+echo "KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS}"
+
+tools/verify-generated.sh
+record "go.mod, deps.bzl and BUILD files are fresh" $?
+
+log=$(mktemp)
+bazel_cmd test //... 2>&1 | tee "$log"
+bazel_status=${PIPESTATUS[0]}
+targets_passed=$(grep -cE '^//\S+\s+(\(cached\) )?PASSED' "$log")
+targets_failed=$(grep -cE '^//\S+\s+(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE|FLAKY)' "$log")
+passed=$((passed + targets_passed))
+failed=$((failed + targets_failed))
+if [ "$bazel_status" -ne 0 ] && [ "$targets_failed" -eq 0 ]; then
+  # A build or analysis error fails before any test runs.
+  failed=$((failed + 1))
+  echo "FAIL: bazel test //... exited ${bazel_status} before reporting tests"
+fi
+rm -f "$log"
+
+echo "test wall time: $(( $(date +%s) - start ))s"
+echo "${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,119 @@
+// Package framework starts the real kube-apiserver and etcd of envtest for
+// integration suites, with the JobSet CRD installed, under both `go test` and
+// `bazel test`.
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	jobsetv1alpha2 "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+// Timeouts shared by every integration suite, so that a slow machine is
+// tuned in one place.
+const (
+	Timeout  = 30 * time.Second
+	Interval = 100 * time.Millisecond
+)
+
+// AssetsEnv names the directory holding etcd, kube-apiserver and kubectl.
+const AssetsEnv = "KUBEBUILDER_ASSETS"
+
+// Environment is a running apiserver with the JobSet CRD installed.
+type Environment struct {
+	Config *rest.Config
+	Client client.Client
+	Scheme *runtime.Scheme
+
+	env *envtest.Environment
+}
+
+// Start brings up etcd and kube-apiserver and installs the CRDs.
+func Start() (*Environment, error) {
+	assets := os.Getenv(AssetsEnv)
+	if assets == "" {
+		return nil, fmt.Errorf("%s is not set: run `tools/kubebin/build.sh` and export %s=<the directory it prints> (tools/test.sh does both)", AssetsEnv, AssetsEnv)
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := jobsetv1alpha2.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths:     []string{filepath.Join(root, "api", "crd")},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                scheme,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting envtest with assets from %s: %w", assets, err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	return &Environment{Config: cfg, Client: c, Scheme: scheme, env: env}, nil
+}
+
+// Stop shuts the apiserver and etcd down.
+func (e *Environment) Stop() error {
+	return e.env.Stop()
+}
+
+// Kubectl runs the envtest kubectl against this apiserver and returns its
+// standard output.
+func (e *Environment) Kubectl(args ...string) (string, error) {
+	stdout, stderr, err := e.env.ControlPlane.KubeCtl().Run(args...)
+	if err != nil {
+		errText, _ := io.ReadAll(stderr)
+		return "", fmt.Errorf("kubectl %v: %w: %s", args, err, errText)
+	}
+	out, err := io.ReadAll(stdout)
+	return string(out), err
+}
+
+// RepoRoot returns the root of the source tree: the runfiles tree under
+// Bazel (where only declared data is present), the directory of go.mod
+// otherwise.
+func RepoRoot() (string, error) {
+	if srcdir, workspace := os.Getenv("TEST_SRCDIR"), os.Getenv("TEST_WORKSPACE"); srcdir != "" && workspace != "" {
+		return filepath.Join(srcdir, workspace), nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory: run the tests from inside the repository")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,145 @@
+// Package wrappers builds valid JobSet objects for tests, one setter per
+// field: MakeJobSet("js", "ns").ReplicatedJob(...).Obj().
+package wrappers
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+// JobSetWrapper wraps a JobSet under construction.
+type JobSetWrapper struct{ jobset.JobSet }
+
+// MakeJobSet returns a JobSet with no replicatedJobs yet.
+func MakeJobSet(name, namespace string) *JobSetWrapper {
+	return &JobSetWrapper{jobset.JobSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+	}}
+}
+
+// Obj returns a copy of the JobSet.
+func (w *JobSetWrapper) Obj() *jobset.JobSet {
+	return w.DeepCopy()
+}
+
+// ReplicatedJob appends a replicatedJob.
+func (w *JobSetWrapper) ReplicatedJob(rj jobset.ReplicatedJob) *JobSetWrapper {
+	w.Spec.ReplicatedJobs = append(w.Spec.ReplicatedJobs, rj)
+	return w
+}
+
+// FailurePolicy sets spec.failurePolicy.
+func (w *JobSetWrapper) FailurePolicy(p *jobset.FailurePolicy) *JobSetWrapper {
+	w.Spec.FailurePolicy = p
+	return w
+}
+
+// RestartStrategy sets spec.failurePolicy.restartStrategy, creating the
+// failure policy when needed.
+func (w *JobSetWrapper) RestartStrategy(s jobset.JobSetRestartStrategy) *JobSetWrapper {
+	if w.Spec.FailurePolicy == nil {
+		w.Spec.FailurePolicy = &jobset.FailurePolicy{}
+	}
+	w.Spec.FailurePolicy.RestartStrategy = s
+	return w
+}
+
+// MaxRestarts sets spec.failurePolicy.maxRestarts, creating the failure
+// policy when needed.
+func (w *JobSetWrapper) MaxRestarts(n int32) *JobSetWrapper {
+	if w.Spec.FailurePolicy == nil {
+		w.Spec.FailurePolicy = &jobset.FailurePolicy{}
+	}
+	w.Spec.FailurePolicy.MaxRestarts = n
+	return w
+}
+
+// Suspend sets spec.suspend.
+func (w *JobSetWrapper) Suspend(s bool) *JobSetWrapper {
+	w.Spec.Suspend = ptr.To(s)
+	return w
+}
+
+// Labels merges labels into the JobSet's labels.
+func (w *JobSetWrapper) Labels(labels map[string]string) *JobSetWrapper {
+	w.ObjectMeta.Labels = merge(w.ObjectMeta.Labels, labels)
+	return w
+}
+
+// Annotations merges annotations into the JobSet's annotations.
+func (w *JobSetWrapper) Annotations(annotations map[string]string) *JobSetWrapper {
+	w.ObjectMeta.Annotations = merge(w.ObjectMeta.Annotations, annotations)
+	return w
+}
+
+// ReplicatedJobWrapper wraps a replicatedJob under construction.
+type ReplicatedJobWrapper struct{ jobset.ReplicatedJob }
+
+// MakeReplicatedJob returns a replicatedJob of one Indexed Job with one Pod
+// running a single container.
+func MakeReplicatedJob(name string) *ReplicatedJobWrapper {
+	return &ReplicatedJobWrapper{jobset.ReplicatedJob{
+		Name:     name,
+		Replicas: 1,
+		Template: batchv1.JobTemplateSpec{
+			Spec: batchv1.JobSpec{
+				Parallelism:    ptr.To[int32](1),
+				Completions:    ptr.To[int32](1),
+				CompletionMode: ptr.To(batchv1.IndexedCompletion),
+				Template: corev1.PodTemplateSpec{
+					Spec: corev1.PodSpec{
+						RestartPolicy: corev1.RestartPolicyNever,
+						Containers: []corev1.Container{{
+							Name:  "worker",
+							Image: "registry.k8s.io/pause:3.10",
+						}},
+					},
+				},
+			},
+		},
+	}}
+}
+
+// Obj returns a copy of the replicatedJob.
+func (w *ReplicatedJobWrapper) Obj() jobset.ReplicatedJob {
+	return *w.DeepCopy()
+}
+
+// Replicas sets the number of Jobs.
+func (w *ReplicatedJobWrapper) Replicas(n int32) *ReplicatedJobWrapper {
+	w.ReplicatedJob.Replicas = n
+	return w
+}
+
+// Pods sets parallelism and completions of each Job to n.
+func (w *ReplicatedJobWrapper) Pods(n int32) *ReplicatedJobWrapper {
+	w.Template.Spec.Parallelism = ptr.To(n)
+	w.Template.Spec.Completions = ptr.To(n)
+	return w
+}
+
+// GroupName sets the replicatedJob's group.
+func (w *ReplicatedJobWrapper) GroupName(g string) *ReplicatedJobWrapper {
+	w.ReplicatedJob.GroupName = g
+	return w
+}
+
+// PodLabels merges labels into the Pod template's labels.
+func (w *ReplicatedJobWrapper) PodLabels(labels map[string]string) *ReplicatedJobWrapper {
+	w.Template.Spec.Template.Labels = merge(w.Template.Spec.Template.Labels, labels)
+	return w
+}
+
+func merge(into, from map[string]string) map[string]string {
+	if into == nil && len(from) > 0 {
+		into = make(map[string]string, len(from))
+	}
+	for k, v := range from {
+		into[k] = v
+	}
+	return into
+}
