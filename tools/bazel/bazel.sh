@@ -17,3 +17,20 @@ bazel_cmd() {
     *) bazel_bin "$command" "$@" ;;
   esac
 }
+
+# Gazelle, the same release WORKSPACE loads for `bazel run //:gazelle`, built
+# by the Go toolchain: no Bazel server needed to check or fix BUILD files.
+# Gazelle 0.27's list of standard packages predates Go 1.21, so it asks
+# `go list` about maps, slices and the like and complains when that fails;
+# the BUILD files come out right, so the complaint is filtered.
+gazelle_cmd() {
+  go run github.com/bazelbuild/bazel-gazelle/cmd/gazelle@v0.27.0 "$@" \
+    2> >(grep -v 'finding module path for import' >&2)
+}
+
+# Rewrites deps.bzl (the go_repository rules of the Bazel 4 path) from go.mod.
+# Takes the repository root to write into, so that checks can use a copy.
+gazelle_update_repos() {
+  gazelle_cmd update-repos -repo_root="$1" -from_file="$1/go.mod" \
+    -to_macro=deps.bzl%go_dependencies -prune -build_file_proto_mode=disable_global
+}

@@ -17,6 +17,10 @@ const (
 	// JobSetStartupPolicyCompleted is True once every replicatedJob of an
 	// InOrder startup policy is ready.
 	JobSetStartupPolicyCompleted JobSetConditionType = "StartupPolicyCompleted"
+	// JobSetRestarting is True while a full restart is under way: Jobs of
+	// an earlier restart attempt are being deleted or their replacements
+	// are not all created yet.
+	JobSetRestarting JobSetConditionType = "Restarting"
 	// JobSetInPlaceRestarting is True while the Pods of an InPlaceRestart
 	// JobSet are out of sync, that is between the first sign of a failure
 	// and the moment every live Pod has joined the new epoch.
@@ -43,6 +47,10 @@ const (
 	// ReasonSuspended and ReasonResumed mark spec.suspend transitions.
 	ReasonSuspended = "SuspendedJobs"
 	ReasonResumed   = "ResumeJobs"
+	// ReasonRecreatingJobs and ReasonJobsRecreated mark the Restarting
+	// condition of a full restart.
+	ReasonRecreatingJobs = "RecreatingJobs"
+	ReasonJobsRecreated  = "JobsRecreated"
 	// ReasonInPlaceRestartStarted: a Pod left the synced epoch.
 	ReasonInPlaceRestartStarted = "InPlaceRestartStarted"
 	// ReasonInPlaceRestartCompleted: every live Pod joined the new epoch.

@@ -23,7 +23,7 @@ const (
 	// JobGlobalIndexKey holds an index unique across the whole JobSet,
 	// from 0 to the global replicas minus one.
 	JobGlobalIndexKey = "jobset.sigs.k8s.io/job-global-index"
-	// JobKey holds the SHA-256 of the namespaced Job name: a stable identity
+	// JobKey holds the SHA-1 (hex) of the namespace/name of the Job: a stable identity
 	// that fits in a label value whatever the name's length.
 	JobKey = "jobset.sigs.k8s.io/job-key"
 	// GroupNameKey holds the replicatedJob's groupName.

@@ -4,6 +4,7 @@
 package framework
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	jobsetv1alpha2 "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
@@ -26,6 +32,9 @@ import (
 const (
 	Timeout  = 30 * time.Second
 	Interval = 100 * time.Millisecond
+	// ConsistentlyDuration is how long a test watches for something that
+	// must not happen.
+	ConsistentlyDuration = 2 * time.Second
 )
 
 // AssetsEnv names the directory holding etcd, kube-apiserver and kubectl.
@@ -81,6 +90,36 @@ func Start() (*Environment, error) {
 // Stop shuts the apiserver and etcd down.
 func (e *Environment) Stop() error {
 	return e.env.Stop()
+}
+
+// StartManager starts a controller-runtime manager against this apiserver,
+// with the cache options and the setup (indexes, reconcilers) given, and
+// returns a function that stops it and waits until it stopped.
+func (e *Environment) StartManager(cacheOptions cache.Options, setup func(ctrl.Manager) error) (stop func(), err error) {
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+		Scheme:                 e.Scheme,
+		Cache:                  cacheOptions,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := setup(mgr); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		return nil, fmt.Errorf("manager cache did not sync: %v", <-done)
+	}
+	return func() {
+		cancel()
+		<-done
+	}, nil
 }
 
 // Kubectl runs the envtest kubectl against this apiserver and returns its

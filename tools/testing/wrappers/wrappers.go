@@ -3,6 +3,9 @@
 package wrappers
 
 import (
+	"strconv"
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,6 +58,38 @@ func (w *JobSetWrapper) MaxRestarts(n int32) *JobSetWrapper {
 		w.Spec.FailurePolicy = &jobset.FailurePolicy{}
 	}
 	w.Spec.FailurePolicy.MaxRestarts = n
+	return w
+}
+
+// SuccessPolicy sets spec.successPolicy.
+func (w *JobSetWrapper) SuccessPolicy(operator jobset.Operator, targets ...string) *JobSetWrapper {
+	w.Spec.SuccessPolicy = &jobset.SuccessPolicy{Operator: operator, TargetReplicatedJobs: targets}
+	return w
+}
+
+// FailurePolicyRule appends a failure policy rule, creating the failure
+// policy when needed.
+func (w *JobSetWrapper) FailurePolicyRule(rule jobset.FailurePolicyRule) *JobSetWrapper {
+	if w.Spec.FailurePolicy == nil {
+		w.Spec.FailurePolicy = &jobset.FailurePolicy{}
+	}
+	w.Spec.FailurePolicy.Rules = append(w.Spec.FailurePolicy.Rules, rule)
+	return w
+}
+
+// RestartsStatus sets status.restarts and status.restartsCountTowardsMax.
+func (w *JobSetWrapper) RestartsStatus(restarts, countTowardsMax int32) *JobSetWrapper {
+	w.Status.Restarts = restarts
+	w.Status.RestartsCountTowardsMax = countTowardsMax
+	return w
+}
+
+// EnableDNSHostnames sets spec.network.enableDNSHostnames.
+func (w *JobSetWrapper) EnableDNSHostnames(enable bool) *JobSetWrapper {
+	if w.Spec.Network == nil {
+		w.Spec.Network = &jobset.Network{}
+	}
+	w.Spec.Network.EnableDNSHostnames = ptr.To(enable)
 	return w
 }
 
@@ -142,4 +177,64 @@ func merge(into, from map[string]string) map[string]string {
 		into[k] = v
 	}
 	return into
+}
+
+// JobWrapper wraps a child Job under construction, as the JobSet
+// controller would have created it.
+type JobWrapper struct{ batchv1.Job }
+
+// MakeJob returns a Job of the given replicatedJob, restart attempt 0.
+func MakeJob(name, namespace, replicatedJob string) *JobWrapper {
+	return &JobWrapper{batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: namespace,
+			Labels: map[string]string{
+				jobset.ReplicatedJobNameKey: replicatedJob,
+				jobset.RestartsKey:          "0",
+			},
+		},
+		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](1), Completions: ptr.To[int32](1)},
+	}}
+}
+
+// Obj returns a copy of the Job.
+func (w *JobWrapper) Obj() *batchv1.Job {
+	return w.DeepCopy()
+}
+
+// RestartAttempt sets the restart attempt the Job was created for.
+func (w *JobWrapper) RestartAttempt(n int) *JobWrapper {
+	w.Labels[jobset.RestartsKey] = strconv.Itoa(n)
+	return w
+}
+
+// Suspend sets spec.suspend.
+func (w *JobWrapper) Suspend(s bool) *JobWrapper {
+	w.Spec.Suspend = ptr.To(s)
+	return w
+}
+
+// Failed adds a Failed condition with the given reason, message and time.
+func (w *JobWrapper) Failed(reason, message string, at time.Time) *JobWrapper {
+	w.Status.Conditions = append(w.Status.Conditions, batchv1.JobCondition{
+		Type: batchv1.JobFailed, Status: corev1.ConditionTrue,
+		Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(at),
+	})
+	return w
+}
+
+// Complete adds a Complete condition.
+func (w *JobWrapper) Complete() *JobWrapper {
+	w.Status.Conditions = append(w.Status.Conditions, batchv1.JobCondition{
+		Type: batchv1.JobComplete, Status: corev1.ConditionTrue,
+	})
+	return w
+}
+
+// Ready sets status.ready and status.active.
+func (w *JobWrapper) Ready(n int32) *JobWrapper {
+	w.Status.Ready = ptr.To(n)
+	w.Status.Active = n
+	return w
 }

@@ -1,0 +1,338 @@
+package integration
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/wrappers"
+)
+
+var _ = Describe("JobSet controller", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+	})
+
+	// trainer: a driver Job and two worker Jobs of two Pods each.
+	trainer := func() *wrappers.JobSetWrapper {
+		return wrappers.MakeJobSet("trainer", ns).
+			ReplicatedJob(wrappers.MakeReplicatedJob("driver").Obj()).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).Obj())
+	}
+	allJobs := []string{"trainer-driver-0", "trainer-workers-0", "trainer-workers-1"}
+	create := func(js *jobset.JobSet) *jobset.JobSet {
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		return js
+	}
+
+	Context("children", func() {
+		It("creates one Indexed Job per replica, labelled and owned, and the headless Service", func() {
+			js := create(trainer().Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+
+			worker := jobs[2]
+			Expect(metav1.GetControllerOf(&worker).UID).To(Equal(js.UID))
+			Expect(*worker.Spec.CompletionMode).To(Equal(batchv1.IndexedCompletion))
+			Expect(*worker.Spec.Parallelism).To(BeEquivalentTo(2))
+			for _, m := range []map[string]string{worker.Labels, worker.Annotations, worker.Spec.Template.Labels, worker.Spec.Template.Annotations} {
+				Expect(m).To(And(
+					HaveKeyWithValue(jobset.JobSetNameKey, "trainer"),
+					HaveKeyWithValue(jobset.JobSetUIDKey, string(js.UID)),
+					HaveKeyWithValue(jobset.ReplicatedJobNameKey, "workers"),
+					HaveKeyWithValue(jobset.JobIndexKey, "1"),
+					HaveKeyWithValue(jobset.JobGlobalIndexKey, "2"),
+					HaveKeyWithValue(jobset.RestartsKey, "0"),
+				))
+			}
+			Expect(worker.Spec.Template.Spec.Subdomain).To(Equal("trainer"))
+
+			svc := &corev1.Service{}
+			Eventually(func() error {
+				return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "trainer"}, svc)
+			}).Should(Succeed())
+			Expect(svc.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone))
+			Expect(svc.Spec.Selector).To(Equal(map[string]string{jobset.JobSetNameKey: "trainer"}))
+			Expect(svc.Spec.PublishNotReadyAddresses).To(BeTrue())
+		})
+
+		It("creates no Service when DNS hostnames are disabled", func() {
+			js := create(trainer().EnableDNSHostnames(false).Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+			Expect(jobs[0].Spec.Template.Spec.Subdomain).To(BeEmpty())
+			Consistently(func() bool {
+				err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "trainer"}, &corev1.Service{})
+				return err != nil
+			}).Should(BeTrue())
+		})
+
+		It("counts Jobs by state in replicatedJobsStatus", func() {
+			js := create(trainer().Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+			markJobReady(ctx, &jobs[1])
+			completeJob(ctx, &jobs[0])
+			Eventually(func(g Gomega) {
+				g.Expect(fetch(ctx, js).Status.ReplicatedJobsStatus).To(ConsistOf(
+					jobset.ReplicatedJobStatus{Name: "driver", Succeeded: 1},
+					jobset.ReplicatedJobStatus{Name: "workers", Ready: 1, Active: 1},
+				))
+			}).Should(Succeed())
+		})
+	})
+
+	Context("success policy", func() {
+		It("completes when every Job completed (no policy), and stops nothing that still runs", func() {
+			js := create(trainer().Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+			for i := range jobs[:2] {
+				completeJob(ctx, &jobs[i])
+			}
+			Consistently(func() string { return fetch(ctx, js).Status.TerminalState }).Should(BeEmpty())
+			completeJob(ctx, &jobs[2])
+			c := eventuallyCondition(ctx, js, jobset.JobSetCompleted, metav1.ConditionTrue)
+			Expect(c.Reason).To(Equal(jobset.ReasonAllJobsCompleted))
+			Expect(fetch(ctx, js).Status.TerminalState).To(Equal("Completed"))
+			Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobset.ReasonAllJobsCompleted))
+		})
+
+		It("with operator Any completes on the first targeted Job, then deletes the Jobs still active", func() {
+			js := create(trainer().SuccessPolicy(jobset.OperatorAny, "driver").Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+			completeJob(ctx, &jobs[1]) // a worker: not targeted
+			Consistently(func() string { return fetch(ctx, js).Status.TerminalState }).Should(BeEmpty())
+			completeJob(ctx, &jobs[0]) // the driver
+			eventuallyCondition(ctx, js, jobset.JobSetCompleted, metav1.ConditionTrue)
+			eventuallyDeleting(ctx, jobs[2])
+		})
+
+		It("with operator All and targets ignores the other replicatedJobs", func() {
+			js := create(trainer().SuccessPolicy(jobset.OperatorAll, "workers").Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+			completeJob(ctx, &jobs[1])
+			completeJob(ctx, &jobs[2])
+			eventuallyCondition(ctx, js, jobset.JobSetCompleted, metav1.ConditionTrue)
+		})
+	})
+
+	Context("failure policy", func() {
+		It("without a failure policy fails the JobSet on the first failed Job", func() {
+			js := create(trainer().Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+			failJob(ctx, &jobs[1], "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+			c := eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
+			Expect(c.Reason).To(Equal(jobset.ReasonFailedJobs))
+			Expect(c.Message).To(ContainSubstring("trainer-workers-0"))
+			Expect(fetch(ctx, js).Status.TerminalState).To(Equal("Failed"))
+			eventuallyDeleting(ctx, jobs[0], jobs[2])
+		})
+
+		It("RestartJobSet recreates every Job and counts toward maxRestarts, until the budget is spent", func() {
+			js := create(trainer().MaxRestarts(1).Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+
+			By("failing a worker: restart attempt 1")
+			failJob(ctx, &jobs[1], "BackoffLimitExceeded", "backoff")
+			eventuallyDeleting(ctx, jobs...)
+			got := fetch(ctx, js)
+			Expect(got.Status.Restarts).To(BeEquivalentTo(1))
+			Expect(got.Status.RestartsCountTowardsMax).To(BeEquivalentTo(1))
+			eventuallyCondition(ctx, js, jobset.JobSetRestarting, metav1.ConditionTrue)
+			for i := range jobs {
+				finishDeletion(ctx, &jobs[i])
+			}
+			jobs = eventuallyJobs(ctx, js, "1", allJobs...)
+			c := eventuallyCondition(ctx, js, jobset.JobSetRestarting, metav1.ConditionFalse)
+			Expect(c.Reason).To(Equal(jobset.ReasonJobsRecreated))
+			Expect(eventReasons(ctx, js)).To(ContainElement("Restarting"))
+
+			By("failing again with the budget spent")
+			failJob(ctx, &jobs[0], "BackoffLimitExceeded", "backoff")
+			c = eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
+			Expect(c.Reason).To(Equal(jobset.ReasonReachedMaxRestarts))
+			Expect(fetch(ctx, js).Status.Restarts).To(BeEquivalentTo(1))
+		})
+
+		It("RestartJobSetAndIgnoreMaxRestarts restarts without using the budget", func() {
+			js := create(trainer().MaxRestarts(0).FailurePolicyRule(jobset.FailurePolicyRule{
+				Name: "preempted", Action: jobset.RestartJobSetAndIgnoreMaxRestarts,
+				OnJobFailureMessagePatterns: []string{"preempted"},
+			}).Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+			failJob(ctx, &jobs[2], "PodFailurePolicy", "Pod was preempted")
+			eventuallyDeleting(ctx, jobs...)
+			got := fetch(ctx, js)
+			Expect(got.Status.Restarts).To(BeEquivalentTo(1))
+			Expect(got.Status.RestartsCountTowardsMax).To(BeEquivalentTo(0))
+		})
+
+		It("FailJobSet on PodFailurePolicy fails at once, with budget left", func() {
+			js := create(trainer().MaxRestarts(5).FailurePolicyRule(jobset.FailurePolicyRule{
+				Name: "fatal", Action: jobset.FailJobSet, OnJobFailureReasons: []string{"PodFailurePolicy"},
+			}).Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+			failJob(ctx, &jobs[1], "PodFailurePolicy", "Container worker exited with code 42")
+			c := eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
+			Expect(c.Reason).To(Equal(jobset.ReasonFailJobSetAction))
+			Expect(c.Message).To(ContainSubstring(`"fatal"`))
+			Expect(fetch(ctx, js).Status.Restarts).To(BeZero())
+		})
+
+		It("targetReplicatedJobs limits a rule to its replicatedJobs", func() {
+			js := create(trainer().MaxRestarts(5).FailurePolicyRule(jobset.FailurePolicyRule{
+				Name: "driverFatal", Action: jobset.FailJobSet, TargetReplicatedJobs: []string{"driver"},
+			}).Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+			failJob(ctx, &jobs[1], "BackoffLimitExceeded", "backoff") // a worker
+			eventuallyDeleting(ctx, jobs...)
+			Expect(fetch(ctx, js).Status.TerminalState).To(BeEmpty())
+			Expect(fetch(ctx, js).Status.Restarts).To(BeEquivalentTo(1))
+		})
+
+		DescribeTable("matches each Job failure reason",
+			func(reason string) {
+				js := create(trainer().MaxRestarts(5).FailurePolicyRule(jobset.FailurePolicyRule{
+					Name: "onReason", Action: jobset.FailJobSet, OnJobFailureReasons: []string{reason},
+				}).Obj())
+				jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+				failJob(ctx, &jobs[0], reason, "failed for the test")
+				c := eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
+				Expect(c.Reason).To(Equal(jobset.ReasonFailJobSetAction))
+			},
+			Entry("BackoffLimitExceeded", "BackoffLimitExceeded"),
+			Entry("DeadlineExceeded", "DeadlineExceeded"),
+			Entry("PodFailurePolicy", "PodFailurePolicy"),
+			Entry("MaxFailedIndexesExceeded", "MaxFailedIndexesExceeded"),
+			Entry("FailedIndexes", "FailedIndexes"),
+		)
+	})
+
+	Context("restart strategies", func() {
+		restartOnce := func(strategy jobset.JobSetRestartStrategy) (*jobset.JobSet, []batchv1.Job) {
+			js := create(trainer().RestartStrategy(strategy).MaxRestarts(3).Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+			failJob(ctx, &jobs[0], "BackoffLimitExceeded", "backoff")
+			eventuallyDeleting(ctx, jobs...)
+			return js, jobs
+		}
+
+		It("Recreate replaces each Job as soon as its own predecessor is gone", func() {
+			js, old := restartOnce(jobset.Recreate)
+			finishDeletion(ctx, &old[1]) // only trainer-workers-0 is gone
+			Eventually(func(g Gomega) {
+				var fresh []string
+				for _, job := range childJobs(ctx, js) {
+					if job.Labels[jobset.RestartsKey] == "1" {
+						fresh = append(fresh, job.Name)
+					}
+				}
+				g.Expect(fresh).To(Equal([]string{"trainer-workers-0"}))
+			}).Should(Succeed())
+			finishDeletion(ctx, &old[0])
+			finishDeletion(ctx, &old[2])
+			eventuallyJobs(ctx, js, "1", allJobs...)
+		})
+
+		It("BlockingRecreate creates no Job until every old Job is gone", func() {
+			js, old := restartOnce(jobset.BlockingRecreate)
+			finishDeletion(ctx, &old[0])
+			finishDeletion(ctx, &old[1])
+			Consistently(func() []string {
+				var fresh []string
+				for _, job := range childJobs(ctx, js) {
+					if job.Labels[jobset.RestartsKey] == "1" {
+						fresh = append(fresh, job.Name)
+					}
+				}
+				return fresh
+			}).Should(BeEmpty())
+			finishDeletion(ctx, &old[2])
+			eventuallyJobs(ctx, js, "1", allJobs...)
+		})
+	})
+
+	Context("suspend", func() {
+		It("creates suspended Jobs, then resumes them with the scheduling directives a queue wrote meanwhile", func() {
+			js := create(trainer().Suspend(true).Obj())
+			jobs := eventuallyJobs(ctx, js, "0", allJobs...)
+			for _, job := range jobs {
+				Expect(*job.Spec.Suspend).To(BeTrue(), job.Name)
+			}
+			c := eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionTrue)
+			Expect(c.Reason).To(Equal(jobset.ReasonSuspended))
+
+			By("admitting it as Kueue does: node selector and labels, then suspend=false")
+			Eventually(func(g Gomega) {
+				fresh := fetch(ctx, js)
+				for i := range fresh.Spec.ReplicatedJobs {
+					tmpl := &fresh.Spec.ReplicatedJobs[i].Template.Spec.Template
+					tmpl.Spec.NodeSelector = map[string]string{"pool": "a100"}
+					tmpl.Labels = map[string]string{"kueue.x-k8s.io/podset": fresh.Spec.ReplicatedJobs[i].Name}
+				}
+				fresh.Spec.Suspend = ptr.To(false)
+				g.Expect(k8sClient.Update(ctx, fresh)).To(Succeed())
+			}).Should(Succeed())
+
+			Eventually(func(g Gomega) {
+				for _, job := range childJobs(ctx, js) {
+					g.Expect(*job.Spec.Suspend).To(BeFalse(), job.Name)
+					g.Expect(job.Spec.Template.Spec.NodeSelector).To(HaveKeyWithValue("pool", "a100"), job.Name)
+					g.Expect(job.Spec.Template.Labels).To(HaveKey("kueue.x-k8s.io/podset"), job.Name)
+				}
+			}).Should(Succeed())
+			c = eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionFalse)
+			Expect(c.Reason).To(Equal(jobset.ReasonResumed))
+		})
+
+		It("suspends running Jobs when the JobSet is suspended", func() {
+			js := create(trainer().Obj())
+			eventuallyJobs(ctx, js, "0", allJobs...)
+			Eventually(func() error {
+				fresh := fetch(ctx, js)
+				fresh.Spec.Suspend = ptr.To(true)
+				return k8sClient.Update(ctx, fresh)
+			}).Should(Succeed())
+			Eventually(func(g Gomega) {
+				for _, job := range childJobs(ctx, js) {
+					g.Expect(*job.Spec.Suspend).To(BeTrue(), job.Name)
+				}
+			}).Should(Succeed())
+			eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionTrue)
+		})
+	})
+
+	Context("deletion", func() {
+		It("leaves live children to the garbage collector, and a same-name JobSet does not adopt them", func() {
+			old := create(trainer().Obj())
+			oldJobs := eventuallyJobs(ctx, old, "0", allJobs...)
+			Expect(k8sClient.Delete(ctx, old)).To(Succeed())
+			Eventually(func() error {
+				return k8sClient.Get(ctx, client.ObjectKeyFromObject(old), &jobset.JobSet{})
+			}).ShouldNot(Succeed())
+
+			By("recreating the JobSet under the same name while the old Jobs remain")
+			fresh := create(trainer().Obj())
+			Consistently(func() []batchv1.Job { return childJobs(ctx, fresh) }).Should(BeEmpty())
+			for _, job := range oldJobs {
+				Expect(metav1.GetControllerOf(&job).UID).To(Equal(old.UID))
+			}
+
+			By("garbage-collecting the old Jobs")
+			for i := range oldJobs {
+				Expect(k8sClient.Delete(ctx, &oldJobs[i], client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+			}
+			jobs := eventuallyJobs(ctx, fresh, "0", allJobs...)
+			Expect(jobs[0].Labels).To(HaveKeyWithValue(jobset.JobSetUIDKey, string(fresh.UID)))
+		})
+	})
+})

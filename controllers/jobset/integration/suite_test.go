@@ -1,0 +1,54 @@
+package integration
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/fastjobset/jobset/controllers/jobset"
+	"github.com/fastjobset/jobset/tools/testing/framework"
+)
+
+var (
+	env         *framework.Environment
+	k8sClient   client.Client
+	stopManager func()
+)
+
+func TestJobSetController(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(framework.Timeout)
+	SetDefaultEventuallyPollingInterval(framework.Interval)
+	SetDefaultConsistentlyDuration(framework.ConsistentlyDuration)
+	SetDefaultConsistentlyPollingInterval(framework.Interval)
+	RunSpecs(t, "JobSet controller on a real apiserver")
+}
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	env, err = framework.Start()
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient = env.Client
+	stopManager, err = env.StartManager(jobset.CacheOptions(), func(mgr ctrl.Manager) error {
+		if err := jobset.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		return jobset.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller")).SetupWithManager(mgr, 4)
+	})
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	if stopManager != nil {
+		stopManager()
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
