@@ -22,6 +22,9 @@ if [ $status -ne 0 ]; then
   exit 1
 fi
 export KUBEBUILDER_ASSETS
+# Passed into Bazel's test environment (see .bazelrc) for the tests that run Go.
+GOPATH=$(go env GOPATH) GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
+export GOPATH GOMODCACHE GOCACHE
 echo "KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS}"
 
 tools/verify-generated.sh

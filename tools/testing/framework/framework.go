@@ -59,6 +59,15 @@ func Start() (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Bazel's sandbox leaves only the test's own temporary directory
+	// writable: etcd's data and the apiserver's certificates go there.
+	// (envtest's port reservations go under $HOME/.cache, which Bazel
+	// points at the same directory.)
+	if dir := os.Getenv("TEST_TMPDIR"); dir != "" {
+		if err := os.Setenv("TMPDIR", dir); err != nil {
+			return nil, err
+		}
+	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
