@@ -12,15 +12,17 @@ import (
 
 const fix = "run tools/update-generated.sh and commit the result"
 
+// TestGeneratedFilesAreFresh regenerates deepcopy, CRD and RBAC from the
+// source tree into a temporary directory and compares.
 func TestGeneratedFilesAreFresh(t *testing.T) {
-	root, err := framework.RepoRoot()
+	root, err := framework.SourceRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	objectOut, crdOut := filepath.Join(out, "object"), filepath.Join(out, "crd")
+	objectOut, crdOut, rbacOut := filepath.Join(out, "object"), filepath.Join(out, "crd"), filepath.Join(out, "rbac")
 
-	cmd := exec.Command("bash", "tools/codegen/controller-gen.sh", "./api/jobset/v1alpha2", objectOut, crdOut)
+	cmd := exec.Command("bash", "tools/codegen/controller-gen.sh", objectOut, crdOut, rbacOut)
 	cmd.Dir = root
 	if output, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("controller-gen failed: %v\n%s", err, output)
@@ -28,13 +30,14 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 
 	compare(t, filepath.Join(objectOut, "zz_generated.deepcopy.go"),
 		filepath.Join(root, "api/jobset/v1alpha2/zz_generated.deepcopy.go"))
-
-	generated, err := filepath.Glob(filepath.Join(crdOut, "*.yaml"))
-	if err != nil || len(generated) == 0 {
-		t.Fatalf("controller-gen wrote no CRD into %s (%v)", crdOut, err)
-	}
-	for _, g := range generated {
-		compare(t, g, filepath.Join(root, "api/crd", filepath.Base(g)))
+	for dir, checkedIn := range map[string]string{crdOut: "api/crd", rbacOut: "controllers/rbac"} {
+		generated, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil || len(generated) == 0 {
+			t.Fatalf("controller-gen wrote nothing into %s (%v)", dir, err)
+		}
+		for _, g := range generated {
+			compare(t, g, filepath.Join(root, checkedIn, filepath.Base(g)))
+		}
 	}
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the pinned controller-gen from the Go module proxy.
+# Runs the pinned controller-gen from the Go module proxy, from the root of
+# the source tree.
 #
-#   tools/codegen/controller-gen.sh <api package dir> <deepcopy out dir> <crd out dir>
+#   tools/codegen/controller-gen.sh <deepcopy out dir> <crd out dir> <rbac out dir>
 #
 # Both tools/update-generated.sh (writes into the tree) and the staleness
 # test (writes into a temporary directory and compares) call this script,
@@ -10,13 +11,15 @@ set -euo pipefail
 
 CONTROLLER_TOOLS_VERSION=v0.23.0
 
-api_dir=$1 object_out=$2 crd_out=$3
+object_out=$1 crd_out=$2 rbac_out=$3
 
 # generateEmbeddedObjectMeta keeps labels and annotations of the Job and Pod
 # templates in the schema; without it the apiserver prunes them.
 go run "sigs.k8s.io/controller-tools/cmd/controller-gen@${CONTROLLER_TOOLS_VERSION}" \
   object \
   crd:generateEmbeddedObjectMeta=true \
-  paths="${api_dir}/..." \
+  rbac:roleName=jobset-controller \
+  paths="./api/...;./controllers/..." \
   output:object:dir="${object_out}" \
-  output:crd:dir="${crd_out}"
+  output:crd:dir="${crd_out}" \
+  output:rbac:dir="${rbac_out}"

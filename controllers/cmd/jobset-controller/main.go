@@ -17,6 +17,10 @@ import (
 	"github.com/fastjobset/jobset/controllers/jobset"
 )
 
+// Leader election takes a Lease and records its transitions as events.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch
+
 // options are the command-line flags.
 type options struct {
 	metricsAddr, probeAddr string

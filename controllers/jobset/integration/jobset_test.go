@@ -2,9 +2,11 @@ package integration
 
 import (
 	"context"
+	"strconv"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/metrics"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -104,6 +107,18 @@ var _ = Describe("JobSet controller", func() {
 			Expect(c.Reason).To(Equal(jobset.ReasonAllJobsCompleted))
 			Expect(fetch(ctx, js).Status.TerminalState).To(Equal("Completed"))
 			Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobset.ReasonAllJobsCompleted))
+
+			By("counting the completion once, however often the JobSet is reconciled again")
+			completed := metrics.JobSetsCompleted.WithLabelValues(ns)
+			Eventually(func() float64 { return testutil.ToFloat64(completed) }).Should(Equal(1.0))
+			for i := range 3 {
+				Eventually(func() error {
+					fresh := fetch(ctx, js)
+					fresh.Annotations = map[string]string{"poke": strconv.Itoa(i)}
+					return k8sClient.Update(ctx, fresh)
+				}).Should(Succeed())
+			}
+			Consistently(func() float64 { return testutil.ToFloat64(completed) }).Should(Equal(1.0))
 		})
 
 		It("with operator Any completes on the first targeted Job, then deletes the Jobs still active", func() {

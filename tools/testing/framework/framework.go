@@ -143,6 +143,21 @@ func (e *Environment) Kubectl(args ...string) (string, error) {
 	return string(out), err
 }
 
+// SourceRoot returns the root of the real source tree, which under Bazel
+// is where the runfiles' go.mod links to. For tests that read the whole
+// tree (generated-file checks), which Bazel runs unsandboxed and uncached.
+func SourceRoot() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	gomod, err := filepath.EvalSymlinks(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(gomod), nil
+}
+
 // RepoRoot returns the root of the source tree: the runfiles tree under
 // Bazel (where only declared data is present), the directory of go.mod
 // otherwise.
