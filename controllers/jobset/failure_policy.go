@@ -38,12 +38,12 @@ func failurePolicyDecision(js *jobset.JobSet, failed []*batchv1.Job) decision {
 	case jobset.RestartJobSetAndIgnoreMaxRestarts:
 		return restartDecision(false, "%s; %s recreates all Jobs (not counted toward maxRestarts)", why, describeRule(ruleName))
 	default:
-		if js.Status.RestartsCountTowardsMax >= policy.MaxRestarts {
-			return failDecision(jobset.ReasonReachedMaxRestarts, "%s, and the JobSet has used all %d restarts of failurePolicy.maxRestarts",
-				why, policy.MaxRestarts)
+		if used := restartsUsed(js); used >= policy.MaxRestarts {
+			return failDecision(jobset.ReasonReachedMaxRestarts, "%s, and the JobSet has used all %d restarts of failurePolicy.maxRestarts (%d full, %d in place)",
+				why, policy.MaxRestarts, js.Status.RestartsCountTowardsMax, js.Status.InPlaceRestarts)
 		}
 		return restartDecision(true, "%s; %s recreates all Jobs (restart %d of %d)", why, describeRule(ruleName),
-			js.Status.RestartsCountTowardsMax+1, policy.MaxRestarts)
+			restartsUsed(js)+1, policy.MaxRestarts)
 	}
 }
 

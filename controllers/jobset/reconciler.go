@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
@@ -79,13 +80,16 @@ func CacheOptions() cache.Options {
 
 // SetupIndexes registers the field indexes the reconciler lists with.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &batchv1.Job{}, JobOwnerUIDIndex, func(o client.Object) []string {
+	if err := indexer.IndexField(ctx, &batchv1.Job{}, JobOwnerUIDIndex, func(o client.Object) []string {
 		owner := metav1.GetControllerOf(o)
 		if owner == nil || owner.Kind != "JobSet" || owner.APIVersion != jobset.GroupVersion.String() {
 			return nil
 		}
 		return []string{string(owner.UID)}
-	})
+	}); err != nil {
+		return err
+	}
+	return indexer.IndexField(ctx, &corev1.Pod{}, PodJobSetUIDIndex, indexPodByJobSetUID)
 }
 
 // SetupWithManager registers the reconciler with the manager.
@@ -94,6 +98,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		For(&jobset.JobSet{}).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.Service{}).
+		// Pods drive the epoch protocol of InPlaceRestart JobSets.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToJobSet)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
 }
@@ -145,6 +151,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		update.setRestarting(plan.restarting(js))
+		// In-place restarts: the epoch protocol over the current Pods.
+		if inPlaceRestartEnabled(js) {
+			epochs, snapshot, err := r.decideEpochs(ctx, js)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			update.applyEpochs(epochs, snapshot)
+		}
 	}
 	update.apply(d)
 	update.setSuspended()

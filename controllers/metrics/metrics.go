@@ -28,8 +28,38 @@ var (
 		Name:      "restarts_total",
 		Help:      "Full restarts of JobSets (every child Job recreated), counted when status.restarts was persisted.",
 	}, []string{"namespace"})
+
+	// InPlaceRestarts counts group restarts done in place.
+	InPlaceRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: "jobset",
+		Name:      "inplace_restarts_total",
+		Help:      "In-place group restarts started, counted when status.inPlaceRestarts was persisted.",
+	}, []string{"namespace"})
+
+	// InPlaceRestartDuration measures group restarts from the first sign of
+	// failure (deprecation) to the sync of the new epoch.
+	InPlaceRestartDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Subsystem: "jobset",
+		Name:      "inplace_restart_duration_seconds",
+		Help:      "Duration of in-place group restarts, from deprecation of the synced epoch to the sync of the next.",
+		Buckets:   []float64{0.5, 1, 2, 3, 4, 5, 7.5, 10, 15, 20, 30, 60, 120, 300},
+	}, []string{"namespace"})
+
+	// SyncedEpoch and DeprecatedEpoch mirror each InPlaceRestart JobSet's
+	// status epochs.
+	SyncedEpoch = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: "jobset",
+		Name:      "synced_epoch",
+		Help:      "status.syncedEpoch of InPlaceRestart JobSets.",
+	}, []string{"namespace", "jobset"})
+	DeprecatedEpoch = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: "jobset",
+		Name:      "deprecated_epoch",
+		Help:      "status.deprecatedEpoch of InPlaceRestart JobSets.",
+	}, []string{"namespace", "jobset"})
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(JobSetsCompleted, JobSetsFailed, JobSetRestarts)
+	crmetrics.Registry.MustRegister(JobSetsCompleted, JobSetsFailed, JobSetRestarts,
+		InPlaceRestarts, InPlaceRestartDuration, SyncedEpoch, DeprecatedEpoch)
 }

@@ -55,6 +55,11 @@ const (
 	ReasonInPlaceRestartStarted = "InPlaceRestartStarted"
 	// ReasonInPlaceRestartCompleted: every live Pod joined the new epoch.
 	ReasonInPlaceRestartCompleted = "InPlaceRestartCompleted"
+	// ReasonEpochSynced: every live Pod joined a new epoch, outside a group
+	// restart (first run, after a full restart or a resume).
+	ReasonEpochSynced = "EpochSynced"
+	// ReasonEpochsValid: no live Pod reports an invalid epoch any more.
+	ReasonEpochsValid = "EpochsValid"
 	// ReasonInvalidEpoch: a Pod's epoch annotation is not one an agent writes.
 	ReasonInvalidEpoch = "InvalidEpoch"
 )

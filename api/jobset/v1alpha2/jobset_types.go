@@ -15,6 +15,7 @@ import (
 // +kubebuilder:resource:shortName=js
 // +kubebuilder:printcolumn:name="TerminalState",JSONPath=".status.terminalState",type=string,description="Final state of the JobSet"
 // +kubebuilder:printcolumn:name="Restarts",JSONPath=".status.restarts",type=integer,description="Full restarts (all Jobs recreated)"
+// +kubebuilder:printcolumn:name="InPlaceRestarts",JSONPath=".status.inPlaceRestarts",type=integer,description="Group restarts done in place"
 // +kubebuilder:printcolumn:name="SyncedEpoch",JSONPath=".status.syncedEpoch",type=integer,description="Epoch every live Pod has joined (in-place restarts)"
 // +kubebuilder:printcolumn:name="Completed",JSONPath=".status.conditions[?(@.type==\"Completed\")].status",type=string
 // +kubebuilder:printcolumn:name="Suspended",JSONPath=".spec.suspend",type=boolean,description="Whether the JobSet is suspended"
@@ -449,6 +450,16 @@ type JobSetStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="status.deprecatedEpoch must not decrease"
 	DeprecatedEpoch *int32 `json:"deprecatedEpoch,omitempty"`
+
+	// inPlaceRestarts counts the group restarts done in place (restart
+	// strategy InPlaceRestart), each counted when it starts. Together with
+	// restartsCountTowardsMax it is what spec.failurePolicy.maxRestarts
+	// limits. (The KEP derives this count from the epochs, but epochs also
+	// move when Pods are recreated by a full restart or a resume.)
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	InPlaceRestarts int32 `json:"inPlaceRestarts,omitempty"`
 
 	// syncedEpoch (KEP-467) is the epoch every live Pod has joined: an agent
 	// at this epoch lifts its barrier and lets the worker start. Absent

@@ -1,0 +1,149 @@
+package inplace
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// at builds live Pods w-0, w-1, ... at the given raw epochs.
+func at(epochs ...string) []Pod {
+	pods := make([]Pod, len(epochs))
+	for i, e := range epochs {
+		pods[i] = Pod{Name: fmt.Sprintf("w-%d", i), Epoch: e}
+	}
+	return pods
+}
+
+func with(pods []Pod, i int, mutate func(*Pod)) []Pod {
+	out := append([]Pod(nil), pods...)
+	mutate(&out[i])
+	return out
+}
+
+func TestDecide(t *testing.T) {
+	cases := map[string]struct {
+		snapshot Snapshot
+		want     Decision
+	}{
+		// The four cases of the KEP's test plan.
+		"all Pods in sync: no status write": {
+			snapshot: Snapshot{Synced: 2, Deprecated: 1, ExpectedPods: 3, Pods: at("2", "2", "2"), MaxRestarts: 5, RestartsUsed: 1},
+			want:     Decision{Synced: 2, Deprecated: 1},
+		},
+		"all Pods just became in sync: syncedEpoch set": {
+			snapshot: Snapshot{Synced: 0, ExpectedPods: 3, Pods: at("1", "1", "1")},
+			want:     Decision{Synced: 1},
+		},
+		"in sync, then one Pod restarted into a new epoch: deprecatedEpoch set": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 3, Pods: at("1", "2", "1"), MaxRestarts: 3},
+			want:     Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Trigger: "Pod w-1 joined epoch 2"},
+		},
+		"lost sync, and a second Pod reached the new epoch but not all: no status write": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 3, Pods: at("2", "2", "1"), MaxRestarts: 3, RestartsUsed: 1},
+			want:     Decision{Synced: 1, Deprecated: 1},
+		},
+
+		// Completing a group restart.
+		"every Pod reached the new epoch: the group restart completes": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 3, Pods: at("2", "2", "2"), MaxRestarts: 3, RestartsUsed: 1},
+			want:     Decision{Synced: 2, Deprecated: 1, RestartCompleted: true},
+		},
+		"first run: Pods still joining, nothing to deprecate": {
+			snapshot: Snapshot{Synced: 0, ExpectedPods: 3, Pods: at("1", "", "1")},
+			want:     Decision{},
+		},
+		"a missing Pod holds the sync": {
+			snapshot: Snapshot{Synced: 0, ExpectedPods: 3, Pods: at("1", "1")},
+			want:     Decision{},
+		},
+
+		// Succeeded and failed Pods.
+		"succeeded Pods leave the expected count and the epoch set": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 3, MaxRestarts: 3, RestartsUsed: 1,
+				Pods: with(at("2", "2", "1"), 2, func(p *Pod) { p.Succeeded = true })},
+			want: Decision{Synced: 2, Deprecated: 1, RestartCompleted: true},
+		},
+		"a failed Pod is not live; its replacement joins at S+1 and the group syncs": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
+				Pods: append(with(at("1"), 0, func(p *Pod) { p.Failed = true }), at("2", "2")...)},
+			want: Decision{Synced: 2, Deprecated: 1, RestartCompleted: true},
+		},
+
+		// Fast failure detection.
+		"in sync, a Pod at S shows a failure signal: deprecate at once": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
+				Pods: with(at("1", "1"), 1, func(p *Pod) { p.FailureSignal = "container worker terminated with exit code 1" })},
+			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Trigger: "Pod w-1: container worker terminated with exit code 1"},
+		},
+		"in sync, a Pod failed: deprecate at once": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
+				Pods: with(at("1", "1"), 0, func(p *Pod) { p.Failed = true })},
+			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Trigger: "Pod w-0 failed"},
+		},
+		"in sync, a Pod is being deleted: deprecate at once": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
+				Pods: with(at("1", "1"), 0, func(p *Pod) { p.Deleting = true })},
+			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Trigger: "Pod w-0 is being deleted"},
+		},
+		"a failure signal before the first sync starts nothing": {
+			snapshot: Snapshot{Synced: 0, ExpectedPods: 2, MaxRestarts: 3,
+				Pods: with(at("1", "1"), 1, func(p *Pod) { p.FailureSignal = "container worker terminated with exit code 1" })},
+			want: Decision{Synced: 1},
+		},
+		"a failure signal on a Pod already past S changes nothing": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 0, ExpectedPods: 3, MaxRestarts: 3,
+				Pods: with(at("1", "1", ""), 2, func(p *Pod) { p.FailureSignal = "its containers are restarting" })},
+			want: Decision{Synced: 1},
+		},
+
+		// Pods that all arrive at S+1 (full restart, resume) are no group restart.
+		"after a full restart or a resume, new Pods gather at S+1 without a deprecation": {
+			snapshot: Snapshot{Synced: 3, Deprecated: 2, ExpectedPods: 3, Pods: at("4", "", "4"), MaxRestarts: 0, RestartsUsed: 0},
+			want:     Decision{Synced: 3, Deprecated: 2},
+		},
+		"and sync there, completing no group restart": {
+			snapshot: Snapshot{Synced: 3, Deprecated: 2, ExpectedPods: 3, Pods: at("4", "4", "4")},
+			want:     Decision{Synced: 4, Deprecated: 2},
+		},
+
+		// The restart budget.
+		"maxRestarts 0: the first group restart fails the JobSet": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, Pods: at("1", "2"), MaxRestarts: 0},
+			want: Decision{Synced: 1, BudgetExceeded: true,
+				Message: "Pod w-1 joined epoch 2, but an in-place group restart would exceed failurePolicy.maxRestarts (0): 0 restarts used (full restarts counted toward the limit plus in-place group restarts)"},
+		},
+		"maxRestarts N: the N-th group restart may start": {
+			snapshot: Snapshot{Synced: 3, Deprecated: 2, ExpectedPods: 2, Pods: at("3", "4"), MaxRestarts: 3, RestartsUsed: 2},
+			want:     Decision{Synced: 3, Deprecated: 3, RestartStarted: true, Trigger: "Pod w-1 joined epoch 4"},
+		},
+		"maxRestarts N: the (N+1)-th fails": {
+			snapshot: Snapshot{Synced: 4, Deprecated: 3, ExpectedPods: 2, Pods: at("4", "5"), MaxRestarts: 3, RestartsUsed: 3},
+			want: Decision{Synced: 4, Deprecated: 3, BudgetExceeded: true,
+				Message: "Pod w-1 joined epoch 5, but an in-place group restart would exceed failurePolicy.maxRestarts (3): 3 restarts used (full restarts counted toward the limit plus in-place group restarts)"},
+		},
+
+		// Invalid epochs: reported, ignored for sync, never fatal.
+		"invalid epochs are reported and hold the sync": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 4, Pods: at("1", "banana", "0", "7")},
+			want: Decision{Synced: 1, InvalidEpochs: []InvalidEpoch{
+				{Pod: "w-1", Value: "banana", Problem: "not a decimal int32"},
+				{Pod: "w-2", Value: "0", Problem: "below 1, the first epoch"},
+				{Pod: "w-3", Value: "7", Problem: "above 2, the epoch after the synced one"},
+			}},
+		},
+		"an invalid epoch on a failed Pod is not reported: only live Pods count": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 1, MaxRestarts: 3, RestartsUsed: 1,
+				Pods: append(with(at("banana"), 0, func(p *Pod) { p.Failed = true; p.Name = "old" }), at("2")...)},
+			want: Decision{Synced: 2, Deprecated: 1, RestartCompleted: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Decide(tc.snapshot)); diff != "" {
+				t.Errorf("Decide (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
