@@ -11,10 +11,9 @@
 //   - Sync: every expected live Pod reports the same epoch e > S: S := e.
 //   - Deprecate: otherwise, some live Pod reports m > S: D := max(D, m-1).
 //     (m <= S+1, so this sets D := S: every Pod still at S restarts.)
-//   - Fast failure detection: in sync (S >= 1, D < S), a live Pod at S shows
-//     a lasting failure signal, or a Pod failed or is being deleted: D := S
-//     at once, without waiting for the failed Pod's agent to come back at
-//     S+1.
+//   - Fast failure detection: in sync (S >= 1, D < S), a Pod at S failed,
+//     is being deleted or shows a lasting failure signal: D := S at once,
+//     without waiting for the failed Pod's agent to come back at S+1.
 //     Only when some live Pod is still at S or below: Pods that all arrive
 //     at S+1 (after a full restart or a resume) gather and sync without a
 //     group restart.
@@ -183,18 +182,22 @@ func podAt(pods []Pod, epoch, synced int32) string {
 	return ""
 }
 
-// failureTrigger finds the first sign, among the Pods, that the synced group
-// lost a member: a live Pod at S with a failure signal, or a Pod that failed
-// or is being deleted.
+// failureTrigger finds the first sign that a member of the synced group (a
+// Pod at epoch S) is lost: it failed, is being deleted, or shows a failure
+// signal. Pods of earlier epochs are old news: a failed Pod stays in the API
+// long after its replacement joined.
 func failureTrigger(pods []Pod, synced int32) string {
+	member := strconv.Itoa(int(synced))
 	for _, p := range pods {
+		if p.Succeeded || p.Epoch != member {
+			continue
+		}
 		switch {
-		case p.Succeeded:
 		case p.Failed:
 			return fmt.Sprintf("Pod %s failed", p.Name)
 		case p.Deleting:
 			return fmt.Sprintf("Pod %s is being deleted", p.Name)
-		case p.FailureSignal != "" && p.Epoch == strconv.Itoa(int(synced)):
+		case p.FailureSignal != "":
 			return fmt.Sprintf("Pod %s: %s", p.Name, p.FailureSignal)
 		}
 	}

@@ -87,6 +87,11 @@ func TestDecide(t *testing.T) {
 				Pods: with(at("1", "1"), 0, func(p *Pod) { p.Deleting = true })},
 			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Trigger: "Pod w-0 is being deleted"},
 		},
+		"a Pod that failed in an earlier epoch is old news": {
+			snapshot: Snapshot{Synced: 2, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
+				Pods: append(with(at("1"), 0, func(p *Pod) { p.Failed = true; p.Name = "old" }), at("2", "2")...)},
+			want: Decision{Synced: 2, Deprecated: 1},
+		},
 		"a failure signal before the first sync starts nothing": {
 			snapshot: Snapshot{Synced: 0, ExpectedPods: 2, MaxRestarts: 3,
 				Pods: with(at("1", "1"), 1, func(p *Pod) { p.FailureSignal = "container worker terminated with exit code 1" })},

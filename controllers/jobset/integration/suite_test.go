@@ -35,14 +35,20 @@ var _ = BeforeSuite(func() {
 	env, err = framework.Start()
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient = env.Client
-	stopManager, err = env.StartManager(jobset.CacheOptions(), func(mgr ctrl.Manager) error {
+	stopManager, err = startController()
+	Expect(err).NotTo(HaveOccurred())
+})
+
+// startController runs the JobSet reconciler in a manager, as the binary
+// does.
+func startController() (stop func(), err error) {
+	return env.StartManager(jobset.CacheOptions(), func(mgr ctrl.Manager) error {
 		if err := jobset.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
 		return jobset.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller")).SetupWithManager(mgr, 4)
 	})
-	Expect(err).NotTo(HaveOccurred())
-})
+}
 
 var _ = AfterSuite(func() {
 	if stopManager != nil {

@@ -1,0 +1,345 @@
+package integration
+
+import (
+	"context"
+	"strconv"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/wrappers"
+)
+
+// These scenarios play the agents and the kubelet: the test creates the
+// worker Pods (no Job controller runs), writes their epoch annotations as
+// agents do, and sets their status as the kubelet would.
+var _ = Describe("In-place restart", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+	})
+
+	// workers: one replicatedJob of `jobs` Jobs x `perJob` Pods, InPlaceRestart.
+	workers := func(jobs, perJob, maxRestarts int32) *wrappers.JobSetWrapper {
+		return wrappers.MakeJobSet("trainer", ns).
+			RestartStrategy(jobset.InPlaceRestart).
+			MaxRestarts(maxRestarts).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(jobs).Pods(perJob).Obj())
+	}
+	create := func(js *jobset.JobSet) *jobset.JobSet {
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		return js
+	}
+
+	// startPods creates n worker Pods of the JobSet's current attempt, as
+	// the Job controller would, each with its agent at the given epoch ("":
+	// the agent has not written one yet).
+	startPods := func(js *jobset.JobSet, epochs ...string) []*corev1.Pod {
+		attempt := strconv.Itoa(int(fetch(ctx, js).Status.Restarts))
+		pods := make([]*corev1.Pod, len(epochs))
+		for i, epoch := range epochs {
+			pods[i] = &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{
+					GenerateName: "trainer-workers-",
+					Namespace:    ns,
+					Labels: map[string]string{
+						jobset.JobSetNameKey: js.Name,
+						jobset.JobSetUIDKey:  string(js.UID),
+						jobset.RestartsKey:   attempt,
+					},
+				},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers:    []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}},
+				},
+			}
+			if epoch != "" {
+				pods[i].Annotations = map[string]string{jobset.EpochKey: epoch}
+			}
+			Expect(k8sClient.Create(ctx, pods[i])).To(Succeed())
+		}
+		return pods
+	}
+	// agentJoins writes the epoch annotation, as an agent does.
+	agentJoins := func(pod *corev1.Pod, epoch string) {
+		patch := client.MergeFrom(pod.DeepCopy())
+		pod.Annotations = map[string]string{jobset.EpochKey: epoch}
+		Expect(k8sClient.Patch(ctx, pod, patch)).To(Succeed())
+	}
+	// kubeletReports sets the Pod's status, as the kubelet does.
+	kubeletReports := func(pod *corev1.Pod, mutate func(*corev1.PodStatus)) {
+		Eventually(func(g Gomega) {
+			fresh := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), fresh)).To(Succeed())
+			mutate(&fresh.Status)
+			g.Expect(k8sClient.Status().Update(ctx, fresh)).To(Succeed())
+		}).Should(Succeed())
+	}
+	epochs := func(js *jobset.JobSet) (synced, deprecated int32) {
+		got := fetch(ctx, js)
+		return ptr.Deref(got.Status.SyncedEpoch, 0), ptr.Deref(got.Status.DeprecatedEpoch, 0)
+	}
+	eventuallyEpochs := func(js *jobset.JobSet, synced, deprecated int32) {
+		Eventually(func(g Gomega) {
+			s, d := epochs(js)
+			g.Expect([]int32{s, d}).To(Equal([]int32{synced, deprecated}), "[syncedEpoch, deprecatedEpoch]")
+		}).Should(Succeed())
+	}
+	// noStatusWrite pokes the Pods (so that the controller reconciles) and
+	// checks that the JobSet is not written.
+	noStatusWrite := func(js *jobset.JobSet, pods ...*corev1.Pod) {
+		before := fetch(ctx, js).ResourceVersion
+		for i, pod := range pods {
+			patch := client.MergeFrom(pod.DeepCopy())
+			pod.Labels["poke"] = strconv.Itoa(i)
+			Expect(k8sClient.Patch(ctx, pod, patch)).To(Succeed())
+		}
+		Consistently(func() string { return fetch(ctx, js).ResourceVersion }).Should(Equal(before))
+	}
+	// syncedAtOne: a JobSet whose Pods all joined epoch 1.
+	syncedAtOne := func(js *jobset.JobSet, n int) []*corev1.Pod {
+		pods := startPods(js, repeat("1", n)...)
+		eventuallyEpochs(js, 1, 0)
+		return pods
+	}
+
+	It("KEP case 1: all Pods in sync: no status write", func() {
+		js := create(workers(1, 3, 3).Obj())
+		pods := syncedAtOne(js, 3)
+		noStatusWrite(js, pods...)
+	})
+
+	It("KEP case 2: all Pods just became in sync: syncedEpoch set", func() {
+		js := create(workers(2, 2, 3).Obj())
+		pods := startPods(js, "1", "1", "1", "")
+		Consistently(func() *int32 { return fetch(ctx, js).Status.SyncedEpoch }).Should(BeNil())
+		agentJoins(pods[3], "1")
+		eventuallyEpochs(js, 1, 0)
+		c := eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionFalse)
+		Expect(c.Reason).To(Equal(jobset.ReasonEpochSynced))
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(BeZero())
+	})
+
+	It("KEP case 3: in sync, then one Pod restarted into a new epoch: deprecatedEpoch set", func() {
+		js := create(workers(1, 3, 3).Obj())
+		pods := syncedAtOne(js, 3)
+		agentJoins(pods[1], "2")
+		eventuallyEpochs(js, 1, 1)
+		got := fetch(ctx, js)
+		Expect(got.Status.InPlaceRestarts).To(BeEquivalentTo(1))
+		c := eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionTrue)
+		Expect(c.Message).To(ContainSubstring(pods[1].Name))
+		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobset.ReasonInPlaceRestartStarted))
+	})
+
+	It("KEP case 4: lost sync, and a second Pod reached the new epoch but not all: no status write", func() {
+		js := create(workers(1, 3, 3).Obj())
+		pods := syncedAtOne(js, 3)
+		agentJoins(pods[0], "2")
+		eventuallyEpochs(js, 1, 1)
+		agentJoins(pods[1], "2")
+		noStatusWrite(js, pods...)
+
+		By("the last Pod joining: the group restart completes")
+		agentJoins(pods[2], "2")
+		eventuallyEpochs(js, 2, 1)
+		c := eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionFalse)
+		Expect(c.Reason).To(Equal(jobset.ReasonInPlaceRestartCompleted))
+		Expect(c.Message).To(MatchRegexp(`completed in \d+\.\ds`))
+		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobset.ReasonInPlaceRestartCompleted))
+	})
+
+	It("reports invalid epochs by Pod name, ignores them for sync, and does not spin", func() {
+		js := create(workers(1, 3, 3).Obj())
+		pods := startPods(js, "1", "banana", "-4")
+		c := eventuallyCondition(ctx, js, jobset.JobSetInvalidEpoch, metav1.ConditionTrue)
+		Expect(c.Message).To(And(ContainSubstring(pods[1].Name), ContainSubstring(pods[2].Name), ContainSubstring(`"banana"`)))
+		Expect(fetch(ctx, js).Status.SyncedEpoch).To(BeNil())
+		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobset.ReasonInvalidEpoch))
+		noStatusWrite(js)
+
+		By("the agents writing valid epochs")
+		agentJoins(pods[1], "1")
+		agentJoins(pods[2], "1")
+		eventuallyEpochs(js, 1, 0)
+		eventuallyCondition(ctx, js, jobset.JobSetInvalidEpoch, metav1.ConditionFalse)
+	})
+
+	It("excludes a failed Pod at once (fast failure detection) and syncs with its replacement", func() {
+		js := create(workers(1, 2, 3).Obj())
+		pods := syncedAtOne(js, 2)
+		kubeletReports(pods[0], func(s *corev1.PodStatus) { s.Phase = corev1.PodFailed })
+		eventuallyEpochs(js, 1, 1)
+		Expect(eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionTrue).Message).
+			To(ContainSubstring(pods[0].Name + " failed"))
+
+		replacement := startPods(js, "2")
+		agentJoins(pods[1], "2")
+		eventuallyEpochs(js, 2, 1)
+		Expect(replacement).To(HaveLen(1))
+	})
+
+	It("deprecates at once when a container of a synced Pod terminated non-zero", func() {
+		js := create(workers(1, 2, 3).Obj())
+		pods := syncedAtOne(js, 2)
+		kubeletReports(pods[1], func(s *corev1.PodStatus) {
+			s.Phase = corev1.PodRunning
+			s.ContainerStatuses = []corev1.ContainerStatus{{
+				Name: "worker", Image: "registry.k8s.io/pause:3.10",
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}},
+			}}
+		})
+		eventuallyEpochs(js, 1, 1)
+		Expect(eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionTrue).Message).
+			To(ContainSubstring("terminated with exit code 3"))
+	})
+
+	It("lets succeeded Pods leave the group: the rest sync without them", func() {
+		js := create(workers(1, 3, 3).Obj())
+		pods := syncedAtOne(js, 3)
+		kubeletReports(pods[2], func(s *corev1.PodStatus) { s.Phase = corev1.PodSucceeded })
+		agentJoins(pods[0], "2")
+		eventuallyEpochs(js, 1, 1)
+		agentJoins(pods[1], "2")
+		eventuallyEpochs(js, 2, 1)
+	})
+
+	Context("restart budget", func() {
+		It("maxRestarts 0: the first in-place group restart fails the JobSet, naming in-place restarts", func() {
+			js := create(workers(1, 2, 0).Obj())
+			pods := syncedAtOne(js, 2)
+			agentJoins(pods[0], "2")
+			c := eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
+			Expect(c.Reason).To(Equal(jobset.ReasonReachedMaxRestarts))
+			Expect(c.Message).To(ContainSubstring("in-place group restart"))
+			Expect(ptr.Deref(fetch(ctx, js).Status.DeprecatedEpoch, 0)).To(BeZero())
+		})
+
+		It("maxRestarts N: N group restarts in place, then the JobSet fails", func() {
+			js := create(workers(1, 2, 2).Obj())
+			pods := syncedAtOne(js, 2)
+			for epoch := 2; epoch <= 3; epoch++ {
+				e := strconv.Itoa(epoch)
+				agentJoins(pods[0], e)
+				agentJoins(pods[1], e)
+				eventuallyEpochs(js, int32(epoch), int32(epoch-1))
+			}
+			Expect(fetch(ctx, js).Status.InPlaceRestarts).To(BeEquivalentTo(2))
+			agentJoins(pods[0], "4")
+			Expect(eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue).Reason).To(Equal(jobset.ReasonReachedMaxRestarts))
+		})
+
+		It("counts full restarts that count, not those that do not, with in-place ones", func() {
+			js := create(workers(1, 2, 2).FailurePolicyRule(jobset.FailurePolicyRule{
+				Name: "preempted", Action: jobset.RestartJobSetAndIgnoreMaxRestarts, OnJobFailureMessagePatterns: []string{"preempted"},
+			}).Obj())
+			pods := syncedAtOne(js, 2)
+
+			By("a full restart that does not count: its new Pods gather at epoch 2 and sync")
+			jobs := eventuallyJobs(ctx, js, "0", "trainer-workers-0")
+			failJob(ctx, &jobs[0], "PodFailurePolicy", "Pod was preempted")
+			for _, pod := range pods {
+				Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
+			}
+			eventuallyDeleting(ctx, jobs...)
+			finishDeletion(ctx, &jobs[0])
+			eventuallyJobs(ctx, js, "1", "trainer-workers-0")
+			pods = startPods(js, "2", "2")
+			eventuallyEpochs(js, 2, 0)
+
+			By("a full restart that counts")
+			jobs = eventuallyJobs(ctx, js, "1", "trainer-workers-0")
+			failJob(ctx, &jobs[0], "BackoffLimitExceeded", "backoff")
+			for _, pod := range pods {
+				Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
+			}
+			eventuallyDeleting(ctx, jobs...)
+			finishDeletion(ctx, &jobs[0])
+			eventuallyJobs(ctx, js, "2", "trainer-workers-0")
+			pods = startPods(js, "3", "3")
+			eventuallyEpochs(js, 3, 0)
+			got := fetch(ctx, js)
+			Expect([]int32{got.Status.Restarts, got.Status.RestartsCountTowardsMax, got.Status.InPlaceRestarts}).To(Equal([]int32{2, 1, 0}))
+
+			By("one in-place restart fits the budget of 2, a second does not")
+			agentJoins(pods[0], "4")
+			agentJoins(pods[1], "4")
+			eventuallyEpochs(js, 4, 3)
+			agentJoins(pods[0], "5")
+			c := eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
+			Expect(c.Message).To(ContainSubstring("2 restarts used"))
+		})
+	})
+
+	It("does not use the budget across suspend and resume", func() {
+		js := create(workers(1, 2, 0).Obj())
+		pods := syncedAtOne(js, 2)
+		setSuspend := func(suspend bool) {
+			Eventually(func() error {
+				fresh := fetch(ctx, js)
+				fresh.Spec.Suspend = ptr.To(suspend)
+				return k8sClient.Update(ctx, fresh)
+			}).Should(Succeed())
+		}
+		setSuspend(true)
+		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionTrue)
+		for _, pod := range pods { // the Job controller deletes the Pods of suspended Jobs
+			Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
+		}
+		setSuspend(false)
+		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionFalse)
+		startPods(js, "2", "2")
+		eventuallyEpochs(js, 2, 0)
+		got := fetch(ctx, js)
+		Expect(got.Status.InPlaceRestarts).To(BeZero())
+		Expect(got.Status.TerminalState).To(BeEmpty())
+	})
+
+	It("falls back to the failure policy when a Job fails: FailJobSet on PodFailurePolicy", func() {
+		js := create(workers(2, 1, 5).FailurePolicyRule(jobset.FailurePolicyRule{
+			Name: "fatal", Action: jobset.FailJobSet, OnJobFailureReasons: []string{"PodFailurePolicy"},
+		}).Obj())
+		syncedAtOne(js, 2)
+		jobs := eventuallyJobs(ctx, js, "0", "trainer-workers-0", "trainer-workers-1")
+		failJob(ctx, &jobs[1], "PodFailurePolicy", "Container worker for pod trainer-workers-1-0 failed with exit code 42 matching FailJob rule at index 0")
+		c := eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
+		Expect(c.Reason).To(Equal(jobset.ReasonFailJobSetAction))
+	})
+
+	It("converges when the controller restarts in the middle of a group restart", func() {
+		js := create(workers(1, 3, 3).Obj())
+		pods := syncedAtOne(js, 3)
+		agentJoins(pods[0], "2")
+		eventuallyEpochs(js, 1, 1)
+
+		By("stopping the controller while the other agents restart")
+		stopManager()
+		agentJoins(pods[1], "2")
+		agentJoins(pods[2], "2")
+		Consistently(func() int32 { s, _ := epochs(js); return s }).Should(BeEquivalentTo(1))
+
+		By("starting a new controller")
+		var err error
+		stopManager, err = startController()
+		Expect(err).NotTo(HaveOccurred())
+		eventuallyEpochs(js, 2, 1)
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(BeEquivalentTo(1))
+	})
+})
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
