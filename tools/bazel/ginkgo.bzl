@@ -1,0 +1,18 @@
+"""ginkgo_focused_tests: one Bazel test target per Ginkgo spec (or group of
+specs) of a go_test, so that `bazel test` reports them one by one. Each
+target runs the go_test's binary with -ginkgo.focus; the go_test itself
+still runs the whole suite."""
+
+def ginkgo_focused_tests(test, focuses, **kwargs):
+    """Declares an sh_test per entry of focuses (target name -> focus regexp)."""
+    for name, focus in focuses.items():
+        native.sh_test(
+            name = name,
+            srcs = ["//tools/bazel:run-focused.sh"],
+            args = [
+                "$(rootpath %s)" % test,
+                "-ginkgo.focus=%s" % focus,
+            ],
+            data = [test],
+            **kwargs
+        )
