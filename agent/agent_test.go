@@ -1,0 +1,199 @@
+package agent_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fastjobset/jobset/agent"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/wrappers"
+)
+
+// A running agent under test: its exit code arrives on exited.
+type runningAgent struct {
+	agent   *agent.Agent
+	barrier string
+	exited  chan int
+	cancel  context.CancelFunc
+	sleeps  *sleepRecorder
+}
+
+type sleepRecorder struct {
+	mu    sync.Mutex
+	asked []time.Duration
+}
+
+// sleep records the delay and waits a little, so that retries stay fast.
+func (s *sleepRecorder) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.asked = append(s.asked, d)
+	s.mu.Unlock()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(10 * time.Millisecond):
+		return nil
+	}
+}
+
+func (s *sleepRecorder) longest() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var m time.Duration
+	for _, d := range s.asked {
+		m = max(m, d)
+	}
+	return m
+}
+
+var _ = Describe("Agent", func() {
+	var (
+		ctx   context.Context
+		c     client.Client
+		ns    string
+		js    *jobset.JobSet
+		pod   *corev1.Pod
+		proxy *apiProxy
+	)
+
+	BeforeEach(func() {
+		ctx = context.Background()
+		c = env.Client
+		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "agent-"}}
+		Expect(c.Create(ctx, namespace)).To(Succeed())
+		ns = namespace.Name
+		js = wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		Expect(c.Create(ctx, js)).To(Succeed())
+		pod = &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "trainer-workers-0-0", Namespace: ns,
+				Annotations: map[string]string{jobset.JobSetNameKey: "trainer"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}}},
+		}
+		Expect(c.Create(ctx, pod)).To(Succeed())
+		proxy = startProxy(env.Config)
+		DeferCleanup(proxy.close)
+	})
+
+	setEpochs := func(synced, deprecated int32) {
+		Eventually(func() error {
+			fresh := &jobset.JobSet{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(js), fresh); err != nil {
+				return err
+			}
+			patch := client.MergeFrom(fresh.DeepCopy())
+			fresh.Status.SyncedEpoch, fresh.Status.DeprecatedEpoch = ptr.To(synced), ptr.To(deprecated)
+			return c.Status().Patch(ctx, fresh, patch)
+		}).Should(Succeed())
+	}
+	podEpoch := func() string {
+		fresh := &corev1.Pod{}
+		Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), fresh)).To(Succeed())
+		return fresh.Annotations[jobset.EpochKey]
+	}
+	start := func() *runningAgent {
+		environment := map[string]string{agent.EnvNamespace: ns, agent.EnvPodName: pod.Name, agent.EnvJobSetName: "trainer"}
+		cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
+		Expect(err).NotTo(HaveOccurred())
+		listener, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		sleeps := &sleepRecorder{}
+		a, err := agent.New(cfg, proxy.config(), agent.WithListener(listener), agent.WithSleep(sleeps.sleep))
+		Expect(err).NotTo(HaveOccurred())
+		runCtx, cancel := context.WithCancel(ctx)
+		r := &runningAgent{agent: a, barrier: "http://" + listener.Addr().String(), exited: make(chan int, 1), cancel: cancel, sleeps: sleeps}
+		go func() { r.exited <- a.Run(runCtx) }()
+		DeferCleanup(cancel)
+		return r
+	}
+	barrier := func(r *runningAgent) func() (string, error) {
+		return func() (string, error) {
+			resp, err := http.Get(r.barrier + agent.DefaultBarrierPath)
+			if err != nil {
+				return "", err
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return resp.Status + " " + strings.TrimSpace(string(body)), nil
+		}
+	}
+
+	It("on first start writes S+1 to its Pod, and serves health", func() {
+		setEpochs(2, 1)
+		r := start()
+		Eventually(podEpoch).Should(Equal("3"))
+		Eventually(r.agent.Epoch).Should(BeEquivalentTo(3))
+		Eventually(barrier(r)).Should(And(HavePrefix("503"), ContainSubstring("epoch 3 is not synced yet")))
+		resp, err := http.Get(r.barrier + agent.HealthPath)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.StatusCode).To(Equal(http.StatusOK))
+	})
+
+	It("lifts the barrier (503 then 200) exactly when its epoch is synced", func() {
+		r := start()
+		Eventually(podEpoch).Should(Equal("1"))
+		Consistently(barrier(r)).Should(HavePrefix("503"))
+		setEpochs(1, 0)
+		Eventually(barrier(r)).Should(HavePrefix("200"))
+		Consistently(r.exited).ShouldNot(Receive())
+	})
+
+	It("exits with the restart exit code when its epoch is deprecated", func() {
+		setEpochs(1, 0)
+		r := start()
+		Eventually(podEpoch).Should(Equal("2"))
+		setEpochs(2, 1)
+		Eventually(barrier(r)).Should(HavePrefix("200"))
+		Consistently(r.exited).ShouldNot(Receive())
+		setEpochs(2, 2)
+		Eventually(r.exited).Should(Receive(Equal(agent.DefaultRestartExitCode)))
+	})
+
+	It("exits cleanly, with no restart, when it is told to stop", func() {
+		r := start()
+		Eventually(podEpoch).Should(Equal("1"))
+		r.cancel()
+		Eventually(r.exited).Should(Receive(Equal(agent.ExitTerminated)))
+	})
+
+	It("survives dropped connections and an expired watch without a spurious exit, keeping its epoch", func() {
+		r := start()
+		Eventually(podEpoch).Should(Equal("1"))
+		before := proxy.requests.Load()
+
+		By("dropping every connection (an apiserver restart, as the agent sees it)")
+		proxy.dropConnections()
+		Eventually(proxy.requests.Load).Should(BeNumerically(">", before), "the agent re-watches")
+
+		By("answering the resumed watch with 410 Gone")
+		proxy.gone.Store(1)
+		proxy.dropConnections()
+		Eventually(proxy.gone.Load).Should(BeZero(), "the resumed watch got 410")
+
+		Consistently(r.exited).ShouldNot(Receive())
+		Expect(r.agent.Epoch()).To(BeEquivalentTo(1), "the epoch survives re-watches")
+		Expect(podEpoch()).To(Equal("1"))
+		setEpochs(1, 0)
+		Eventually(barrier(r)).Should(HavePrefix("200"))
+	})
+
+	It("backs off on 429, no sooner than Retry-After", func() {
+		proxy.tooManyPatches.Store(3)
+		r := start()
+		Eventually(podEpoch).Should(Equal("1"))
+		Expect(r.sleeps.longest()).To(BeNumerically(">=", 2*time.Second), "Retry-After: 2 is honoured")
+		Consistently(r.exited).ShouldNot(Receive())
+	})
+})

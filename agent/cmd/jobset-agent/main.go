@@ -1,0 +1,40 @@
+// Command jobset-agent is the sidecar of in-place restarts; see package
+// agent for its protocol and exit codes.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/fastjobset/jobset/agent"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	cfg, err := agent.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "jobset-agent: invalid configuration:\n%v\n", err)
+		return agent.ExitConfigError
+	}
+	restConfig, err := rest.InClusterConfig()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "jobset-agent: no in-cluster API server configuration: %v\n", err)
+		return agent.ExitConfigError
+	}
+	a, err := agent.New(cfg, restConfig)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "jobset-agent: %v\n", err)
+		return agent.ExitFatal
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return a.Run(ctx)
+}

@@ -1,0 +1,38 @@
+// Package agent is the sidecar of in-place restarts (KEP-467): one per
+// worker Pod, it joins the Pod to an epoch of its JobSet, restarts the Pod in
+// place when the JobSet deprecates that epoch, and holds the worker back (the
+// barrier) until every Pod of the group has joined.
+//
+// # Protocol
+//
+// The agent watches its JobSet (one watch, field selector on the name; the
+// watch's initial event replaces a GET). From the first status it sees, it
+// takes e = status.syncedEpoch + 1 and patches its Pod's annotation
+// jobset.sigs.k8s.io/epoch to e; until that patch succeeded it acts on
+// nothing. Then, on every status:
+//
+//   - e <= status.deprecatedEpoch: exit with the restart exit code; the
+//     kubelet's RestartAllContainers rule restarts every container of the
+//     Pod in place, and the new agent joins the next epoch.
+//   - e == status.syncedEpoch: lift the barrier: the startup probe path
+//     (default :8080/barrier-is-lifted) answers 200 from then on, so the
+//     kubelet starts the worker. Before that it answers 503 and says why.
+//
+// # Exit codes
+//
+//	88 (RESTART_POD_IN_PLACE_EXIT_CODE, 1..255)  restart the Pod in place
+//	0                                            SIGTERM/SIGINT: the Pod is shutting down
+//	2                                            bad configuration (the message names the variable)
+//	3                                            fatal (for example the barrier port is taken)
+//
+// Only the restart code restarts in place; the agent's Terminate rule turns
+// any other exit into a Pod failure, and the Job controller replaces the
+// Pod.
+//
+// # Load on the API server
+//
+// Thousands of agents restart at once in a group restart. Every failed call
+// is retried with exponential backoff and full jitter, honouring a 429's
+// Retry-After; an expired watch resumes from its last resourceVersion (or
+// starts afresh after 410 Gone) without losing the agent's epoch.
+package agent

@@ -1,0 +1,91 @@
+package agent_test
+
+import (
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"sync/atomic"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+)
+
+// apiProxy stands between the agent and the apiserver, so that tests can
+// answer 429, drop watches, or let requests through (authenticated as the
+// test's admin).
+type apiProxy struct {
+	URL string
+	// tooManyPatches answers this many PATCH requests with 429 Retry-After.
+	tooManyPatches atomic.Int32
+	retryAfter      string
+	// gone answers this many watch requests that resume from a
+	// resourceVersion with 410 Gone.
+	gone atomic.Int32
+
+	requests atomic.Int32
+	mu       sync.Mutex
+	server   *http.Server
+	hijacked []net.Conn
+}
+
+func startProxy(cfg *rest.Config) *apiProxy {
+	target, err := url.Parse(cfg.Host)
+	Expect(err).NotTo(HaveOccurred())
+	transport, err := rest.TransportFor(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	reverse := httputil.NewSingleHostReverseProxy(target)
+	reverse.Transport = transport
+	reverse.FlushInterval = -1 // stream watch events at once
+
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	p := &apiProxy{URL: "http://" + listener.Addr().String(), retryAfter: "2"}
+	p.server = &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p.requests.Add(1)
+			if r.Method == http.MethodPatch && p.tooManyPatches.Add(-1) >= 0 {
+				w.Header().Set("Retry-After", p.retryAfter)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusTooManyRequests)
+				_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429,"message":"slow down","details":{"retryAfterSeconds":` + p.retryAfter + `}}`))
+				return
+			}
+			if r.URL.Query().Get("watch") == "true" && r.URL.Query().Get("resourceVersion") != "" && p.gone.Add(-1) >= 0 {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusGone)
+				_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410,"message":"too old resource version"}`))
+				return
+			}
+			reverse.ServeHTTP(w, r)
+		}),
+		ConnState: func(c net.Conn, s http.ConnState) {
+			if s == http.StateActive {
+				p.mu.Lock()
+				p.hijacked = append(p.hijacked, c)
+				p.mu.Unlock()
+			}
+		},
+	}
+	go func() { _ = p.server.Serve(listener) }()
+	return p
+}
+
+// dropConnections cuts every open connection, as an apiserver restart or a
+// load balancer would: the agent's watch ends.
+func (p *apiProxy) dropConnections() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.hijacked {
+		_ = c.Close()
+	}
+	p.hijacked = nil
+}
+
+func (p *apiProxy) close() { _ = p.server.Close() }
+
+// config is how the agent reaches the apiserver through the proxy.
+func (p *apiProxy) config() *rest.Config {
+	return &rest.Config{Host: p.URL, QPS: 100, Burst: 100}
+}

@@ -1,0 +1,33 @@
+package agent_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fastjobset/jobset/tools/testing/framework"
+)
+
+var env *framework.Environment
+
+func TestAgent(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(framework.Timeout)
+	SetDefaultEventuallyPollingInterval(framework.Interval)
+	SetDefaultConsistentlyDuration(framework.ConsistentlyDuration)
+	SetDefaultConsistentlyPollingInterval(framework.Interval)
+	RunSpecs(t, "Agent against a real apiserver")
+}
+
+var _ = BeforeSuite(func() {
+	var err error
+	env, err = framework.Start()
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
