@@ -23,7 +23,6 @@ package inplace
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -96,19 +95,20 @@ func (d Decision) Changed(s Snapshot) bool {
 func Decide(s Snapshot) Decision {
 	d := Decision{Synced: s.Synced, Deprecated: s.Deprecated}
 
-	expected := s.ExpectedPods
-	var live []Pod
+	// One pass over the Pods, without copying them: this runs on every
+	// Pod event of JobSets with thousands of Pods.
+	expected, live, valid := s.ExpectedPods, int32(0), int32(0)
+	minEpoch, maxEpoch := int32(0), int32(0)
+	memberLeft := false // some live Pod is still at S or below
 	for _, p := range s.Pods {
 		switch {
 		case p.Succeeded:
 			expected--
-		case !p.Failed && !p.Deleting:
-			live = append(live, p)
+			continue
+		case p.Failed || p.Deleting:
+			continue
 		}
-	}
-
-	epochs := make([]int32, 0, len(live))
-	for _, p := range live {
+		live++
 		if p.Epoch == "" {
 			continue
 		}
@@ -117,16 +117,16 @@ func Decide(s Snapshot) Decision {
 			d.InvalidEpochs = append(d.InvalidEpochs, InvalidEpoch{Pod: p.Name, Value: p.Epoch, Problem: problem})
 			continue
 		}
-		epochs = append(epochs, e)
-	}
-	maxEpoch := int32(0)
-	if len(epochs) > 0 {
-		maxEpoch = slices.Max(epochs)
+		if valid == 0 || e < minEpoch {
+			minEpoch = e
+		}
+		maxEpoch = max(maxEpoch, e)
+		memberLeft = memberLeft || e <= s.Synced
+		valid++
 	}
 
 	// Sync: every expected live Pod joined the same new epoch.
-	if expected > 0 && int32(len(live)) == expected && len(epochs) == len(live) &&
-		maxEpoch > s.Synced && slices.Min(epochs) == maxEpoch {
+	if expected > 0 && live == expected && valid == live && maxEpoch > s.Synced && minEpoch == maxEpoch {
 		d.Synced = maxEpoch
 		d.RestartCompleted = s.Synced >= 1 && s.Deprecated == s.Synced
 		return d
@@ -136,14 +136,14 @@ func Decide(s Snapshot) Decision {
 	// a failure that will bring it there.
 	trigger := ""
 	if maxEpoch > s.Synced {
-		trigger = fmt.Sprintf("Pod %s joined epoch %d", podAt(live, maxEpoch, s.Synced), maxEpoch)
+		trigger = fmt.Sprintf("Pod %s joined epoch %d", livePodAt(s.Pods, maxEpoch, s.Synced), maxEpoch)
 	} else if s.Synced >= 1 && s.Deprecated < s.Synced {
 		trigger = failureTrigger(s.Pods, s.Synced)
 	}
 	// Only members of the synced group need deprecating. When no live Pod
 	// is at S or below (a full restart or a resume replaced them all), the
 	// new Pods simply gather at S+1 and sync: no group restart happens.
-	if trigger == "" || s.Deprecated >= s.Synced || !slices.ContainsFunc(epochs, func(e int32) bool { return e <= s.Synced }) {
+	if trigger == "" || s.Deprecated >= s.Synced || !memberLeft {
 		return d
 	}
 	if s.RestartsUsed >= s.MaxRestarts {
@@ -173,8 +173,11 @@ func parseEpoch(raw string, synced int32) (int32, string) {
 	return int32(e), ""
 }
 
-func podAt(pods []Pod, epoch, synced int32) string {
+func livePodAt(pods []Pod, epoch, synced int32) string {
 	for _, p := range pods {
+		if p.Succeeded || p.Failed || p.Deleting {
+			continue
+		}
 		if e, problem := parseEpoch(p.Epoch, synced); problem == "" && e == epoch {
 			return p.Name
 		}

@@ -48,8 +48,10 @@ func inPlaceRestartEnabled(js *jobset.JobSet) bool {
 // protocol on them.
 func (r *Reconciler) decideEpochs(ctx context.Context, js *jobset.JobSet) (inplace.Decision, inplace.Snapshot, error) {
 	var pods corev1.PodList
+	// Read only, so the cache's objects are used as they are: no copy of
+	// thousands of Pods on every Pod event.
 	if err := r.client.List(ctx, &pods, client.InNamespace(js.Namespace),
-		client.MatchingFields{PodJobSetUIDIndex: string(js.UID)}); err != nil {
+		client.MatchingFields{PodJobSetUIDIndex: string(js.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return inplace.Decision{}, inplace.Snapshot{}, fmt.Errorf("listing the Pods of JobSet %s: %w", js.Name, err)
 	}
 	snapshot := epochSnapshot(js, pods.Items, lastSyncTime(js))

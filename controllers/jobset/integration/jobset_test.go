@@ -169,7 +169,7 @@ var _ = Describe("JobSet controller", func() {
 			jobs = eventuallyJobs(ctx, js, "1", allJobs...)
 			c := eventuallyCondition(ctx, js, jobset.JobSetRestarting, metav1.ConditionFalse)
 			Expect(c.Reason).To(Equal(jobset.ReasonJobsRecreated))
-			Expect(eventReasons(ctx, js)).To(ContainElement("Restarting"))
+			Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement("Restarting"))
 
 			By("failing again with the budget spent")
 			failJob(ctx, &jobs[0], "BackoffLimitExceeded", "backoff")
