@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -161,8 +162,13 @@ var _ = Describe("In-place restart", func() {
 	It("reports invalid epochs by Pod name, ignores them for sync, and does not spin", func() {
 		js := create(workers(1, 3, 3).Obj())
 		pods := startPods(js, "1", "banana", "-4")
-		c := eventuallyCondition(ctx, js, jobset.JobSetInvalidEpoch, metav1.ConditionTrue)
-		Expect(c.Message).To(And(ContainSubstring(pods[1].Name), ContainSubstring(pods[2].Name), ContainSubstring(`"banana"`)))
+		// The Pods appear one by one: wait until the condition names both.
+		Eventually(func(g Gomega) {
+			c := meta.FindStatusCondition(fetch(ctx, js).Status.Conditions, string(jobset.JobSetInvalidEpoch))
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Message).To(And(ContainSubstring(pods[1].Name), ContainSubstring(pods[2].Name), ContainSubstring(`"banana"`)))
+		}).Should(Succeed())
 		Expect(fetch(ctx, js).Status.SyncedEpoch).To(BeNil())
 		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobset.ReasonInvalidEpoch))
 		noStatusWrite(js)
