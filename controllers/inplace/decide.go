@@ -127,8 +127,18 @@ func Decide(s Snapshot) Decision {
 
 	// Sync: every expected live Pod joined the same new epoch.
 	if expected > 0 && live == expected && valid == live && maxEpoch > s.Synced && minEpoch == maxEpoch {
+		inRestart := s.Synced >= 1 && s.Deprecated == s.Synced
+		// Every member restarted before any reconcile saw it (a coalesced
+		// burst): still a group restart, which the budget must count.
+		if unseen := signalledPod(s.Pods); s.Synced >= 1 && !inRestart && unseen != "" {
+			if s.RestartsUsed >= s.MaxRestarts {
+				return d.exceedBudget(s, unseen)
+			}
+			d.Deprecated, d.RestartStarted, d.Trigger = s.Synced, true, unseen
+			inRestart = true
+		}
 		d.Synced = maxEpoch
-		d.RestartCompleted = s.Synced >= 1 && s.Deprecated == s.Synced
+		d.RestartCompleted = inRestart
 		return d
 	}
 
@@ -147,15 +157,29 @@ func Decide(s Snapshot) Decision {
 		return d
 	}
 	if s.RestartsUsed >= s.MaxRestarts {
-		d.BudgetExceeded = true
-		d.Message = fmt.Sprintf("%s, but an in-place group restart would exceed failurePolicy.maxRestarts (%d): %d restarts used (full restarts counted toward the limit plus in-place group restarts)",
-			trigger, s.MaxRestarts, s.RestartsUsed)
-		return d
+		return d.exceedBudget(s, trigger)
 	}
 	d.Deprecated = s.Synced
 	d.RestartStarted = true
 	d.Trigger = trigger
 	return d
+}
+
+func (d Decision) exceedBudget(s Snapshot, trigger string) Decision {
+	d.BudgetExceeded = true
+	d.Message = fmt.Sprintf("%s, but an in-place group restart would exceed failurePolicy.maxRestarts (%d): %d restarts used (full restarts counted toward the limit plus in-place group restarts)",
+		trigger, s.MaxRestarts, s.RestartsUsed)
+	return d
+}
+
+// signalledPod describes the first live Pod with a failure signal, or "".
+func signalledPod(pods []Pod) string {
+	for _, p := range pods {
+		if !p.Succeeded && !p.Failed && !p.Deleting && p.FailureSignal != "" {
+			return fmt.Sprintf("Pod %s: %s", p.Name, p.FailureSignal)
+		}
+	}
+	return ""
 }
 
 // parseEpoch accepts what an agent can write: an integer from 1 (the first

@@ -103,6 +103,19 @@ func TestDecide(t *testing.T) {
 			want: Decision{Synced: 1},
 		},
 
+		"every member restarted before a reconcile saw it: counted as a group restart": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
+				Pods: with(at("2", "2"), 0, func(p *Pod) { p.FailureSignal = "container worker restarted after exiting with code 1" })},
+			want: Decision{Synced: 2, Deprecated: 1, RestartStarted: true, RestartCompleted: true,
+				Trigger: "Pod w-0: container worker restarted after exiting with code 1"},
+		},
+		"the same, with the budget spent: fail": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 0,
+				Pods: with(at("2", "2"), 0, func(p *Pod) { p.FailureSignal = "restarted" })},
+			want: Decision{Synced: 1, BudgetExceeded: true,
+				Message: "Pod w-0: restarted, but an in-place group restart would exceed failurePolicy.maxRestarts (0): 0 restarts used (full restarts counted toward the limit plus in-place group restarts)"},
+		},
+
 		// Pods that all arrive at S+1 (full restart, resume) are no group restart.
 		"after a full restart or a resume, new Pods gather at S+1 without a deprecation": {
 			snapshot: Snapshot{Synced: 3, Deprecated: 2, ExpectedPods: 3, Pods: at("4", "", "4"), MaxRestarts: 0, RestartsUsed: 0},

@@ -129,16 +129,19 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 	if d.Synced != s.Synced {
 		js.Status.SyncedEpoch = ptr.To(d.Synced)
 		if d.RestartCompleted {
-			started := meta.FindStatusCondition(u.original.Status.Conditions, string(jobset.JobSetInPlaceRestarting))
-			took := u.now.Sub(started.LastTransitionTime.Time)
-			note := fmt.Sprintf("in-place group restart %d completed in %.1fs: every live Pod joined epoch %d",
-				js.Status.InPlaceRestarts, took.Seconds(), d.Synced)
-			u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionFalse, jobset.ReasonInPlaceRestartCompleted, note)
+			note := fmt.Sprintf("in-place group restart %d completed: every live Pod joined epoch %d", js.Status.InPlaceRestarts, d.Synced)
+			// Its duration is known when its start was recorded by an
+			// earlier reconcile.
+			if started := meta.FindStatusCondition(u.original.Status.Conditions, string(jobset.JobSetInPlaceRestarting)); started != nil && started.Status == metav1.ConditionTrue {
+				took := u.now.Sub(started.LastTransitionTime.Time)
+				note = fmt.Sprintf("in-place group restart %d completed in %.1fs: every live Pod joined epoch %d",
+					js.Status.InPlaceRestarts, took.Seconds(), d.Synced)
+				u.recorded = append(u.recorded, func() { metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds()) })
+			}
+			u.markSynced(jobset.ReasonInPlaceRestartCompleted, note)
 			u.event(corev1.EventTypeNormal, jobset.ReasonInPlaceRestartCompleted, "RestartInPlace", note)
-			u.recorded = append(u.recorded, func() { metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds()) })
 		} else {
-			u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionFalse, jobset.ReasonEpochSynced,
-				fmt.Sprintf("every live Pod joined epoch %d", d.Synced))
+			u.markSynced(jobset.ReasonEpochSynced, fmt.Sprintf("every live Pod joined epoch %d", d.Synced))
 		}
 	}
 	name := js.Name
@@ -146,6 +149,14 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 		metrics.SyncedEpoch.WithLabelValues(ns, name).Set(float64(d.Synced))
 		metrics.DeprecatedEpoch.WithLabelValues(ns, name).Set(float64(d.Deprecated))
 	})
+}
+
+// markSynced sets InPlaceRestarting False with a transition time of now,
+// even when it was False already: that time is when the group last synced,
+// which fast failure detection compares container terminations with.
+func (u *statusUpdate) markSynced(reason, message string) {
+	meta.RemoveStatusCondition(&u.js.Status.Conditions, string(jobset.JobSetInPlaceRestarting))
+	u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionFalse, reason, message)
 }
 
 // setInvalidEpochs names, in the InvalidEpoch condition, the live Pods whose

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"strconv"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -236,6 +237,7 @@ var _ = Describe("In-place restart", func() {
 			for epoch := 2; epoch <= 3; epoch++ {
 				e := strconv.Itoa(epoch)
 				agentJoins(pods[0], e)
+				eventuallyEpochs(js, int32(epoch-1), int32(epoch-1)) // deprecated: the other agent restarts
 				agentJoins(pods[1], e)
 				eventuallyEpochs(js, int32(epoch), int32(epoch-1))
 			}
@@ -278,6 +280,7 @@ var _ = Describe("In-place restart", func() {
 
 			By("one in-place restart fits the budget of 2, a second does not")
 			agentJoins(pods[0], "4")
+			eventuallyEpochs(js, 3, 3)
 			agentJoins(pods[1], "4")
 			eventuallyEpochs(js, 4, 3)
 			agentJoins(pods[0], "5")
@@ -319,6 +322,45 @@ var _ = Describe("In-place restart", func() {
 		failJob(ctx, &jobs[1], "PodFailurePolicy", "Container worker for pod trainer-workers-1-0 failed with exit code 42 matching FailJob rule at index 0")
 		c := eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
 		Expect(c.Reason).To(Equal(jobset.ReasonFailJobSetAction))
+	})
+
+	It("counts a group restart that no reconcile saw start, and starts no second one", func() {
+		js := create(workers(1, 2, 3).Obj())
+		pods := syncedAtOne(js, 2)
+
+		By("every Pod restarting in place and rejoining while the controller is down")
+		// Condition times have a one-second resolution. The group synced ten
+		// seconds ago (moved back by hand); the Pods restarted five seconds
+		// ago: after that sync, before the next.
+		eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionFalse)
+		stopManager()
+		Eventually(func() error {
+			fresh := fetch(ctx, js)
+			patch := client.MergeFromWithOptions(fresh.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			meta.FindStatusCondition(fresh.Status.Conditions, string(jobset.JobSetInPlaceRestarting)).LastTransitionTime =
+				metav1.NewTime(time.Now().Add(-10 * time.Second))
+			return k8sClient.Status().Patch(ctx, fresh, patch)
+		}).Should(Succeed())
+		finishedAt := metav1.NewTime(time.Now().Add(-5 * time.Second))
+		for _, pod := range pods {
+			kubeletReports(pod, func(s *corev1.PodStatus) {
+				s.Phase = corev1.PodRunning
+				s.ContainerStatuses = []corev1.ContainerStatus{{
+					Name: "worker", Image: "registry.k8s.io/pause:3.10", RestartCount: 1,
+					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}},
+					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+						ExitCode: 137, Reason: "RestartingAllContainers", FinishedAt: finishedAt}},
+				}}
+			})
+			agentJoins(pod, "2")
+		}
+		var err error
+		stopManager, err = startController()
+		Expect(err).NotTo(HaveOccurred())
+
+		eventuallyEpochs(js, 2, 1)
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(BeEquivalentTo(1))
+		Consistently(func() []int32 { s, d := epochs(js); return []int32{s, d} }).Should(Equal([]int32{2, 1}))
 	})
 
 	It("converges when the controller restarts in the middle of a group restart", func() {
