@@ -25,6 +25,12 @@ func newNamespace(ctx context.Context) string {
 	return ns.Name
 }
 
+// create creates the JobSet and returns it.
+func create(js *jobset.JobSet) *jobset.JobSet {
+	Expect(k8sClient.Create(ctx, js)).To(Succeed())
+	return js
+}
+
 // childJobs lists the Jobs the JobSet owns, sorted by name.
 func childJobs(ctx context.Context, js *jobset.JobSet) []batchv1.Job {
 	var list batchv1.JobList

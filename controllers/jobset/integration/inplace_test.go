@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"strconv"
 	"time"
 
@@ -21,14 +20,6 @@ import (
 // worker Pods (no Job controller runs), writes their epoch annotations as
 // agents do, and sets their status as the kubelet would.
 var _ = Describe("In-place restart", func() {
-	var (
-		ctx context.Context
-		ns  string
-	)
-	BeforeEach(func() {
-		ctx = context.Background()
-		ns = newNamespace(ctx)
-	})
 
 	// workers: one replicatedJob of `jobs` Jobs x `perJob` Pods, InPlaceRestart.
 	workers := func(jobs, perJob, maxRestarts int32) *wrappers.JobSetWrapper {
@@ -36,10 +27,6 @@ var _ = Describe("In-place restart", func() {
 			RestartStrategy(jobset.InPlaceRestart).
 			MaxRestarts(maxRestarts).
 			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(jobs).Pods(perJob).Obj())
-	}
-	create := func(js *jobset.JobSet) *jobset.JobSet {
-		Expect(k8sClient.Create(ctx, js)).To(Succeed())
-		return js
 	}
 
 	// startPods creates n worker Pods of the JobSet's current attempt, as
@@ -252,29 +239,26 @@ var _ = Describe("In-place restart", func() {
 			}).Obj())
 			pods := syncedAtOne(js, 2)
 
-			By("a full restart that does not count: its new Pods gather at epoch 2 and sync")
-			jobs := eventuallyJobs(ctx, js, "0", "trainer-workers-0")
-			failJob(ctx, &jobs[0], "PodFailurePolicy", "Pod was preempted")
-			for _, pod := range pods {
-				Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
+			// fullRestart fails the attempt's Job with reason and message,
+			// plays the garbage collector, and starts the new attempt's Pods,
+			// which gather at the next epoch and sync there.
+			fullRestart := func(attempt int, reason, message string) {
+				jobs := eventuallyJobs(ctx, js, strconv.Itoa(attempt), "trainer-workers-0")
+				failJob(ctx, &jobs[0], reason, message)
+				for _, pod := range pods {
+					Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
+				}
+				eventuallyDeleting(ctx, jobs...)
+				finishDeletion(ctx, &jobs[0])
+				eventuallyJobs(ctx, js, strconv.Itoa(attempt+1), "trainer-workers-0")
+				next := strconv.Itoa(attempt + 2)
+				pods = startPods(js, next, next)
+				eventuallyEpochs(js, int32(attempt+2), 0)
 			}
-			eventuallyDeleting(ctx, jobs...)
-			finishDeletion(ctx, &jobs[0])
-			eventuallyJobs(ctx, js, "1", "trainer-workers-0")
-			pods = startPods(js, "2", "2")
-			eventuallyEpochs(js, 2, 0)
-
+			By("a full restart that does not count")
+			fullRestart(0, "PodFailurePolicy", "Pod was preempted")
 			By("a full restart that counts")
-			jobs = eventuallyJobs(ctx, js, "1", "trainer-workers-0")
-			failJob(ctx, &jobs[0], "BackoffLimitExceeded", "backoff")
-			for _, pod := range pods {
-				Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
-			}
-			eventuallyDeleting(ctx, jobs...)
-			finishDeletion(ctx, &jobs[0])
-			eventuallyJobs(ctx, js, "2", "trainer-workers-0")
-			pods = startPods(js, "3", "3")
-			eventuallyEpochs(js, 3, 0)
+			fullRestart(1, "BackoffLimitExceeded", "backoff")
 			got := fetch(ctx, js)
 			Expect([]int32{got.Status.Restarts, got.Status.RestartsCountTowardsMax, got.Status.InPlaceRestarts}).To(Equal([]int32{2, 1, 0}))
 

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"strconv"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -19,14 +18,6 @@ import (
 )
 
 var _ = Describe("JobSet controller", func() {
-	var (
-		ctx context.Context
-		ns  string
-	)
-	BeforeEach(func() {
-		ctx = context.Background()
-		ns = newNamespace(ctx)
-	})
 
 	// trainer: a driver Job and two worker Jobs of two Pods each.
 	trainer := func() *wrappers.JobSetWrapper {
@@ -35,10 +26,6 @@ var _ = Describe("JobSet controller", func() {
 			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).Obj())
 	}
 	allJobs := []string{"trainer-driver-0", "trainer-workers-0", "trainer-workers-1"}
-	create := func(js *jobset.JobSet) *jobset.JobSet {
-		Expect(k8sClient.Create(ctx, js)).To(Succeed())
-		return js
-	}
 
 	Context("children", func() {
 		It("creates one Indexed Job per replica, labelled and owned, and the headless Service", func() {

@@ -18,7 +18,16 @@ var (
 	env         *framework.Environment
 	k8sClient   client.Client
 	stopManager func()
+
+	// Every spec runs in a namespace of its own.
+	ctx context.Context
+	ns  string
 )
+
+var _ = BeforeEach(func() {
+	ctx = context.Background()
+	ns = newNamespace(ctx)
+})
 
 func TestJobSetController(t *testing.T) {
 	RegisterFailHandler(Fail)
