@@ -124,9 +124,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	// 2. Gather its children.
+	// The cache's objects are used as they are (no copy of thousands of
+	// Jobs per reconcile): whatever writes a Job copies it first.
 	var jobs batchv1.JobList
 	if err := r.client.List(ctx, &jobs, client.InNamespace(js.Namespace),
-		client.MatchingFields{JobOwnerUIDIndex: string(js.UID)}); err != nil {
+		client.MatchingFields{JobOwnerUIDIndex: string(js.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing the Jobs of JobSet %s: %w", req.NamespacedName, err)
 	}
 	children := classifyJobs(js, jobs.Items)
@@ -186,9 +188,9 @@ func (r *Reconciler) convergeChildren(ctx context.Context, js *jobset.JobSet, ch
 	}
 	suspend, resume := suspendPlan(js, children.active)
 	if err := r.forEach(ctx, suspend, func(job *batchv1.Job) error {
-		patch := client.MergeFrom(job.DeepCopy())
-		job.Spec.Suspend = ptr.To(true)
-		return r.client.Patch(ctx, job, patch)
+		suspended := job.DeepCopy()
+		suspended.Spec.Suspend = ptr.To(true)
+		return r.client.Patch(ctx, suspended, client.MergeFrom(job))
 	}); err != nil {
 		return fmt.Errorf("suspending Jobs: %w", err)
 	}
