@@ -9,9 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Exit codes of the agent. Only RestartExitCode restarts the Pod in place
-// (through its container's RestartAllContainers rule); every other exit
-// fails the Pod (Terminate rule), and the Job controller replaces it.
+// Exit codes of the agent. Only the restart exit code restarts the Pod in
+// place (through the agent's RestartAllContainers rule).
 const (
 	// DefaultRestartExitCode asks the kubelet to restart every container of
 	// the Pod in place. Distinctive on purpose: no shell, signal or runtime

@@ -25,9 +25,10 @@
 //	2                                            bad configuration (the message names the variable)
 //	3                                            fatal (for example the barrier port is taken)
 //
-// Only the restart code restarts in place; the agent's Terminate rule turns
-// any other exit into a Pod failure, and the Job controller replaces the
-// Pod.
+// Only the restart code restarts the whole Pod in place (the agent's
+// RestartAllContainers rule); on any other exit the kubelet restarts the
+// agent container alone (restartPolicy Always), and the new agent joins the
+// next epoch.
 //
 // # Load on the API server
 //
