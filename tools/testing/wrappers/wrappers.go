@@ -3,12 +3,14 @@
 package wrappers
 
 import (
+	"math"
 	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
@@ -236,5 +238,46 @@ func (w *JobWrapper) Complete() *JobWrapper {
 func (w *JobWrapper) Ready(n int32) *JobWrapper {
 	w.Status.Ready = ptr.To(n)
 	w.Status.Active = n
+	return w
+}
+
+// InPlaceReady makes the replicatedJob what restartStrategy InPlaceRestart
+// needs, as docs/in-place-restart.md shows it: backoffLimit MaxInt32,
+// podReplacementPolicy Failed, the agent sidecar with its restart rule,
+// startup probe and environment, and a worker restart rule.
+func (w *ReplicatedJobWrapper) InPlaceReady() *ReplicatedJobWrapper {
+	spec := &w.Template.Spec
+	spec.BackoffLimit = ptr.To[int32](math.MaxInt32)
+	spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
+	pod := &spec.Template.Spec
+	fieldRef := func(path string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}
+	}
+	pod.InitContainers = append(pod.InitContainers, corev1.Container{
+		Name:          "agent",
+		Image:         "jobset-agent:test",
+		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
+		RestartPolicyRules: []corev1.ContainerRestartRule{{
+			Action:    corev1.ContainerRestartRuleActionRestartAllContainers,
+			ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{88}},
+		}},
+		StartupProbe: &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/barrier-is-lifted", Port: intstr.FromInt32(8080)}},
+			PeriodSeconds:    1,
+			FailureThreshold: 600,
+		},
+		Env: []corev1.EnvVar{
+			{Name: "NAMESPACE", ValueFrom: fieldRef("metadata.namespace")},
+			{Name: "POD_NAME", ValueFrom: fieldRef("metadata.name")},
+			{Name: "JOBSET_NAME", ValueFrom: fieldRef("metadata.annotations['" + jobset.JobSetNameKey + "']")},
+		},
+	})
+	for i := range pod.Containers {
+		pod.Containers[i].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
+		pod.Containers[i].RestartPolicyRules = []corev1.ContainerRestartRule{{
+			Action:    corev1.ContainerRestartRuleActionRestartAllContainers,
+			ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0}},
+		}}
+	}
 	return w
 }
