@@ -12,7 +12,8 @@ import (
 
 const fix = "run tools/update-generated.sh and commit the result"
 
-// TestGeneratedFilesAreFresh regenerates deepcopy, CRD and RBAC from the
+// TestGeneratedFilesAreFresh regenerates deepcopy, CRD, RBAC and webhook
+// configurations from the
 // source tree into a temporary directory and compares.
 func TestGeneratedFilesAreFresh(t *testing.T) {
 	root, err := framework.SourceRoot()
@@ -20,9 +21,9 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	objectOut, crdOut, rbacOut := filepath.Join(out, "object"), filepath.Join(out, "crd"), filepath.Join(out, "rbac")
+	objectOut, crdOut, rbacOut, webhookOut := filepath.Join(out, "object"), filepath.Join(out, "crd"), filepath.Join(out, "rbac"), filepath.Join(out, "webhook")
 
-	cmd := exec.Command("bash", "tools/codegen/controller-gen.sh", objectOut, crdOut, rbacOut)
+	cmd := exec.Command("bash", "tools/codegen/controller-gen.sh", objectOut, crdOut, rbacOut, webhookOut)
 	cmd.Dir = root
 	if output, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("controller-gen failed: %v\n%s", err, output)
@@ -30,7 +31,7 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 
 	compare(t, filepath.Join(objectOut, "zz_generated.deepcopy.go"),
 		filepath.Join(root, "api/jobset/v1alpha2/zz_generated.deepcopy.go"))
-	for dir, checkedIn := range map[string]string{crdOut: "api/crd", rbacOut: "controllers/rbac"} {
+	for dir, checkedIn := range map[string]string{crdOut: "api/crd", rbacOut: "controllers/rbac", webhookOut: "webhooks/manifests"} {
 		generated, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 		if err != nil || len(generated) == 0 {
 			t.Fatalf("controller-gen wrote nothing into %s (%v)", dir, err)

@@ -5,11 +5,14 @@ package framework
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -23,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	jobsetv1alpha2 "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
@@ -49,8 +53,22 @@ type Environment struct {
 	env *envtest.Environment
 }
 
+// Option configures the environment.
+type Option func(*envtest.Environment, string)
+
+// WithWebhooks installs the generated webhook configurations, pointed at
+// the webhook server of managers started by StartManager (TLS with a
+// certificate envtest generates).
+func WithWebhooks() Option {
+	return func(env *envtest.Environment, root string) {
+		env.WebhookInstallOptions = envtest.WebhookInstallOptions{
+			Paths: []string{filepath.Join(root, "webhooks", "manifests")},
+		}
+	}
+}
+
 // Start brings up etcd and kube-apiserver and installs the CRDs.
-func Start() (*Environment, error) {
+func Start(opts ...Option) (*Environment, error) {
 	assets := os.Getenv(AssetsEnv)
 	if assets == "" {
 		return nil, fmt.Errorf("%s is not set: run `tools/kubebin/build.sh` and export %s=<the directory it prints> (tools/test.sh does both)", AssetsEnv, AssetsEnv)
@@ -84,6 +102,9 @@ func Start() (*Environment, error) {
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
 	}
+	for _, opt := range opts {
+		opt(env, root)
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest with assets from %s: %w", assets, err)
@@ -105,12 +126,16 @@ func (e *Environment) Stop() error {
 // with the cache options and the setup (indexes, reconcilers) given, and
 // returns a function that stops it and waits until it stopped.
 func (e *Environment) StartManager(cacheOptions cache.Options, setup func(ctrl.Manager) error) (stop func(), err error) {
+	webhooks := e.env.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
 		Scheme:                 e.Scheme,
 		Cache:                  cacheOptions,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: webhooks.LocalServingHost, Port: webhooks.LocalServingPort, CertDir: webhooks.LocalServingCertDir,
+		}),
 	})
 	if err != nil {
 		return nil, err
@@ -125,10 +150,35 @@ func (e *Environment) StartManager(cacheOptions cache.Options, setup func(ctrl.M
 		cancel()
 		return nil, fmt.Errorf("manager cache did not sync: %v", <-done)
 	}
+	if len(webhooks.Paths) > 0 {
+		if err := waitForWebhookServer(ctx, webhooks); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
 	return func() {
 		cancel()
 		<-done
 	}, nil
+}
+
+// waitForWebhookServer returns once the webhook server accepts TLS
+// connections, so that no test meets an admission error from a server still
+// starting.
+func waitForWebhookServer(ctx context.Context, o envtest.WebhookInstallOptions) error {
+	addr := net.JoinHostPort(o.LocalServingHost, strconv.Itoa(o.LocalServingPort))
+	dialer := &net.Dialer{Timeout: time.Second}
+	deadline := time.Now().Add(Timeout)
+	for {
+		conn, err := tls.DialWithDialer(dialer, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // readiness probe only
+		if err == nil {
+			return conn.Close()
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("webhook server at %s not serving: %w", addr, err)
+		}
+		time.Sleep(Interval)
+	}
 }
 
 // Kubectl runs the envtest kubectl against this apiserver and returns its

@@ -1,0 +1,93 @@
+package jobset_test
+
+import (
+	"context"
+	"math"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/wrappers"
+)
+
+var _ = Describe("JobSet admission", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "admission-"}}
+		Expect(k8sClient.Create(ctx, namespace)).To(Succeed())
+		ns = namespace.Name
+		warnings.take()
+	})
+
+	It("defaults what InPlaceRestart needs, and admits a complete JobSet without warnings", func() {
+		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).InPlaceReady().Obj()).Obj()
+		spec := &js.Spec.ReplicatedJobs[0].Template.Spec
+		spec.BackoffLimit, spec.PodReplacementPolicy = nil, nil
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+
+		got := &jobset.JobSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), got)).To(Succeed())
+		gotSpec := got.Spec.ReplicatedJobs[0].Template.Spec
+		Expect(*gotSpec.BackoffLimit).To(BeEquivalentTo(math.MaxInt32))
+		Expect(*gotSpec.PodReplacementPolicy).To(Equal(batchv1.Failed))
+		Expect(*got.Spec.Network.EnableDNSHostnames).To(BeTrue())
+		Expect(warnings.take()).To(BeEmpty())
+	})
+
+	It("rejects an InPlaceRestart JobSet without the agent, naming the field and the fix", func() {
+		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		err := k8sClient.Create(ctx, js)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(And(
+			ContainSubstring("spec.replicatedJobs[0].template.spec.template.spec.initContainers"),
+			ContainSubstring("RestartAllContainers"),
+			ContainSubstring("docs/in-place-restart.md"),
+		))
+	})
+
+	It("relays warnings for likely mistakes", func() {
+		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).Obj()
+		js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.InitContainers[0].StartupProbe = nil
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		Expect(warnings.take()).To(ContainElement(ContainSubstring("no startupProbe")))
+	})
+
+	It("lets a suspended JobSet's Pod template take scheduling directives, and nothing else", func() {
+		js := wrappers.MakeJobSet("trainer", ns).Suspend(true).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+
+		patch := client.MergeFrom(js.DeepCopy())
+		js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "a"}
+		Expect(k8sClient.Patch(ctx, js, patch)).To(Succeed())
+
+		patch = client.MergeFrom(js.DeepCopy())
+		js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Image = "other"
+		err := k8sClient.Patch(ctx, js, patch)
+		Expect(err).To(MatchError(ContainSubstring("spec.replicatedJobs[0]")))
+		Expect(err).To(MatchError(ContainSubstring("only the labels, annotations, nodeSelector")))
+
+		By("and nothing at all once resumed")
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), js)).To(Succeed())
+		patch = client.MergeFrom(js.DeepCopy())
+		js.Spec.Suspend = ptr.To(false)
+		Expect(k8sClient.Patch(ctx, js, patch)).To(Succeed())
+		patch = client.MergeFrom(js.DeepCopy())
+		js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "b"}
+		Expect(k8sClient.Patch(ctx, js, patch)).To(MatchError(ContainSubstring("replicatedJobs are immutable")))
+	})
+})
