@@ -52,7 +52,9 @@ var _ = BeforeSuite(func() {
 	var err error
 	env, err = framework.Start(framework.WithWebhooks())
 	Expect(err).NotTo(HaveOccurred())
-	stopManager, err = env.StartManager(ctrl.Options{}.Cache, webhook.SetupWithManager)
+	stopManager, err = env.StartManager(ctrl.Options{}.Cache, func(mgr ctrl.Manager) error {
+		return webhook.SetupWithManager(mgr, webhook.AgentOptions{Image: "jobset-agent:test", RestartExitCode: 88})
+	})
 	Expect(err).NotTo(HaveOccurred())
 	cfg := rest.CopyConfig(env.Config)
 	cfg.WarningHandlerWithContext = warnings

@@ -58,6 +58,17 @@ var _ = Describe("JobSet admission", func() {
 		))
 	})
 
+	It("injects the agent into a JobSet that only asks for InPlaceRestart and the injection", func() {
+		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+			Annotations(map[string]string{jobset.InjectAgentKey: "true"}).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).Obj()).Obj()
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		Expect(warnings.take()).To(BeEmpty())
+		pod := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+		Expect(pod.InitContainers).To(ConsistOf(HaveField("Name", "jobset-agent")))
+		Expect(pod.Containers[0].RestartPolicyRules).To(HaveLen(1))
+	})
+
 	It("relays warnings for likely mistakes", func() {
 		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
 			ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).Obj()

@@ -237,3 +237,36 @@ func TestWarnings(t *testing.T) {
 		t.Errorf("warnings = %q", w)
 	}
 }
+
+func TestInjectAgentMatchesTheDocumentedManifest(t *testing.T) {
+	documented := wrappers.MakeJobSet("trainer", "ns").RestartStrategy(jobset.InPlaceRestart).
+		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).InPlaceReady().Obj()).Obj()
+	Default(documented)
+
+	injected := wrappers.MakeJobSet("trainer", "ns").RestartStrategy(jobset.InPlaceRestart).
+		Annotations(map[string]string{jobset.InjectAgentKey: "true"}).
+		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).Obj()).Obj()
+	InjectAgent(injected, AgentOptions{Image: "jobset-agent:test", RestartExitCode: 88})
+	Default(injected)
+	injected.Annotations = nil
+
+	if diff := cmp.Diff(documented, injected); diff != "" {
+		t.Errorf("injection differs from docs/in-place-restart.md's manifest (-documented +injected):\n%s", diff)
+	}
+	again := injected.DeepCopy()
+	InjectAgent(again, AgentOptions{Image: "jobset-agent:test", RestartExitCode: 88})
+	if diff := cmp.Diff(injected, again); diff != "" {
+		t.Errorf("injection is not idempotent:\n%s", diff)
+	}
+	if errs := Validate(injected); len(errs) > 0 {
+		t.Errorf("an injected JobSet is invalid: %v", errs)
+	}
+
+	custom := wrappers.MakeJobSet("t", "ns").RestartStrategy(jobset.InPlaceRestart).
+		ReplicatedJob(wrappers.MakeReplicatedJob("w").Obj()).Obj()
+	InjectAgent(custom, AgentOptions{Image: "a", RestartExitCode: 42})
+	agentC := custom.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.InitContainers[0]
+	if agentC.RestartPolicyRules[0].ExitCodes.Values[0] != 42 || agentC.Env[len(agentC.Env)-1].Value != "42" {
+		t.Errorf("a custom exit code must reach both the rule and the agent: %+v", agentC)
+	}
+}

@@ -2,6 +2,7 @@ package jobset
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -14,20 +15,30 @@ import (
 // +kubebuilder:webhook:path=/mutate-jobset-x-k8s-io-v1alpha2-jobset,mutating=true,failurePolicy=fail,sideEffects=None,groups=jobset.x-k8s.io,resources=jobsets,verbs=create;update,versions=v1alpha2,name=mjobset.jobset.x-k8s.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-jobset-x-k8s-io-v1alpha2-jobset,mutating=false,failurePolicy=fail,sideEffects=None,groups=jobset.x-k8s.io,resources=jobsets,verbs=create;update,versions=v1alpha2,name=vjobset.jobset.x-k8s.io,admissionReviewVersions=v1
 
-// Webhook adapts Default, Validate, ValidateUpdate and Warnings to
-// admission requests.
-type Webhook struct{}
+// Webhook adapts InjectAgent, Default, Validate, ValidateUpdate and
+// Warnings to admission requests.
+type Webhook struct {
+	Agent AgentOptions
+}
 
-// SetupWithManager serves the JobSet webhooks on the manager's webhook server.
-func SetupWithManager(mgr ctrl.Manager) error {
+// SetupWithManager serves the JobSet webhooks on the manager's webhook
+// server, injecting the agent described by agent where JobSets ask for it.
+func SetupWithManager(mgr ctrl.Manager, agent AgentOptions) error {
+	w := Webhook{Agent: agent}
 	return ctrl.NewWebhookManagedBy(mgr, &jobset.JobSet{}).
-		WithDefaulter(Webhook{}).
-		WithValidator(Webhook{}).
+		WithDefaulter(w).
+		WithValidator(w).
 		Complete()
 }
 
 // Default implements admission.Defaulter.
-func (Webhook) Default(_ context.Context, js *jobset.JobSet) error {
+func (w Webhook) Default(_ context.Context, js *jobset.JobSet) error {
+	if wantsAgent(js) {
+		if w.Agent.Image == "" {
+			return apierrors.NewBadRequest(fmt.Sprintf("metadata.annotations[%s]: this webhook has no agent image to inject (start it with --agent-image), so add the agent sidecar by hand; see docs/in-place-restart.md", jobset.InjectAgentKey))
+		}
+		InjectAgent(js, w.Agent)
+	}
 	Default(js)
 	return nil
 }

@@ -46,6 +46,11 @@ const (
 	// EpochKey is the Pod annotation through which an agent reports the
 	// epoch it has joined, as a decimal int32. Only the agent writes it.
 	EpochKey = "jobset.sigs.k8s.io/epoch"
+	// InjectAgentKey, set to "true" on a JobSet with restartStrategy
+	// InPlaceRestart, asks the webhook to add the agent sidecar, its
+	// environment, startup probe and restart rule, and a restart rule to
+	// every worker container that has none.
+	InjectAgentKey = "jobset.sigs.k8s.io/inject-agent"
 )
 
 // Exclusive placement.

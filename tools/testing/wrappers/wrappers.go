@@ -254,7 +254,7 @@ func (w *ReplicatedJobWrapper) InPlaceReady() *ReplicatedJobWrapper {
 		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}
 	}
 	pod.InitContainers = append(pod.InitContainers, corev1.Container{
-		Name:          "agent",
+		Name:          "jobset-agent",
 		Image:         "jobset-agent:test",
 		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
 		RestartPolicyRules: []corev1.ContainerRestartRule{{
