@@ -30,6 +30,18 @@ echo "KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS}"
 tools/verify-generated.sh
 record "go.mod, deps.bzl and BUILD files are fresh" $?
 
+# Short fuzz runs of admission and of the epoch decision, on top of the
+# corpora kept under testdata/fuzz (which every plain test run replays).
+for target in "FuzzDefaultAndValidate ./webhooks/jobset" "FuzzDecide ./controllers/inplace"; do
+  set -- $target
+  fuzzlog=$(mktemp)
+  go test -run '^$' -fuzz "^$1\$" -fuzztime 15s "$2" >"$fuzzlog" 2>&1
+  status=$?
+  [ $status -eq 0 ] || cat "$fuzzlog"
+  rm -f "$fuzzlog"
+  record "fuzz $1 (15s)" $status
+done
+
 log=$(mktemp)
 bazel_cmd test //... 2>&1 | tee "$log"
 bazel_status=${PIPESTATUS[0]}
