@@ -356,8 +356,8 @@ def go_dependencies():
         name = "com_github_google_pprof",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/google/pprof",
-        sum = "h1:BHT72Gu3keYf3ZEu2J0b1vyeLSOYI8bm5wbJM/8yDe8=",
-        version = "v0.0.0-20250403155104-27863c87afa6",
+        sum = "h1:z2ogiKUYzX5Is6zr/vP9vJGqPwcdqsWjOt+V8J7+bTc=",
+        version = "v0.0.0-20260115054156-294ebfa9ad83",
     )
     go_repository(
         name = "com_github_google_uuid",
@@ -398,8 +398,8 @@ def go_dependencies():
         name = "com_github_ianlancetaylor_demangle",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/ianlancetaylor/demangle",
-        sum = "h1:KwWnWVWCNtNq/ewIX7HIKnELmEx2nDP42yskD/pi7QE=",
-        version = "v0.0.0-20240312041847-bd984b5ce465",
+        sum = "h1:ogbOPx86mIhFy764gGkqnkFC8m5PJA7sPzlk9ppLVQA=",
+        version = "v0.0.0-20250417193237-f615e6bd150b",
     )
     go_repository(
         name = "com_github_inconshreveable_mousetrap",
@@ -422,6 +422,14 @@ def go_dependencies():
         sum = "h1:Hyh9A8u51kptdkR+cqRpT1EebBwTn1oK9YfGYbdFz6I=",
         version = "v0.5.0",
     )
+    go_repository(
+        name = "com_github_josharian_intern",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/josharian/intern",
+        sum = "h1:vlS4z54oSdjm0bgjRigI+G1HpF+tI+9rE5LLzOg8HmY=",
+        version = "v1.0.0",
+    )
+
     go_repository(
         name = "com_github_joshdk_go_junit",
         build_file_proto_mode = "disable_global",
@@ -478,6 +486,14 @@ def go_dependencies():
         sum = "h1:RPNrshWIDI6G2gRW9EHilWtl7Z6Sb1BR0xunSBf0SNc=",
         version = "v1.1.0",
     )
+    go_repository(
+        name = "com_github_mailru_easyjson",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/mailru/easyjson",
+        sum = "h1:UGYAvKxe3sBsEDzO8ZeWOSlIQfWFlxbzLZe7hwFURr0=",
+        version = "v0.7.7",
+    )
+
     go_repository(
         name = "com_github_maruel_natural",
         build_file_proto_mode = "disable_global",
@@ -552,16 +568,31 @@ def go_dependencies():
         name = "com_github_onsi_ginkgo_v2",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/onsi/ginkgo/v2",
-        sum = "h1:fcEcQW/A++6aZAZQNUmNjvA9PSOzefMJBerHJ4t8v8Y=",
-        version = "v2.27.4",
+        sum = "h1:Rrf+lVLmtlBIKv6KrIGJCjyY8N36vDVcutbGJkyqjJc=",
+        version = "v2.28.0",
     )
     go_repository(
         name = "com_github_onsi_gomega",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/onsi/gomega",
-        sum = "h1:y2ROC3hKFmQZJNFeGAMeHZKkjBL65mIZcvrLQBF9k6Q=",
-        version = "v1.39.0",
+        sum = "h1:1IJLAad4zjPn2PsnhH70V4DKRFlrCzGBNrNaru+Vf28=",
+        version = "v1.39.1",
     )
+    go_repository(
+        name = "com_github_open_policy_agent_cert_controller",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/open-policy-agent/cert-controller",
+        sum = "h1:/w+wAM9dylWGwhPnvfCgepyBLfyz19PIa8YeaThsQDg=",
+        version = "v0.16.0",
+    )
+    go_repository(
+        name = "com_github_open_policy_agent_frameworks_constraint",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/open-policy-agent/frameworks/constraint",
+        sum = "h1:gQtOJ50XFyL2Xh3lDD9zP4KQ2PY4mZKQ9hDcWc81Sp8=",
+        version = "v0.0.0-20241101234656-e78c8abd754a",
+    )
+
     go_repository(
         name = "com_github_peterbourgon_diskv",
         build_file_proto_mode = "disable_global",
@@ -907,6 +938,14 @@ def go_dependencies():
         version = "v0.37.2",
     )
     go_repository(
+        name = "io_k8s_kube_aggregator",
+        build_file_proto_mode = "disable_global",
+        importpath = "k8s.io/kube-aggregator",
+        sum = "h1:bnF7E238wUOVaPpTyKrqGCAEXOAJ6HRTARvJTZ0UIC0=",
+        version = "v0.35.2",
+    )
+
+    go_repository(
         name = "io_k8s_kube_openapi",
         build_file_proto_mode = "disable_global",
         importpath = "k8s.io/kube-openapi",
@@ -1169,12 +1208,13 @@ def go_dependencies():
         version = "v0.1.1-deprecated",
     )
     go_repository(
-        name = "org_uber_go_automaxprocs",
+        name = "org_uber_go_atomic",
         build_file_proto_mode = "disable_global",
-        importpath = "go.uber.org/automaxprocs",
-        sum = "h1:O3y2/QNTOdbF+e/dpXNNW7Rx2hZ4sTIPyybbxyNqTUs=",
-        version = "v1.6.0",
+        importpath = "go.uber.org/atomic",
+        sum = "h1:ZvwS0R+56ePWxUNi+Atn9dWONBPp/AUETXlHW0DxSjE=",
+        version = "v1.11.0",
     )
+
     go_repository(
         name = "org_uber_go_goleak",
         build_file_proto_mode = "disable_global",

@@ -1,0 +1,132 @@
+// Command jobset-webhook serves the JobSet admission webhooks: defaulting,
+// validation and agent injection. Its serving certificate is generated and
+// rotated by the webhook itself (kept in a Secret, and injected into the
+// webhook configurations), unless --cert-manager says cert-manager provides
+// it.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/fastjobset/jobset/agent"
+	jobsetv1alpha2 "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	jobsetwebhook "github.com/fastjobset/jobset/webhooks/jobset"
+)
+
+// options are the command-line flags.
+type options struct {
+	port                             int
+	certDir, probeAddr, metricsAddr  string
+	certManager                      bool
+	namespace, service, secret       string
+	mutatingConfig, validatingConfig string
+	agent                            jobsetwebhook.AgentOptions
+}
+
+func main() {
+	var o options
+	var exitCode int
+	flag.IntVar(&o.port, "port", 9443, "Port of the webhook server.")
+	flag.StringVar(&o.certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory of the serving certificate (tls.crt, tls.key).")
+	flag.BoolVar(&o.certManager, "cert-manager", false, "cert-manager provides the serving certificate and the CA bundle; do not generate or rotate them.")
+	flag.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the webhook's Service and certificate Secret.")
+	flag.StringVar(&o.service, "service-name", "jobset-webhook-service", "Service in front of the webhook: its DNS name is in the certificate.")
+	flag.StringVar(&o.secret, "secret-name", "jobset-webhook-server-cert", "Secret that keeps the generated certificate.")
+	flag.StringVar(&o.mutatingConfig, "mutating-webhook-configuration", "mutating-webhook-configuration", "MutatingWebhookConfiguration to inject the CA bundle into.")
+	flag.StringVar(&o.validatingConfig, "validating-webhook-configuration", "validating-webhook-configuration", "ValidatingWebhookConfiguration to inject the CA bundle into.")
+	flag.StringVar(&o.agent.Image, "agent-image", "", "Image of the agent sidecar injected into JobSets annotated jobset.sigs.k8s.io/inject-agent=true (empty: injection is refused).")
+	flag.IntVar(&exitCode, "agent-restart-exit-code", agent.DefaultRestartExitCode, "Exit code with which injected agents restart their Pod in place (1..255).")
+	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus metrics endpoint (\"0\" disables it).")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	if exitCode < 1 || exitCode > 255 {
+		fmt.Fprintf(os.Stderr, "jobset-webhook: --agent-restart-exit-code=%d: must be from 1 to 255\n", exitCode)
+		os.Exit(2)
+	}
+	o.agent.RestartExitCode = int32(exitCode)
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "jobset-webhook:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := jobsetv1alpha2.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                 scheme,
+		WebhookServer:          webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir}),
+		HealthProbeBindAddress: o.probeAddr,
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsAddr != "0"},
+	})
+	if err != nil {
+		return fmt.Errorf("building the manager: %w", err)
+	}
+
+	certsReady := make(chan struct{})
+	if o.certManager {
+		close(certsReady)
+	} else {
+		if o.namespace == "" {
+			return fmt.Errorf("--namespace (or POD_NAMESPACE) is required to keep the generated certificate in a Secret")
+		}
+		if err := rotator.AddRotator(mgr, &rotator.CertRotator{
+			SecretKey:      types.NamespacedName{Namespace: o.namespace, Name: o.secret},
+			CertDir:        o.certDir,
+			CAName:         "jobset-ca",
+			CAOrganization: "jobset",
+			DNSName:        fmt.Sprintf("%s.%s.svc", o.service, o.namespace),
+			ExtraDNSNames:  []string{fmt.Sprintf("%s.%s.svc.cluster.local", o.service, o.namespace)},
+			IsReady:        certsReady,
+			Webhooks: []rotator.WebhookInfo{
+				{Name: o.mutatingConfig, Type: rotator.Mutating},
+				{Name: o.validatingConfig, Type: rotator.Validating},
+			},
+		}); err != nil {
+			return fmt.Errorf("setting up certificate rotation: %w", err)
+		}
+	}
+
+	// Serve admission only with a certificate: register the webhooks once
+	// the rotator has written one.
+	setupErr := make(chan error, 1)
+	go func() {
+		<-certsReady
+		setupErr <- jobsetwebhook.SetupWithManager(mgr, o.agent)
+	}()
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return err
+	}
+	ctx := ctrl.SetupSignalHandler()
+	go func() {
+		if err := <-setupErr; err != nil {
+			ctrl.Log.Error(err, "setting up the JobSet webhooks")
+			os.Exit(1)
+		}
+	}()
+	return mgr.Start(ctx)
+}
