@@ -19,7 +19,7 @@ type apiProxy struct {
 	URL string
 	// tooManyPatches answers this many PATCH requests with 429 Retry-After.
 	tooManyPatches atomic.Int32
-	retryAfter      string
+	retryAfter     string
 	// gone answers this many watch requests that resume from a
 	// resourceVersion with 410 Gone.
 	gone atomic.Int32

@@ -9,9 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/scheme"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -45,11 +44,8 @@ func BenchmarkReconcileInPlace(b *testing.B) {
 
 func syncedInPlaceJobSet(b *testing.B, jobs, podsPerJob int32) (*Reconciler, ctrl.Request) {
 	b.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		b.Fatal(err)
-	}
-	if err := jobset.AddToScheme(scheme); err != nil {
+	s, err := scheme.New()
+	if err != nil {
 		b.Fatal(err)
 	}
 	js := wrappers.MakeJobSet("trainer", "ns").RestartStrategy(jobset.InPlaceRestart).MaxRestarts(10).
@@ -72,7 +68,7 @@ func syncedInPlaceJobSet(b *testing.B, jobs, podsPerJob int32) (*Reconciler, ctr
 			}, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
 		}
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objects...).
 		WithStatusSubresource(js).
 		WithIndex(&batchv1.Job{}, JobOwnerUIDIndex, func(o client.Object) []string {
 			if owner := metav1.GetControllerOf(o); owner != nil {

@@ -119,7 +119,9 @@ func TestValidate(t *testing.T) {
 			want: []string{"FieldValueRequired spec.replicatedJobs[1].template.spec.template.spec.initContainers[0].env"},
 		},
 		"in place: startupPolicy InOrder": {
-			js:   mutate(inPlace().Obj(), func(js *jobset.JobSet) { js.Spec.StartupPolicy = &jobset.StartupPolicy{StartupPolicyOrder: jobset.InOrder} }),
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				js.Spec.StartupPolicy = &jobset.StartupPolicy{StartupPolicyOrder: jobset.InOrder}
+			}),
 			want: []string{"FieldValueForbidden spec.startupPolicy.startupPolicyOrder"},
 		},
 		"in place: dependsOn": {
@@ -165,13 +167,17 @@ func TestValidateUpdate(t *testing.T) {
 			}),
 		},
 		"suspended: the rest of the template may not": {
-			old:  suspended(),
-			new:  mutate(suspended(), func(js *jobset.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.Containers[0].Image = "other" }),
+			old: suspended(),
+			new: mutate(suspended(), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.Containers[0].Image = "other"
+			}),
 			want: []string{"FieldValueForbidden spec.replicatedJobs[1]"},
 		},
 		"running: nothing of replicatedJobs may change": {
-			old:  inPlace().Obj(),
-			new:  mutate(inPlace().Obj(), func(js *jobset.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "a"} }),
+			old: inPlace().Obj(),
+			new: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "a"}
+			}),
 			want: []string{"FieldValueForbidden spec.replicatedJobs[1]"},
 		},
 		"replicatedJobs may not be added": {

@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"os"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	jobsetv1alpha2 "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/scheme"
 	"github.com/fastjobset/jobset/controllers/jobset"
 )
 
@@ -51,11 +49,8 @@ func main() {
 }
 
 func run(o options) error {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
-	}
-	if err := jobsetv1alpha2.AddToScheme(scheme); err != nil {
+	s, err := scheme.New()
+	if err != nil {
 		return err
 	}
 	cfg, err := ctrl.GetConfig()
@@ -65,7 +60,7 @@ func run(o options) error {
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme,
+		Scheme:                  s,
 		Cache:                   jobset.CacheOptions(),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsAddr != "0"},
 		HealthProbeBindAddress:  o.probeAddr,

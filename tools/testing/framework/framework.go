@@ -15,9 +15,7 @@ import (
 	"strconv"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,7 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	jobsetv1alpha2 "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/scheme"
 )
 
 // Timeouts shared by every integration suite, so that a slow machine is
@@ -86,21 +84,15 @@ func Start(opts ...Option) (*Environment, error) {
 			return nil, err
 		}
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := jobsetv1alpha2.AddToScheme(scheme); err != nil {
+	s, err := scheme.New()
+	if err != nil {
 		return nil, err
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths:     []string{filepath.Join(root, "api", "crd")},
 		ErrorIfCRDPathMissing: true,
-		Scheme:                scheme,
+		Scheme:                s,
 	}
 	for _, opt := range opts {
 		opt(env, root)
@@ -109,12 +101,12 @@ func Start(opts ...Option) (*Environment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest with assets from %s: %w", assets, err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		_ = env.Stop()
 		return nil, err
 	}
-	return &Environment{Config: cfg, Client: c, Scheme: scheme, env: env}, nil
+	return &Environment{Config: cfg, Client: c, Scheme: s, env: env}, nil
 }
 
 // Stop shuts the apiserver and etcd down.

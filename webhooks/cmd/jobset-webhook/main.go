@@ -11,9 +11,7 @@ import (
 	"os"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -21,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/fastjobset/jobset/agent"
-	jobsetv1alpha2 "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/scheme"
 	jobsetwebhook "github.com/fastjobset/jobset/webhooks/jobset"
 )
 
@@ -67,15 +65,12 @@ func main() {
 }
 
 func run(o options) error {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
-	}
-	if err := jobsetv1alpha2.AddToScheme(scheme); err != nil {
+	s, err := scheme.New()
+	if err != nil {
 		return err
 	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                 scheme,
+		Scheme:                 s,
 		WebhookServer:          webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir}),
 		HealthProbeBindAddress: o.probeAddr,
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsAddr != "0"},
