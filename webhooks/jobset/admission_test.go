@@ -69,6 +69,38 @@ var _ = Describe("JobSet admission", func() {
 		Expect(pod.Containers[0].RestartPolicyRules).To(HaveLen(1))
 	})
 
+	// Each rule of restartStrategy InPlaceRestart, as users meet it: the
+	// apiserver answers Invalid, naming the field.
+	DescribeTable("rejects an InPlaceRestart JobSet that breaks a rule",
+		func(field string, breakRule func(*jobset.JobSet)) {
+			js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+				ReplicatedJob(wrappers.MakeReplicatedJob("driver").InPlaceReady().Obj()).
+				ReplicatedJob(wrappers.MakeReplicatedJob("workers").Pods(2).InPlaceReady().Obj()).Obj()
+			breakRule(js)
+			err := k8sClient.Create(ctx, js)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+			Expect(err.Error()).To(ContainSubstring(field))
+		},
+		Entry("backoffLimit must be MaxInt32", "spec.replicatedJobs[1].template.spec.backoffLimit",
+			func(js *jobset.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.BackoffLimit = ptr.To[int32](6) }),
+		Entry("podReplacementPolicy must be Failed", "spec.replicatedJobs[1].template.spec.podReplacementPolicy",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed)
+			}),
+		Entry("completions must equal parallelism", "spec.replicatedJobs[1].template.spec.completions",
+			func(js *jobset.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.Completions = ptr.To[int32](3) }),
+		Entry("the agent sidecar must be there", "spec.replicatedJobs[1].template.spec.template.spec.initContainers",
+			func(js *jobset.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.InitContainers = nil }),
+		Entry("the agent needs its environment", "spec.replicatedJobs[1].template.spec.template.spec.initContainers[0].env",
+			func(js *jobset.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.InitContainers[0].Env = nil }),
+		Entry("startupPolicy InOrder would deadlock the barrier", "spec.startupPolicy.startupPolicyOrder",
+			func(js *jobset.JobSet) { js.Spec.StartupPolicy = &jobset.StartupPolicy{StartupPolicyOrder: jobset.InOrder} }),
+		Entry("dependsOn would deadlock the barrier", "spec.replicatedJobs[1].dependsOn",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].DependsOn = []jobset.DependsOn{{Name: "driver", Status: jobset.DependencyReady}}
+			}),
+	)
+
 	It("relays warnings for likely mistakes", func() {
 		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
 			ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).Obj()
