@@ -18,6 +18,7 @@ import (
 
 	"github.com/fastjobset/jobset/agent"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -71,9 +72,9 @@ var _ = Describe("Agent", func() {
 	BeforeEach(func() {
 		ctx = context.Background()
 		c = env.Client
-		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "agent-"}}
-		Expect(c.Create(ctx, namespace)).To(Succeed())
-		ns = namespace.Name
+		var err error
+		ns, err = framework.CreateNamespace(ctx, c, "agent")
+		Expect(err).NotTo(HaveOccurred())
 		js = wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
 			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
 		Expect(c.Create(ctx, js)).To(Succeed())

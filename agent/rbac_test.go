@@ -44,9 +44,8 @@ var _ = Describe("Agent RBAC and the epoch-only admission policy", func() {
 	It("lets the agent's ServiceAccount patch the epoch annotation and nothing else, and leaves others alone", func() {
 		ctx := context.Background()
 		c := env.Client
-		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "agent-rbac-"}}
-		Expect(c.Create(ctx, namespace)).To(Succeed())
-		ns := namespace.Name
+		ns, err := framework.CreateNamespace(ctx, c, "agent-rbac")
+		Expect(err).NotTo(HaveOccurred())
 		applyManifest(ctx, c, "agent-rbac.yaml", ns)
 		applyManifest(ctx, c, "epoch-only-policy.yaml", ns)
 

@@ -7,13 +7,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -24,9 +23,9 @@ var _ = Describe("JobSet admission", func() {
 	)
 	BeforeEach(func() {
 		ctx = context.Background()
-		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "admission-"}}
-		Expect(k8sClient.Create(ctx, namespace)).To(Succeed())
-		ns = namespace.Name
+		var err error
+		ns, err = framework.CreateNamespace(ctx, k8sClient, "admission")
+		Expect(err).NotTo(HaveOccurred())
 		warnings.take()
 	})
 
@@ -92,9 +91,13 @@ var _ = Describe("JobSet admission", func() {
 		Entry("the agent sidecar must be there", "spec.replicatedJobs[1].template.spec.template.spec.initContainers",
 			func(js *jobset.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.InitContainers = nil }),
 		Entry("the agent needs its environment", "spec.replicatedJobs[1].template.spec.template.spec.initContainers[0].env",
-			func(js *jobset.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.InitContainers[0].Env = nil }),
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.InitContainers[0].Env = nil
+			}),
 		Entry("startupPolicy InOrder would deadlock the barrier", "spec.startupPolicy.startupPolicyOrder",
-			func(js *jobset.JobSet) { js.Spec.StartupPolicy = &jobset.StartupPolicy{StartupPolicyOrder: jobset.InOrder} }),
+			func(js *jobset.JobSet) {
+				js.Spec.StartupPolicy = &jobset.StartupPolicy{StartupPolicyOrder: jobset.InOrder}
+			}),
 		Entry("dependsOn would deadlock the barrier", "spec.replicatedJobs[1].dependsOn",
 			func(js *jobset.JobSet) {
 				js.Spec.ReplicatedJobs[1].DependsOn = []jobset.DependsOn{{Name: "driver", Status: jobset.DependencyReady}}

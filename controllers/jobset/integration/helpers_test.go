@@ -17,12 +17,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/framework"
 )
 
 func newNamespace(ctx context.Context) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "jobset-"}}
-	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
-	return ns.Name
+	ns, err := framework.CreateNamespace(ctx, k8sClient, "jobset")
+	Expect(err).NotTo(HaveOccurred())
+	return ns
 }
 
 // create creates the JobSet and returns it.

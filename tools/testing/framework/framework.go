@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -171,6 +173,16 @@ func waitForWebhookServer(ctx context.Context, o envtest.WebhookInstallOptions) 
 		}
 		time.Sleep(Interval)
 	}
+}
+
+// CreateNamespace creates a namespace named after prefix plus a random
+// suffix, so that every spec gets one of its own, and returns its name.
+func CreateNamespace(ctx context.Context, c client.Client, prefix string) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		return "", fmt.Errorf("creating a namespace for the test: %w", err)
+	}
+	return ns.Name, nil
 }
 
 // Kubectl runs the envtest kubectl against this apiserver and returns its
