@@ -63,6 +63,9 @@ func WithWebhooks() Option {
 	return func(env *envtest.Environment, root string) {
 		env.WebhookInstallOptions = envtest.WebhookInstallOptions{
 			Paths: []string{filepath.Join(root, "webhooks", "manifests")},
+			// The apiserver calls the webhook by name, not by IP:
+			// certificates the webhook generates itself carry names only.
+			LocalServingHostExternalName: "localhost",
 		}
 	}
 }
@@ -109,6 +112,13 @@ func Start(opts ...Option) (*Environment, error) {
 		return nil, err
 	}
 	return &Environment{Config: cfg, Client: c, Scheme: s, env: env}, nil
+}
+
+// WebhookServing returns where the apiserver calls the webhook server: the
+// host name in its URL, and the port.
+func (e *Environment) WebhookServing() (host string, port int) {
+	o := e.env.WebhookInstallOptions
+	return o.LocalServingHostExternalName, o.LocalServingPort
 }
 
 // Stop shuts the apiserver and etcd down.

@@ -6,13 +6,22 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
+	"strings"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -30,7 +39,9 @@ type options struct {
 	certManager                      bool
 	namespace, service, secret       string
 	mutatingConfig, validatingConfig string
-	agent                            jobsetwebhook.AgentOptions
+	// extraDNSNames are more names for the generated certificate.
+	extraDNSNames []string
+	agent         jobsetwebhook.AgentOptions
 }
 
 func main() {
@@ -44,6 +55,10 @@ func main() {
 	flag.StringVar(&o.secret, "secret-name", "jobset-webhook-server-cert", "Secret that keeps the generated certificate.")
 	flag.StringVar(&o.mutatingConfig, "mutating-webhook-configuration", "mutating-webhook-configuration", "MutatingWebhookConfiguration to inject the CA bundle into.")
 	flag.StringVar(&o.validatingConfig, "validating-webhook-configuration", "validating-webhook-configuration", "ValidatingWebhookConfiguration to inject the CA bundle into.")
+	flag.Func("extra-dns-names", "More DNS names for the generated certificate, comma-separated (for example when the apiserver reaches the webhook by another name).", func(v string) error {
+		o.extraDNSNames = append(o.extraDNSNames, strings.Split(v, ",")...)
+		return nil
+	})
 	flag.StringVar(&o.agent.Image, "agent-image", "", "Image of the agent sidecar injected into JobSets annotated jobset.sigs.k8s.io/inject-agent=true (empty: injection is refused).")
 	flag.IntVar(&exitCode, "agent-restart-exit-code", agent.DefaultRestartExitCode, "Exit code with which injected agents restart their Pod in place (1..255).")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
@@ -58,19 +73,20 @@ func main() {
 		os.Exit(2)
 	}
 	o.agent.RestartExitCode = int32(exitCode)
-	if err := run(o); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "jobset-webhook:", err)
 		os.Exit(1)
 	}
 }
 
-func run(o options) error {
+func run(ctx context.Context, cfg *rest.Config, o options) error {
 	s, err := scheme.New()
 	if err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                 s,
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: s,
+		// Started by the first webhook registration, after the certificate.
 		WebhookServer:          webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir}),
 		HealthProbeBindAddress: o.probeAddr,
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsAddr != "0"},
@@ -86,13 +102,17 @@ func run(o options) error {
 		if o.namespace == "" {
 			return fmt.Errorf("--namespace (or POD_NAMESPACE) is required to keep the generated certificate in a Secret")
 		}
+		secret := types.NamespacedName{Namespace: o.namespace, Name: o.secret}
+		if err := ensureSecret(ctx, cfg, secret); err != nil {
+			return err
+		}
 		if err := rotator.AddRotator(mgr, &rotator.CertRotator{
-			SecretKey:      types.NamespacedName{Namespace: o.namespace, Name: o.secret},
+			SecretKey:      secret,
 			CertDir:        o.certDir,
 			CAName:         "jobset-ca",
 			CAOrganization: "jobset",
 			DNSName:        fmt.Sprintf("%s.%s.svc", o.service, o.namespace),
-			ExtraDNSNames:  []string{fmt.Sprintf("%s.%s.svc.cluster.local", o.service, o.namespace)},
+			ExtraDNSNames:  append([]string{fmt.Sprintf("%s.%s.svc.cluster.local", o.service, o.namespace)}, o.extraDNSNames...),
 			IsReady:        certsReady,
 			Webhooks: []rotator.WebhookInfo{
 				{Name: o.mutatingConfig, Type: rotator.Mutating},
@@ -113,10 +133,19 @@ func run(o options) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("readyz", mgr.GetWebhookServer().StartedChecker()); err != nil {
+	// Ready once the webhook server serves, which it does only with a
+	// certificate. (Calling GetWebhookServer earlier would add the server to
+	// the manager, which would then start it without one, and fail.)
+	if err := mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
+		select {
+		case <-certsReady:
+			return mgr.GetWebhookServer().StartedChecker()(req)
+		default:
+			return errors.New("waiting for the serving certificate")
+		}
+	}); err != nil {
 		return err
 	}
-	ctx := ctrl.SetupSignalHandler()
 	go func() {
 		if err := <-setupErr; err != nil {
 			ctrl.Log.Error(err, "setting up the JobSet webhooks")
@@ -124,4 +153,18 @@ func run(o options) error {
 		}
 	}()
 	return mgr.Start(ctx)
+}
+
+// ensureSecret creates the (empty) Secret the rotator keeps the certificate
+// in, unless it exists: the rotator only updates it.
+func ensureSecret(ctx context.Context, cfg *rest.Config, key types.NamespacedName) error {
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	err = c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating Secret %s for the serving certificate: %w", key, err)
+	}
+	return nil
 }
