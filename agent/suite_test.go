@@ -13,10 +13,7 @@ var env *framework.Environment
 
 func TestAgent(t *testing.T) {
 	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(framework.Timeout)
-	SetDefaultEventuallyPollingInterval(framework.Interval)
-	SetDefaultConsistentlyDuration(framework.ConsistentlyDuration)
-	SetDefaultConsistentlyPollingInterval(framework.Interval)
+	framework.SetGomegaDefaults()
 	RunSpecs(t, "Agent against a real apiserver")
 }
 

@@ -86,11 +86,6 @@ func (i InvalidEpoch) String() string {
 	return fmt.Sprintf("Pod %s has epoch %q: %s", i.Pod, i.Value, i.Problem)
 }
 
-// Changed reports whether the decision changes the status.
-func (d Decision) Changed(s Snapshot) bool {
-	return d.Synced != s.Synced || d.Deprecated != s.Deprecated || d.BudgetExceeded
-}
-
 // Decide applies the protocol to one snapshot.
 func Decide(s Snapshot) Decision {
 	d := Decision{Synced: s.Synced, Deprecated: s.Deprecated}

@@ -41,7 +41,7 @@ func podToJobSet(_ context.Context, o client.Object) []reconcile.Request {
 }
 
 func inPlaceRestartEnabled(js *jobset.JobSet) bool {
-	return restartStrategy(js) == jobset.InPlaceRestart && !ptr.Deref(js.Spec.Suspend, false)
+	return jobset.RestartStrategyOf(js) == jobset.InPlaceRestart && !ptr.Deref(js.Spec.Suspend, false)
 }
 
 // decideEpochs gathers the JobSet's current Pods and runs the epoch

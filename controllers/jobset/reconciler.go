@@ -80,16 +80,18 @@ func CacheOptions() cache.Options {
 
 // SetupIndexes registers the field indexes the reconciler lists with.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &batchv1.Job{}, JobOwnerUIDIndex, func(o client.Object) []string {
-		owner := metav1.GetControllerOf(o)
-		if owner == nil || owner.Kind != "JobSet" || owner.APIVersion != jobset.GroupVersion.String() {
-			return nil
-		}
-		return []string{string(owner.UID)}
-	}); err != nil {
+	if err := indexer.IndexField(ctx, &batchv1.Job{}, JobOwnerUIDIndex, indexJobByOwnerUID); err != nil {
 		return err
 	}
 	return indexer.IndexField(ctx, &corev1.Pod{}, PodJobSetUIDIndex, indexPodByJobSetUID)
+}
+
+func indexJobByOwnerUID(o client.Object) []string {
+	owner := metav1.GetControllerOf(o)
+	if owner == nil || owner.Kind != "JobSet" || owner.APIVersion != jobset.GroupVersion.String() {
+		return nil
+	}
+	return []string{string(owner.UID)}
 }
 
 // SetupWithManager registers the reconciler with the manager.

@@ -70,12 +70,7 @@ func syncedInPlaceJobSet(b *testing.B, jobs, podsPerJob int32) (*Reconciler, ctr
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objects...).
 		WithStatusSubresource(js).
-		WithIndex(&batchv1.Job{}, JobOwnerUIDIndex, func(o client.Object) []string {
-			if owner := metav1.GetControllerOf(o); owner != nil {
-				return []string{string(owner.UID)}
-			}
-			return nil
-		}).
+		WithIndex(&batchv1.Job{}, JobOwnerUIDIndex, indexJobByOwnerUID).
 		WithIndex(&corev1.Pod{}, PodJobSetUIDIndex, indexPodByJobSetUID).
 		Build()
 	var jobList batchv1.JobList

@@ -81,7 +81,7 @@ func planChildren(js *jobset.JobSet, children childJobs) childrenPlan {
 		current[job.Name] = true
 	}
 	taken := children.names()
-	blocking := restartStrategy(js) == jobset.BlockingRecreate && len(children.previous)+len(children.deleting) > 0
+	blocking := jobset.RestartStrategyOf(js) == jobset.BlockingRecreate && len(children.previous)+len(children.deleting) > 0
 
 	for _, at := range desiredJobs(js) {
 		name := JobName(js.Name, at.replicatedJob.Name, at.index)
@@ -100,11 +100,4 @@ func planChildren(js *jobset.JobSet, children childJobs) childrenPlan {
 // earlier attempt remain, or Jobs of the current one are not all created.
 func (p childrenPlan) restarting(js *jobset.JobSet) bool {
 	return js.Status.Restarts > 0 && (len(p.delete) > 0 || p.blocked > 0 || len(p.create) > 0)
-}
-
-func restartStrategy(js *jobset.JobSet) jobset.JobSetRestartStrategy {
-	if js.Spec.FailurePolicy == nil || js.Spec.FailurePolicy.RestartStrategy == "" {
-		return jobset.Recreate
-	}
-	return js.Spec.FailurePolicy.RestartStrategy
 }

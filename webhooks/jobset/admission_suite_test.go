@@ -44,7 +44,7 @@ func (w *warningRecorder) take() []string {
 
 func TestAdmission(t *testing.T) {
 	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(framework.Timeout)
+	framework.SetGomegaDefaults()
 	RunSpecs(t, "JobSet admission webhooks, served over TLS to a real apiserver")
 }
 

@@ -25,7 +25,7 @@ type AgentOptions struct {
 
 // wantsAgent: the JobSet opted in to injection.
 func wantsAgent(js *jobset.JobSet) bool {
-	return restartStrategy(js) == jobset.InPlaceRestart && js.Annotations[jobset.InjectAgentKey] == "true"
+	return jobset.RestartStrategyOf(js) == jobset.InPlaceRestart && js.Annotations[jobset.InjectAgentKey] == "true"
 }
 
 // InjectAgent adds to every Pod template that has no agent yet the agent

@@ -85,7 +85,7 @@ func hasRestartAllRule(c corev1.Container) bool {
 
 // Warnings lists likely mistakes that admission lets through.
 func Warnings(js *jobset.JobSet) []string {
-	if restartStrategy(js) != jobset.InPlaceRestart {
+	if jobset.RestartStrategyOf(js) != jobset.InPlaceRestart {
 		return nil
 	}
 	var warnings []string

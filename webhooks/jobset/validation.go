@@ -66,7 +66,7 @@ func Validate(js *jobset.JobSet) field.ErrorList {
 	if m := js.Spec.ManagedBy; m != nil {
 		errs = append(errs, validateManagedBy(*m, spec.Child("managedBy"))...)
 	}
-	if restartStrategy(js) == jobset.InPlaceRestart {
+	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
 		errs = append(errs, validateInPlaceRestart(js)...)
 	}
 	return errs
@@ -162,13 +162,6 @@ func validateManagedBy(m string, path *field.Path) field.ErrorList {
 			"must be a domain-prefixed path such as example.com/my-controller, or jobset.sigs.k8s.io/jobset-controller for this controller")}
 	}
 	return nil
-}
-
-func restartStrategy(js *jobset.JobSet) jobset.JobSetRestartStrategy {
-	if js.Spec.FailurePolicy == nil {
-		return ""
-	}
-	return js.Spec.FailurePolicy.RestartStrategy
 }
 
 // podHostname is the longest Pod hostname of a replicatedJob.

@@ -31,10 +31,7 @@ var _ = BeforeEach(func() {
 
 func TestJobSetController(t *testing.T) {
 	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(framework.Timeout)
-	SetDefaultEventuallyPollingInterval(framework.Interval)
-	SetDefaultConsistentlyDuration(framework.ConsistentlyDuration)
-	SetDefaultConsistentlyPollingInterval(framework.Interval)
+	framework.SetGomegaDefaults()
 	RunSpecs(t, "JobSet controller on a real apiserver")
 }
 

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,6 +41,15 @@ const (
 	// must not happen.
 	ConsistentlyDuration = 2 * time.Second
 )
+
+// SetGomegaDefaults applies the shared timeouts to Eventually and
+// Consistently; every suite calls it before RunSpecs.
+func SetGomegaDefaults() {
+	gomega.SetDefaultEventuallyTimeout(Timeout)
+	gomega.SetDefaultEventuallyPollingInterval(Interval)
+	gomega.SetDefaultConsistentlyDuration(ConsistentlyDuration)
+	gomega.SetDefaultConsistentlyPollingInterval(Interval)
+}
 
 // AssetsEnv names the directory holding etcd, kube-apiserver and kubectl.
 const AssetsEnv = "KUBEBUILDER_ASSETS"

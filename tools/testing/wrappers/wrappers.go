@@ -101,12 +101,6 @@ func (w *JobSetWrapper) Suspend(s bool) *JobSetWrapper {
 	return w
 }
 
-// Labels merges labels into the JobSet's labels.
-func (w *JobSetWrapper) Labels(labels map[string]string) *JobSetWrapper {
-	w.ObjectMeta.Labels = merge(w.ObjectMeta.Labels, labels)
-	return w
-}
-
 // Annotations merges annotations into the JobSet's annotations.
 func (w *JobSetWrapper) Annotations(annotations map[string]string) *JobSetWrapper {
 	w.ObjectMeta.Annotations = merge(w.ObjectMeta.Annotations, annotations)
@@ -211,12 +205,6 @@ func (w *JobWrapper) RestartAttempt(n int) *JobWrapper {
 	return w
 }
 
-// Suspend sets spec.suspend.
-func (w *JobWrapper) Suspend(s bool) *JobWrapper {
-	w.Spec.Suspend = ptr.To(s)
-	return w
-}
-
 // Failed adds a Failed condition with the given reason, message and time.
 func (w *JobWrapper) Failed(reason, message string, at time.Time) *JobWrapper {
 	w.Status.Conditions = append(w.Status.Conditions, batchv1.JobCondition{
@@ -231,13 +219,6 @@ func (w *JobWrapper) Complete() *JobWrapper {
 	w.Status.Conditions = append(w.Status.Conditions, batchv1.JobCondition{
 		Type: batchv1.JobComplete, Status: corev1.ConditionTrue,
 	})
-	return w
-}
-
-// Ready sets status.ready and status.active.
-func (w *JobWrapper) Ready(n int32) *JobWrapper {
-	w.Status.Ready = ptr.To(n)
-	w.Status.Active = n
 	return w
 }
 
