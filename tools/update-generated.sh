@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/bazel/bazel.sh
 
-tools/codegen/controller-gen.sh ./api/jobset/v1alpha2 ./api/crd ./controllers/rbac ./webhooks/manifests
+tools/codegen/generate.sh .
 go mod tidy
 gazelle_update_repos "$PWD"
 gazelle_cmd

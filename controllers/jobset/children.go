@@ -105,15 +105,25 @@ func constructJob(js *jobset.JobSet, at jobIndexes) *batchv1.Job {
 	identity := jobIdentity(js, at, name)
 	job.Labels = withAll(job.Labels, identity)
 	job.Annotations = withAll(job.Annotations, identity)
-	if v, ok := js.Annotations[jobset.ExclusiveKey]; ok {
-		job.Annotations = withAll(job.Annotations, map[string]string{jobset.ExclusiveKey: v})
+	// Exclusive placement is asked for on the JobSet (every Job) or on a
+	// replicatedJob's Job template (its Jobs only); the Pod webhooks read it
+	// from the Pods.
+	for _, key := range []string{jobset.ExclusiveKey, jobset.NodeSelectorStrategyKey} {
+		if v, ok := js.Annotations[key]; ok {
+			job.Annotations[key] = v
+		}
 	}
 
 	pod := &job.Spec.Template
 	pod.Labels = withAll(pod.Labels, identity)
 	pod.Annotations = withAll(pod.Annotations, identity)
-	if v, ok := job.Annotations[jobset.ExclusiveKey]; ok {
-		pod.Annotations[jobset.ExclusiveKey] = v
+	for _, key := range []string{jobset.ExclusiveKey, jobset.NodeSelectorStrategyKey} {
+		if v, ok := job.Annotations[key]; ok {
+			pod.Annotations[key] = v
+		}
+	}
+	if _, ok := job.Annotations[jobset.NodeSelectorStrategyKey]; ok {
+		pinToNamespacedJobNodes(&pod.Spec, js.Namespace, name)
 	}
 	if DNSHostnamesEnabled(js) {
 		pod.Spec.Subdomain = ServiceName(js)
@@ -124,6 +134,21 @@ func constructJob(js *jobset.JobSet, at jobIndexes) *batchv1.Job {
 	}
 	job.Spec.Suspend = ptr.To(ptr.Deref(js.Spec.Suspend, false))
 	return job
+}
+
+// pinToNamespacedJobNodes applies the node-selector strategy of exclusive
+// placement: an administrator labels (and taints) a domain's nodes for one
+// Job beforehand, and its Pods select and tolerate exactly those nodes.
+func pinToNamespacedJobNodes(pod *corev1.PodSpec, namespace, jobName string) {
+	if pod.NodeSelector == nil {
+		pod.NodeSelector = map[string]string{}
+	}
+	pod.NodeSelector[jobset.NamespacedJobKey] = namespace + "_" + jobName
+	pod.Tolerations = append(pod.Tolerations, corev1.Toleration{
+		Key:      jobset.NoScheduleTaintKey,
+		Operator: corev1.TolerationOpExists,
+		Effect:   corev1.TaintEffectNoSchedule,
+	})
 }
 
 // jobIdentity is the set of keys written both as labels and as annotations

@@ -14,8 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -66,11 +64,7 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts ...Optio
 // Jobs, Services and Pods that carry the JobSet name label. The controller's
 // memory then grows with JobSet workloads, not with the cluster.
 func CacheOptions() cache.Options {
-	owned, err := labels.NewRequirement(jobset.JobSetNameKey, selection.Exists, nil)
-	if err != nil {
-		panic(err) // a constant key: cannot fail
-	}
-	selector := cache.ByObject{Label: labels.NewSelector().Add(*owned)}
+	selector := cache.ByObject{Label: jobset.ChildrenSelector()}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&batchv1.Job{}:    selector,
 		&corev1.Service{}: selector,

@@ -139,3 +139,49 @@ func TestConstructJob(t *testing.T) {
 		t.Errorf("parallelism = %d, want the template's 4", *job.Spec.Parallelism)
 	}
 }
+
+func TestConstructJobExclusivePlacement(t *testing.T) {
+	const rack = "example.com/rack"
+	cases := map[string]struct {
+		jobSetAnnotations, templateAnnotations map[string]string
+		wantExclusive                          bool
+		wantNodeSelector                       map[string]string
+	}{
+		"not asked for": {},
+		"on the JobSet: every Job": {
+			jobSetAnnotations: map[string]string{jobset.ExclusiveKey: rack},
+			wantExclusive:     true,
+		},
+		"on the replicatedJob's template: its Jobs": {
+			templateAnnotations: map[string]string{jobset.ExclusiveKey: rack},
+			wantExclusive:       true,
+		},
+		"node-selector strategy: select and tolerate the Job's own nodes": {
+			jobSetAnnotations: map[string]string{jobset.ExclusiveKey: rack, jobset.NodeSelectorStrategyKey: "true"},
+			wantExclusive:     true,
+			wantNodeSelector:  map[string]string{jobset.NamespacedJobKey: "ns_trainer-workers-0"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			js := wrappers.MakeJobSet("trainer", "ns").Annotations(tc.jobSetAnnotations).
+				ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+			js.Spec.ReplicatedJobs[0].Template.Annotations = tc.templateAnnotations
+			job := constructJob(js, desiredJobs(js)[0])
+			pod := job.Spec.Template
+
+			for what, annotations := range map[string]map[string]string{"Job": job.Annotations, "Pod template": pod.Annotations} {
+				if got := annotations[jobset.ExclusiveKey] == rack; got != tc.wantExclusive {
+					t.Errorf("%s annotated %s=%s: %v, want %v", what, jobset.ExclusiveKey, rack, got, tc.wantExclusive)
+				}
+			}
+			if diff := cmp.Diff(tc.wantNodeSelector, pod.Spec.NodeSelector); diff != "" {
+				t.Errorf("node selector (-want +got):\n%s", diff)
+			}
+			tolerates := len(pod.Spec.Tolerations) == 1 && pod.Spec.Tolerations[0].Key == jobset.NoScheduleTaintKey
+			if tolerates != (tc.wantNodeSelector != nil) {
+				t.Errorf("tolerations = %v, want the %s toleration only with the node-selector strategy", pod.Spec.Tolerations, jobset.NoScheduleTaintKey)
+			}
+		})
+	}
+}

@@ -12,32 +12,38 @@ import (
 
 const fix = "run tools/update-generated.sh and commit the result"
 
-// TestGeneratedFilesAreFresh regenerates deepcopy, CRD, RBAC and webhook
-// configurations from the
-// source tree into a temporary directory and compares.
+// generatedDirs are the directories tools/codegen/generate.sh writes; every
+// file it writes there must be checked in unchanged.
+var generatedDirs = []string{
+	"api/jobset/v1alpha2",
+	"api/crd",
+	"controllers/rbac",
+	"webhooks/rbac",
+	"webhooks/manifests",
+	"agent/rbac",
+}
+
+// TestGeneratedFilesAreFresh regenerates deepcopy, CRD, RBAC, webhook
+// configurations and the agent's manifests from the source tree into a
+// temporary directory and compares.
 func TestGeneratedFilesAreFresh(t *testing.T) {
 	root, err := framework.SourceRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	objectOut, crdOut, rbacOut, webhookOut := filepath.Join(out, "object"), filepath.Join(out, "crd"), filepath.Join(out, "rbac"), filepath.Join(out, "webhook")
-
-	cmd := exec.Command("bash", "tools/codegen/controller-gen.sh", objectOut, crdOut, rbacOut, webhookOut)
+	cmd := exec.Command("bash", "tools/codegen/generate.sh", out)
 	cmd.Dir = root
 	if output, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("controller-gen failed: %v\n%s", err, output)
+		t.Fatalf("generating failed: %v\n%s", err, output)
 	}
-
-	compare(t, filepath.Join(objectOut, "zz_generated.deepcopy.go"),
-		filepath.Join(root, "api/jobset/v1alpha2/zz_generated.deepcopy.go"))
-	for dir, checkedIn := range map[string]string{crdOut: "api/crd", rbacOut: "controllers/rbac", webhookOut: "webhooks/manifests"} {
-		generated, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	for _, dir := range generatedDirs {
+		generated, err := filepath.Glob(filepath.Join(out, dir, "*"))
 		if err != nil || len(generated) == 0 {
-			t.Fatalf("controller-gen wrote nothing into %s (%v)", dir, err)
+			t.Fatalf("nothing was generated into %s (%v)", dir, err)
 		}
 		for _, g := range generated {
-			compare(t, g, filepath.Join(root, checkedIn, filepath.Base(g)))
+			compare(t, g, filepath.Join(root, dir, filepath.Base(g)))
 		}
 	}
 }

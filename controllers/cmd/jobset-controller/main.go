@@ -13,6 +13,7 @@ import (
 
 	"github.com/fastjobset/jobset/api/scheme"
 	"github.com/fastjobset/jobset/controllers/jobset"
+	"github.com/fastjobset/jobset/controllers/placement"
 )
 
 // Leader election takes a Lease and records its transitions as events.
@@ -78,6 +79,10 @@ func run(o options) error {
 	reconciler := jobset.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"))
 	if err := reconciler.SetupWithManager(mgr, o.concurrency); err != nil {
 		return fmt.Errorf("setting up the JobSet reconciler: %w", err)
+	}
+	placementReconciler := placement.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"))
+	if err := placementReconciler.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the exclusive placement reconciler: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err

@@ -1,5 +1,6 @@
-// Command jobset-webhook serves the JobSet admission webhooks: defaulting,
-// validation and agent injection. Its serving certificate is generated and
+// Command jobset-webhook serves the admission webhooks: JobSet defaulting,
+// validation and agent injection, and the Pod webhooks of exclusive
+// placement. Its serving certificate is generated and
 // rotated by the webhook itself (kept in a Secret, and injected into the
 // webhook configurations), unless --cert-manager says cert-manager provides
 // it.
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -28,9 +30,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/fastjobset/jobset/agent"
+	jobsetapi "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
 	jobsetwebhook "github.com/fastjobset/jobset/webhooks/jobset"
+	podwebhook "github.com/fastjobset/jobset/webhooks/pod"
 )
+
+// The certificate rotator keeps the certificate in a Secret of the webhook's
+// namespace and writes the CA into the webhook configurations.
+// +kubebuilder:rbac:groups=core,namespace=jobset-system,resources=secrets,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
 
 // options are the command-line flags.
 type options struct {
@@ -86,6 +95,10 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: s,
+		// The Pod webhooks read leader Pods: cache JobSet Pods only.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Label: jobsetapi.ChildrenSelector()},
+		}},
 		// Started by the first webhook registration, after the certificate.
 		WebhookServer:          webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir}),
 		HealthProbeBindAddress: o.probeAddr,
@@ -128,7 +141,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	setupErr := make(chan error, 1)
 	go func() {
 		<-certsReady
-		setupErr <- jobsetwebhook.SetupWithManager(mgr, o.agent)
+		setupErr <- setupWebhooks(mgr, o.agent)
 	}()
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
@@ -153,6 +166,14 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		}
 	}()
 	return mgr.Start(ctx)
+}
+
+// setupWebhooks registers every webhook this binary serves.
+func setupWebhooks(mgr ctrl.Manager, agent jobsetwebhook.AgentOptions) error {
+	if err := jobsetwebhook.SetupWithManager(mgr, agent); err != nil {
+		return err
+	}
+	return podwebhook.SetupWithManager(mgr)
 }
 
 // ensureSecret creates the (empty) Secret the rotator keeps the certificate

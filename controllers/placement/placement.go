@@ -1,0 +1,159 @@
+// Package placement implements exclusive placement
+// (alpha.jobset.sigs.k8s.io/exclusive-topology): each child Job of a JobSet
+// gets a topology domain (the value of a node label) to itself.
+//
+// The leader Pod of a Job (completion index 0) carries a Pod affinity to its
+// own Job and an anti-affinity to every other Job, both over the topology
+// key, so the scheduler gives it a domain no other Job uses. The followers
+// are not admitted until the leader is scheduled, and are then pinned to the
+// leader's domain with a node selector. Because a leader can be rescheduled
+// into another domain after its followers were admitted, a reconciler
+// deletes followers whose node selector no longer matches their leader.
+//
+// The functions here are pure; the webhooks and the reconciler read Pods and
+// Nodes and call them.
+package placement
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+// TopologyKey returns the node label that pod's Job is placed exclusively
+// over, and whether pod uses affinity-based exclusive placement at all. The
+// node-selector strategy (nodes pre-labelled per Job) needs no Pod webhooks.
+func TopologyKey(pod *corev1.Pod) (string, bool) {
+	key := pod.Annotations[jobset.ExclusiveKey]
+	if key == "" {
+		return "", false
+	}
+	if _, nodeSelector := pod.Annotations[jobset.NodeSelectorStrategyKey]; nodeSelector {
+		return "", false
+	}
+	return key, true
+}
+
+// IsLeader reports whether pod is its Job's leader: the Pod of completion
+// index 0, which picks the domain its followers join.
+func IsLeader(pod *corev1.Pod) bool {
+	return pod.Labels[batchv1.JobCompletionIndexAnnotation] == "0"
+}
+
+// LeaderSelector selects the leader Pod of follower's Job.
+func LeaderSelector(follower *corev1.Pod) labels.Selector {
+	return labels.SelectorFromSet(labels.Set{
+		jobset.JobKey:                        follower.Labels[jobset.JobKey],
+		batchv1.JobCompletionIndexAnnotation: "0",
+	})
+}
+
+// JobSelector selects every Pod of pod's Job.
+func JobSelector(pod *corev1.Pod) labels.Selector {
+	return labels.SelectorFromSet(labels.Set{jobset.JobKey: pod.Labels[jobset.JobKey]})
+}
+
+// SetLeaderAffinities makes the scheduler put leader into a domain where
+// Pods of its own Job may run and Pods of no other JobSet Job (in any
+// namespace) do. Adding them twice changes nothing, so admission may run
+// again.
+func SetLeaderAffinities(leader *corev1.Pod, topologyKey string) {
+	jobKey := leader.Labels[jobset.JobKey]
+	sameJob := corev1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: jobset.JobKey, Operator: metav1.LabelSelectorOpIn, Values: []string{jobKey}},
+		}},
+		TopologyKey: topologyKey,
+	}
+	otherJobs := corev1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: jobset.JobKey, Operator: metav1.LabelSelectorOpExists},
+			{Key: jobset.JobKey, Operator: metav1.LabelSelectorOpNotIn, Values: []string{jobKey}},
+		}},
+		TopologyKey:       topologyKey,
+		NamespaceSelector: &metav1.LabelSelector{},
+	}
+	a := leader.Spec.Affinity
+	if a == nil {
+		a = &corev1.Affinity{}
+		leader.Spec.Affinity = a
+	}
+	if a.PodAffinity == nil {
+		a.PodAffinity = &corev1.PodAffinity{}
+	}
+	if a.PodAntiAffinity == nil {
+		a.PodAntiAffinity = &corev1.PodAntiAffinity{}
+	}
+	a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution =
+		appendTerm(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution, sameJob)
+	a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution =
+		appendTerm(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, otherJobs)
+}
+
+func appendTerm(terms []corev1.PodAffinityTerm, term corev1.PodAffinityTerm) []corev1.PodAffinityTerm {
+	for i := range terms {
+		if terms[i].String() == term.String() {
+			return terms
+		}
+	}
+	return append(terms, term)
+}
+
+// Domain returns the topology domain node belongs to: the value of its
+// topologyKey label.
+func Domain(node *corev1.Node, topologyKey string) (string, error) {
+	v, ok := node.Labels[topologyKey]
+	if !ok {
+		return "", fmt.Errorf("node %s has no label %s, so it belongs to no topology domain: label every node that may run exclusively placed JobSets", node.Name, topologyKey)
+	}
+	return v, nil
+}
+
+// PinToDomain sets follower's node selector to its leader's domain.
+func PinToDomain(follower *corev1.Pod, topologyKey, domain string) {
+	if follower.Spec.NodeSelector == nil {
+		follower.Spec.NodeSelector = map[string]string{}
+	}
+	follower.Spec.NodeSelector[topologyKey] = domain
+}
+
+// FollowsLeader reports whether follower is pinned to domain.
+func FollowsLeader(follower *corev1.Pod, topologyKey, domain string) bool {
+	return follower.Spec.NodeSelector[topologyKey] == domain
+}
+
+// LeaderNotReady explains why follower cannot be admitted yet, given its
+// leader (nil when none exists), or returns nil when the leader is
+// scheduled. The Job controller retries a refused Pod with backoff, so a
+// refusal only delays the follower until the leader has a node.
+func LeaderNotReady(follower, leader *corev1.Pod) error {
+	job := follower.Labels[batchv1.JobNameLabel]
+	switch {
+	case leader == nil:
+		return fmt.Errorf("exclusive placement: the leader Pod of Job %s (completion index 0) does not exist yet; followers are admitted once it is scheduled, and the Job controller retries", job)
+	case leader.Spec.NodeName == "":
+		return fmt.Errorf("exclusive placement: the leader Pod %s of Job %s is not scheduled yet; followers are admitted once it is, and the Job controller retries", leader.Name, job)
+	}
+	return nil
+}
+
+// MisplacedFollowers returns the followers among pods (Pods of one Job) that
+// are not pinned to domain, the domain their leader runs in.
+func MisplacedFollowers(pods []corev1.Pod, topologyKey, domain string) []*corev1.Pod {
+	var misplaced []*corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		if IsLeader(p) || p.DeletionTimestamp != nil {
+			continue
+		}
+		if !FollowsLeader(p, topologyKey, domain) {
+			misplaced = append(misplaced, p)
+		}
+	}
+	return misplaced
+}
