@@ -3,6 +3,7 @@ package jobset_test
 import (
 	"context"
 	"math"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -103,6 +104,58 @@ var _ = Describe("JobSet admission", func() {
 				js.Spec.ReplicatedJobs[1].DependsOn = []jobset.DependsOn{{Name: "driver", Status: jobset.DependencyReady}}
 			}),
 	)
+
+	// Community JobSet's rules, as users meet them: Invalid, naming the
+	// field.
+	DescribeTable("rejects a JobSet that breaks a community JobSet rule",
+		func(field string, breakRule func(*jobset.JobSet)) {
+			js := wrappers.MakeJobSet("trainer", ns).
+				ReplicatedJob(wrappers.MakeReplicatedJob("driver").Obj()).
+				ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).Obj()).Obj()
+			breakRule(js)
+			err := k8sClient.Create(ctx, js)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+			Expect(err.Error()).To(ContainSubstring(field))
+		},
+		Entry("the name must be a DNS label (it prefixes Pod hostnames)", "metadata.name",
+			func(js *jobset.JobSet) { js.Name = "trainer.v1" }),
+		Entry("Pod hostnames must fit in 63 characters", "spec.replicatedJobs[1].name",
+			func(js *jobset.JobSet) { js.Name = strings.Repeat("t", 56) }),
+		Entry("success policy targets must exist", "spec.successPolicy.targetReplicatedJobs[0]",
+			func(js *jobset.JobSet) {
+				js.Spec.SuccessPolicy = &jobset.SuccessPolicy{Operator: jobset.OperatorAll, TargetReplicatedJobs: []string{"evaluator"}}
+			}),
+		Entry("failure policy rule targets must exist", "spec.failurePolicy.rules[0].targetReplicatedJobs[0]",
+			func(js *jobset.JobSet) {
+				js.Spec.FailurePolicy = &jobset.FailurePolicy{Rules: []jobset.FailurePolicyRule{
+					{Name: "failFast", Action: jobset.FailJobSet, TargetReplicatedJobs: []string{"evaluator"}},
+				}}
+			}),
+		Entry("failure message patterns must be regular expressions", "spec.failurePolicy.rules[0].onJobFailureMessagePatterns[0]",
+			func(js *jobset.JobSet) {
+				js.Spec.FailurePolicy = &jobset.FailurePolicy{Rules: []jobset.FailurePolicyRule{
+					{Name: "oom", Action: jobset.FailJobSet, OnJobFailureMessagePatterns: []string{"(unclosed"}},
+				}}
+			}),
+		Entry("the coordinator must be a Pod of the JobSet", "spec.coordinator.jobIndex",
+			func(js *jobset.JobSet) {
+				js.Spec.Coordinator = &jobset.Coordinator{ReplicatedJob: "workers", JobIndex: 2}
+			}),
+		Entry("dependsOn must name an earlier replicatedJob", "spec.replicatedJobs[0].dependsOn[0].name",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[0].DependsOn = []jobset.DependsOn{{Name: "workers", Status: jobset.DependencyReady}}
+			}),
+	)
+
+	It("rejects adding a replicatedJob to a created JobSet", func() {
+		js := wrappers.MakeJobSet("trainer", ns).ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		patch := client.MergeFrom(js.DeepCopy())
+		js.Spec.ReplicatedJobs = append(js.Spec.ReplicatedJobs, wrappers.MakeReplicatedJob("evaluator").Obj())
+		err := k8sClient.Patch(ctx, js, patch)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring("spec.replicatedJobs"))
+	})
 
 	It("relays warnings for likely mistakes", func() {
 		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).

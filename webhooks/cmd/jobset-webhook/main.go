@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
@@ -50,7 +51,11 @@ type options struct {
 	mutatingConfig, validatingConfig string
 	// extraDNSNames are more names for the generated certificate.
 	extraDNSNames []string
-	agent         jobsetwebhook.AgentOptions
+	// The generated serving certificate is valid for certValidity (its CA
+	// ten times longer), and renewed certRenewBefore it expires, as found
+	// by a check every certCheckInterval.
+	certValidity, certRenewBefore, certCheckInterval time.Duration
+	agent                                            jobsetwebhook.AgentOptions
 }
 
 func main() {
@@ -68,6 +73,9 @@ func main() {
 		o.extraDNSNames = append(o.extraDNSNames, strings.Split(v, ",")...)
 		return nil
 	})
+	flag.DurationVar(&o.certValidity, "cert-validity", 365*24*time.Hour, "Validity of the generated serving certificate (its CA: ten times as long).")
+	flag.DurationVar(&o.certRenewBefore, "cert-renew-before", 90*24*time.Hour, "Renew the generated certificate (and CA) this long before it expires.")
+	flag.DurationVar(&o.certCheckInterval, "cert-check-interval", 12*time.Hour, "How often to check whether the generated certificate needs renewing.")
 	flag.StringVar(&o.agent.Image, "agent-image", "", "Image of the agent sidecar injected into JobSets annotated jobset.sigs.k8s.io/inject-agent=true (empty: injection is refused).")
 	flag.IntVar(&exitCode, "agent-restart-exit-code", agent.DefaultRestartExitCode, "Exit code with which injected agents restart their Pod in place (1..255).")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
@@ -82,6 +90,10 @@ func main() {
 		os.Exit(2)
 	}
 	o.agent.RestartExitCode = int32(exitCode)
+	if !o.certManager && o.certRenewBefore >= o.certValidity {
+		fmt.Fprintf(os.Stderr, "jobset-webhook: --cert-renew-before=%s must be shorter than --cert-validity=%s, or every check would renew\n", o.certRenewBefore, o.certValidity)
+		os.Exit(2)
+	}
 	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "jobset-webhook:", err)
 		os.Exit(1)
@@ -127,6 +139,15 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 			DNSName:        fmt.Sprintf("%s.%s.svc", o.service, o.namespace),
 			ExtraDNSNames:  append([]string{fmt.Sprintf("%s.%s.svc.cluster.local", o.service, o.namespace)}, o.extraDNSNames...),
 			IsReady:        certsReady,
+			// Named after the Secret it keeps: controller names are unique
+			// per process.
+			ControllerName: "cert-rotator-" + o.secret,
+			// Renewing the CA too is harmless: the rotator injects the
+			// new bundle into the webhook configurations at once.
+			CaCertDuration:         10 * o.certValidity,
+			ServerCertDuration:     o.certValidity,
+			LookaheadInterval:      o.certRenewBefore,
+			RotationCheckFrequency: o.certCheckInterval,
 			Webhooks: []rotator.WebhookInfo{
 				{Name: o.mutatingConfig, Type: rotator.Mutating},
 				{Name: o.validatingConfig, Type: rotator.Validating},

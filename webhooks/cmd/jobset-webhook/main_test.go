@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"os"
@@ -24,14 +25,62 @@ import (
 // configurations trust another CA at first: admission works once the
 // webhook has injected its own CA bundle.
 func TestSelfManagedCertificate(t *testing.T) {
+	w := startWebhook(t, nil)
+	js := w.admitInjected(t, "trainer")
+
+	spec := js.Spec.ReplicatedJobs[0].Template.Spec
+	if *spec.BackoffLimit != math.MaxInt32 || len(spec.Template.Spec.InitContainers) != 1 {
+		t.Errorf("the JobSet was not defaulted and injected by the webhook: backoffLimit %d, init containers %d",
+			*spec.BackoffLimit, len(spec.Template.Spec.InitContainers))
+	}
+	secret := w.secret(t)
+	if len(secret.Data["ca.crt"]) == 0 || len(secret.Data["tls.crt"]) == 0 {
+		t.Errorf("the Secret holds no CA or serving certificate")
+	}
+}
+
+// TestCertificateRenewal shortens the certificate's life to seconds: the
+// webhook renews it before it expires, serves the new one, and admission
+// goes on working.
+func TestCertificateRenewal(t *testing.T) {
+	w := startWebhook(t, func(o *options) {
+		o.secret = "short-lived-cert"
+		o.certValidity, o.certRenewBefore, o.certCheckInterval = 6*time.Second, 3*time.Second, 500*time.Millisecond
+	})
+	w.admitInjected(t, "before")
+	first := w.secret(t).Data["tls.crt"]
+
+	var renewed bool
+	for deadline := time.Now().Add(framework.Timeout); time.Now().Before(deadline) && !renewed; time.Sleep(framework.Interval) {
+		renewed = !bytes.Equal(w.secret(t).Data["tls.crt"], first)
+	}
+	if !renewed {
+		t.Fatalf("the serving certificate was not renewed within %s, though it expires after 6 s", framework.Timeout)
+	}
+	w.admitInjected(t, "after")
+}
+
+// runningWebhook is the webhook binary's run, serving envtest's apiserver.
+type runningWebhook struct {
+	env  *framework.Environment
+	ctx  context.Context
+	o    options
+	done chan error
+}
+
+// startWebhook starts run against a fresh apiserver, with options as a
+// deployment sets them (adjusted by adjust), and plays the kubelet
+// mounting the certificate Secret.
+func startWebhook(t *testing.T, adjust func(*options)) *runningWebhook {
+	t.Helper()
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 	env, err := framework.Start(framework.WithWebhooks())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = env.Stop() }()
+	t.Cleanup(func() { _ = env.Stop() })
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	ns, err := framework.CreateNamespace(ctx, env.Client, "jobset-system")
 	if err != nil {
 		t.Fatal(err)
@@ -43,46 +92,53 @@ func TestSelfManagedCertificate(t *testing.T) {
 		namespace: ns, service: "jobset-webhook-service", secret: "jobset-webhook-server-cert",
 		mutatingConfig: "mutating-webhook-configuration", validatingConfig: "validating-webhook-configuration",
 		extraDNSNames: []string{host},
-		agent:         jobsetwebhook.AgentOptions{Image: "jobset-agent:test", RestartExitCode: 88},
+		certValidity:  365 * 24 * time.Hour, certRenewBefore: 90 * 24 * time.Hour, certCheckInterval: 12 * time.Hour,
+		agent: jobsetwebhook.AgentOptions{Image: "jobset-agent:test", RestartExitCode: 88},
 	}
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, env.Config, o) }()
+	if adjust != nil {
+		adjust(&o)
+	}
+	w := &runningWebhook{env: env, ctx: ctx, o: o, done: make(chan error, 1)}
+	go func() { w.done <- run(ctx, env.Config, o) }()
 	go mountSecret(ctx, env.Client, client.ObjectKey{Namespace: ns, Name: o.secret}, o.certDir)
+	return w
+}
 
-	js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+// admitInjected creates a JobSet that asks for agent injection, retrying
+// until the webhook admits it, and returns it as stored.
+func (w *runningWebhook) admitInjected(t *testing.T, name string) *jobset.JobSet {
+	t.Helper()
+	js := wrappers.MakeJobSet(name, w.o.namespace).RestartStrategy(jobset.InPlaceRestart).
 		Annotations(map[string]string{jobset.InjectAgentKey: "true"}).
 		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
 	var lastErr error
 	for deadline := time.Now().Add(framework.Timeout); time.Now().Before(deadline); time.Sleep(framework.Interval) {
 		select {
-		case err := <-done:
+		case err := <-w.done:
 			t.Fatalf("the webhook stopped: %v", err)
 		default:
 		}
-		if lastErr = env.Client.Create(ctx, js.DeepCopy()); lastErr == nil {
+		if lastErr = w.env.Client.Create(w.ctx, js.DeepCopy()); lastErr == nil {
 			break
 		}
 	}
 	if lastErr != nil {
 		t.Fatalf("admission never worked with the self-managed certificate: %v", lastErr)
 	}
-
 	got := &jobset.JobSet{}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(js), got); err != nil {
+	if err := w.env.Client.Get(w.ctx, client.ObjectKeyFromObject(js), got); err != nil {
 		t.Fatal(err)
 	}
-	spec := got.Spec.ReplicatedJobs[0].Template.Spec
-	if *spec.BackoffLimit != math.MaxInt32 || len(spec.Template.Spec.InitContainers) != 1 {
-		t.Errorf("the JobSet was not defaulted and injected by the webhook: backoffLimit %d, init containers %d",
-			*spec.BackoffLimit, len(spec.Template.Spec.InitContainers))
-	}
+	return got
+}
+
+func (w *runningWebhook) secret(t *testing.T) *corev1.Secret {
+	t.Helper()
 	secret := &corev1.Secret{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.secret}, secret); err != nil {
+	if err := w.env.Client.Get(w.ctx, client.ObjectKey{Namespace: w.o.namespace, Name: w.o.secret}, secret); err != nil {
 		t.Fatalf("the certificate Secret: %v", err)
 	}
-	if len(secret.Data["ca.crt"]) == 0 || len(secret.Data["tls.crt"]) == 0 {
-		t.Errorf("the Secret holds no CA or serving certificate")
-	}
+	return secret
 }
 
 // mountSecret plays the kubelet, which keeps a Secret volume in sync: the
