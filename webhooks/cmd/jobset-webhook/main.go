@@ -67,8 +67,8 @@ func main() {
 	flag.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the webhook's Service and certificate Secret.")
 	flag.StringVar(&o.service, "service-name", "jobset-webhook-service", "Service in front of the webhook: its DNS name is in the certificate.")
 	flag.StringVar(&o.secret, "secret-name", "jobset-webhook-server-cert", "Secret that keeps the generated certificate.")
-	flag.StringVar(&o.mutatingConfig, "mutating-webhook-configuration", "mutating-webhook-configuration", "MutatingWebhookConfiguration to inject the CA bundle into.")
-	flag.StringVar(&o.validatingConfig, "validating-webhook-configuration", "validating-webhook-configuration", "ValidatingWebhookConfiguration to inject the CA bundle into.")
+	flag.StringVar(&o.mutatingConfig, "mutating-webhook-configuration", "jobset-mutating-webhook-configuration", "MutatingWebhookConfiguration to inject the CA bundle into.")
+	flag.StringVar(&o.validatingConfig, "validating-webhook-configuration", "jobset-validating-webhook-configuration", "ValidatingWebhookConfiguration to inject the CA bundle into.")
 	flag.Func("extra-dns-names", "More DNS names for the generated certificate, comma-separated (for example when the apiserver reaches the webhook by another name).", func(v string) error {
 		o.extraDNSNames = append(o.extraDNSNames, strings.Split(v, ",")...)
 		return nil

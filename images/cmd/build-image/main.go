@@ -1,0 +1,69 @@
+// Command build-image writes a FROM-scratch image holding one static
+// binary, run as the nonroot user, as an OCI layout + docker archive tar
+// (see package oci). The Bazel macro go_image in images/image.bzl calls it.
+//
+//	build-image -binary bazel-bin/.../jobset-agent -path /jobset-agent \
+//	  -reference ghcr.io/fastjobset/jobset-agent:dev -out jobset-agent.tar
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/fastjobset/jobset/images/oci"
+)
+
+func main() {
+	binary := flag.String("binary", "", "The static binary to put into the image.")
+	inImage := flag.String("path", "", "Absolute path of the binary in the image; also the entrypoint.")
+	reference := flag.String("reference", "", "Name of the image, <repository>:<tag>.")
+	out := flag.String("out", "", "The tar file to write.")
+	labels := map[string]string{}
+	flag.Func("label", "An image label key=value (repeatable).", func(kv string) error {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("want key=value, got %q", kv)
+		}
+		labels[k] = v
+		return nil
+	})
+	flag.Parse()
+	for name, v := range map[string]string{"-binary": *binary, "-path": *inImage, "-reference": *reference, "-out": *out} {
+		if v == "" {
+			fmt.Fprintf(os.Stderr, "build-image: %s is required\n", name)
+			os.Exit(2)
+		}
+	}
+	if err := run(*binary, *inImage, *reference, *out, labels); err != nil {
+		fmt.Fprintln(os.Stderr, "build-image:", err)
+		os.Exit(1)
+	}
+}
+
+func run(binary, inImage, reference, out string, labels map[string]string) error {
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	_, err = oci.Write(w, oci.Spec{
+		Reference:  reference,
+		Entrypoint: []string{inImage},
+		Files:      []oci.File{{Path: inImage, Mode: 0o755, Data: data}},
+		Labels:     labels,
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	return err
+}

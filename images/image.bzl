@@ -1,0 +1,31 @@
+"""go_image: a FROM-scratch OCI image holding one static Go binary."""
+
+load("@io_bazel_rules_go//go:def.bzl", "go_binary")
+
+def go_image(name, embed, reference, path):
+    """Builds <name>.tar, an OCI layout + docker archive of one binary.
+
+    Args:
+      name: the image target; the stripped binary is <name>_binary.
+      embed: the go_library of the command's main package.
+      reference: <repository>:<tag> the image is named.
+      path: where the binary lives in the image; also the entrypoint.
+    """
+    binary = name + "_binary"
+
+    # Stripped: symbols and DWARF are no use in a distroless container.
+    # Static already: .bazelrc builds everything pure.
+    go_binary(
+        name = binary,
+        embed = [embed],
+        gc_linkopts = ["-s", "-w"],
+        visibility = ["//visibility:public"],
+    )
+    native.genrule(
+        name = name,
+        srcs = [":" + binary],
+        outs = [name + ".tar"],
+        tools = ["//images/cmd/build-image"],
+        cmd = "$(location //images/cmd/build-image) -binary $(location :%s) -path %s -reference %s -out $@" % (binary, path, reference),
+        visibility = ["//visibility:public"],
+    )
