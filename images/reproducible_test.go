@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fastjobset/jobset/images/oci"
+	"github.com/fastjobset/jobset/tools/testing/runfiles"
 )
 
 // Set by the Bazel target: the image tool and, per image, what it was built
@@ -32,7 +33,7 @@ func TestImagesAreReproducible(t *testing.T) {
 		if len(parts) != 3 {
 			t.Fatalf("-images entry %q: want tar=binary=path", image)
 		}
-		tarPath, binary, inImage := parts[0], parts[1], parts[2]
+		tarPath, binary, inImage := runfiles.Path(parts[0]), runfiles.Path(parts[1]), parts[2]
 		t.Run(filepath.Base(tarPath), func(t *testing.T) {
 			want, err := os.ReadFile(tarPath)
 			if err != nil {
@@ -59,7 +60,7 @@ func TestImagesAreReproducible(t *testing.T) {
 					t.Fatal(err)
 				}
 				out := filepath.Join(dir, "image.tar")
-				cmd := exec.Command(*buildImage, "-binary", copied, "-path", inImage, "-reference", reference, "-out", out)
+				cmd := exec.Command(runfiles.Path(*buildImage), "-binary", copied, "-path", inImage, "-reference", reference, "-out", out)
 				if output, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("build-image: %v\n%s", err, output)
 				}

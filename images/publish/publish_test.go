@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/fastjobset/jobset/images/oci"
+	"github.com/fastjobset/jobset/tools/testing/runfiles"
 )
 
 // images are the tars to push: the Bazel target passes the three images
@@ -32,7 +33,11 @@ func init() {
 
 func imageTars(t *testing.T) []string {
 	if len(images) > 0 {
-		return images
+		tars := make([]string, len(images))
+		for i, p := range images {
+			tars[i] = runfiles.Path(p)
+		}
+		return tars
 	}
 	dir := t.TempDir()
 	var tars []string
