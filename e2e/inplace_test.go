@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/framework"
+	"github.com/fastjobset/jobset/tools/testing/wrappers"
+)
+
+// podState is what an in-place restart must keep (the UID) and move on
+// (restart counts).
+type podState struct {
+	uid      types.UID
+	restarts map[string]int32
+}
+
+var _ = Describe("In-place group restart", func() {
+	var ns string
+	BeforeEach(func(ctx context.Context) {
+		var err error
+		ns, err = framework.CreateNamespace(ctx, k8sClient, "e2e")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(framework.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			Expect(k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		})
+	})
+
+	It("restarts every Pod in place when one worker fails (seed story 1)", func(ctx context.Context) {
+		js := trainingJobSet(ns, "story1", 2, 2)
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		before := waitForSyncedWorkers(ctx, js, 4)
+		epoch := syncedEpoch(ctx, js)
+
+		By("one worker exits with code 1")
+		victim := anyPod(before)
+		exitWorker(ctx, ns, victim, 1)
+
+		By("the group restarts in place and re-syncs at the next epoch")
+		Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
+		after := waitForSyncedWorkers(ctx, js, 4)
+		for name, b := range before {
+			a, ok := after[name]
+			Expect(ok).To(BeTrue(), "Pod %s was replaced", name)
+			Expect(a.uid).To(Equal(b.uid), "Pod %s was recreated", name)
+			for c, n := range b.restarts {
+				Expect(a.restarts[c]).To(Equal(n+1), "Pod %s container %s restarted %d times, want %d", name, c, a.restarts[c], n+1)
+			}
+			Expect(strings.Count(workerStarts(ctx, ns, name), "\n")).To(Equal(2),
+				"Pod %s: the emptyDir keeps the first start's record", name)
+		}
+	})
+})
+
+// trainingJobSet is replicas Jobs of pods Pods, each a worker with the agent
+// sidecar as docs/in-place-restart.md writes it.
+func trainingJobSet(ns, name string, replicas, pods int32) *jobset.JobSet {
+	rj := wrappers.MakeReplicatedJob("workers").Replicas(replicas).Pods(pods).InPlaceReady().Obj()
+	pod := &rj.Template.Spec.Template.Spec
+	pod.ServiceAccountName = "jobset-agent"
+	pod.TerminationGracePeriodSeconds = ptr.To[int64](5)
+	pod.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	pod.InitContainers[0].Image = agentImage
+	pod.InitContainers[0].ImagePullPolicy = corev1.PullIfNotPresent
+	worker := &pod.Containers[0]
+	worker.Image = workerImage
+	worker.ImagePullPolicy = corev1.PullIfNotPresent
+	worker.Env = []corev1.EnvVar{{Name: "POD_UID", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.uid"},
+	}}}
+	worker.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	worker.Ports = []corev1.ContainerPort{{Name: "control", ContainerPort: 8081}}
+	return wrappers.MakeJobSet(name, ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(5).ReplicatedJob(rj).Obj()
+}
+
+// waitForSyncedWorkers waits until want Pods of js run with every container
+// started and the barrier lifted, and returns their state by name.
+func waitForSyncedWorkers(ctx context.Context, js *jobset.JobSet, want int) map[string]podState {
+	var states map[string]podState
+	Eventually(func(g Gomega) {
+		var pods corev1.PodList
+		g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace),
+			client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
+		states = map[string]podState{}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+				continue
+			}
+			s := podState{uid: p.UID, restarts: map[string]int32{}}
+			for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+				g.Expect(cs.State.Running).NotTo(BeNil(), "%s/%s not running", p.Name, cs.Name)
+				g.Expect(ptr.Deref(cs.Started, false)).To(BeTrue(), "%s/%s not started (barrier)", p.Name, cs.Name)
+				s.restarts[cs.Name] = cs.RestartCount
+			}
+			states[p.Name] = s
+		}
+		g.Expect(states).To(HaveLen(want))
+	}).Should(Succeed())
+	return states
+}
+
+func syncedEpoch(ctx context.Context, js *jobset.JobSet) int32 {
+	var got jobset.JobSet
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), &got)).To(Succeed())
+	return ptr.Deref(got.Status.SyncedEpoch, 0)
+}
+
+func anyPod(states map[string]podState) string {
+	for name := range states {
+		return name
+	}
+	Fail("no Pods")
+	return ""
+}
+
+// exitWorker makes the worker of Pod name exit with code, through the API
+// server's Pod proxy.
+func exitWorker(ctx context.Context, ns, name string, code int) {
+	_, err := clientset.CoreV1().Pods(ns).ProxyGet("http", name, "8081", "/exit",
+		map[string]string{"code": strconv.Itoa(code)}).DoRaw(ctx)
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// workerStarts returns the worker's start log, kept on its emptyDir.
+func workerStarts(ctx context.Context, ns, name string) string {
+	var out []byte
+	Eventually(func() error {
+		var err error
+		out, err = clientset.CoreV1().Pods(ns).ProxyGet("http", name, "8081", "/starts", nil).DoRaw(ctx)
+		return err
+	}).Should(Succeed())
+	return string(out)
+}

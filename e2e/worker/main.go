@@ -1,0 +1,91 @@
+// Command worker is the training worker of the end-to-end tests and the
+// demo: it runs until told to fail, and keeps a log of its starts on a
+// volume, so that a test can tell an in-place restart (same volume, one more
+// start) from a recreated Pod (an empty volume).
+//
+// HTTP on :8081 (reached through the apiserver's Pod proxy):
+//
+//	GET /starts           the start log: one line per start, "<pod UID> <time>"
+//	GET /exit?code=N      exit with code N (after answering)
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+func main() {
+	dataDir := envOr("DATA_DIR", "/data")
+	startLog := filepath.Join(dataDir, "starts")
+	if err := appendStart(startLog); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(3)
+	}
+
+	exit := make(chan int, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/starts", func(w http.ResponseWriter, _ *http.Request) {
+		data, err := os.ReadFile(startLog)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write(data)
+	})
+	mux.HandleFunc("/exit", func(w http.ResponseWriter, r *http.Request) {
+		code, err := strconv.Atoi(r.URL.Query().Get("code"))
+		if err != nil || code < 0 || code > 255 {
+			http.Error(w, "code must be 0..255", http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, "exiting with %d\n", code)
+		exit <- code
+	})
+	server := &http.Server{Addr: ":8081", Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := server.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(3)
+		}
+	}()
+	fmt.Println("worker: running")
+
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	code := 0
+	select {
+	case code = <-exit:
+	case <-signals:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = server.Shutdown(ctx)
+	fmt.Printf("worker: exiting with %d\n", code)
+	os.Exit(code)
+}
+
+func appendStart(path string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("recording the start on the data volume: %w", err)
+	}
+	_, err = fmt.Fprintf(f, "%s %s\n", os.Getenv("POD_UID"), time.Now().UTC().Format(time.RFC3339Nano))
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	return err
+}
+
+func envOr(key, fallback string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return fallback
+}
