@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs the end-to-end suite on a real kubelet: builds the images and
+# install.yaml with Bazel, brings up the local cluster (tools/cluster) with
+# the images imported, runs //e2e:e2e_test against it, and tears the cluster
+# down (KEEP_CLUSTER=1 keeps it). With KUBECONFIG set, uses that cluster
+# instead, which must already hold the images (e2e/kind does that for kind).
+#
+# Ends with the line "N passed, N failed" for the suite's specs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source tools/bazel/bazel.sh
+
+images=(jobset-controller jobset-webhook jobset-agent e2e-worker)
+targets=() tars=()
+for i in "${images[@]}"; do
+  targets+=("//images:$i")
+  tars+=("$PWD/bazel-bin/images/$i.tar")
+done
+bazel_cmd build "${targets[@]}" //images:install >&2
+
+kubeconfig="${KUBECONFIG:-}"
+if [ -z "$kubeconfig" ]; then
+  [ "${KEEP_CLUSTER:-}" = 1 ] || trap 'tools/cluster/cluster.sh down' EXIT
+  tools/cluster/cluster.sh up "${tars[@]}"
+  kubeconfig=$(tools/cluster/cluster.sh kubeconfig)
+fi
+
+status=0
+bazel_cmd test //e2e:e2e_test --test_output=streamed --test_timeout=1800 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \
+  --test_env=KUBECONFIG="$kubeconfig" --test_env=INSTALL_YAML=images/install.yaml || status=$?
+
+log="bazel-testlogs/e2e/e2e_test/test.log"
+passed=$(sed -n 's/.* \([0-9]*\) Passed | \([0-9]*\) Failed.*/\1/p' "$log" | tail -1)
+failed=$(sed -n 's/.* \([0-9]*\) Passed | \([0-9]*\) Failed.*/\2/p' "$log" | tail -1)
+if [ -z "$passed" ]; then passed=0; failed=1; fi
+[ "$status" = 0 ] || [ "$failed" != 0 ] || failed=1
+echo "${passed} passed, ${failed} failed"
+exit $status
