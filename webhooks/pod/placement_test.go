@@ -91,15 +91,21 @@ var _ = Describe("Exclusive placement", func() {
 		Expect(err.Error()).To(ContainSubstring("is not scheduled yet"))
 	})
 
+	// admitFollower creates follower index, retrying as the Job controller
+	// does: the webhook reads the leader from its cache, which follows the
+	// binding shortly.
+	admitFollower := func(index int) *corev1.Pod {
+		follower := jobPod(index, exclusive)
+		Eventually(func() error { return k8sClient.Create(ctx, follower) }).Should(Succeed())
+		return follower
+	}
+
 	It("pins followers to the leader's domain once the leader is scheduled", func() {
 		leader := jobPod(0, exclusive)
 		Expect(k8sClient.Create(ctx, leader)).To(Succeed())
 		schedule(leader, nodeIn("rack-a"))
 
-		// The webhook reads the leader from its cache, which follows the
-		// binding shortly; the Job controller retries likewise.
-		follower := jobPod(1, exclusive)
-		Eventually(func() error { return k8sClient.Create(ctx, follower) }).Should(Succeed())
+		follower := admitFollower(1)
 		Expect(follower.Spec.NodeSelector).To(HaveKeyWithValue(rack, "rack-a"))
 		Expect(follower.Spec.Affinity).To(BeNil(), "only the leader carries affinities")
 	})
@@ -121,8 +127,7 @@ var _ = Describe("Exclusive placement", func() {
 		leader := jobPod(0, exclusive)
 		Expect(k8sClient.Create(ctx, leader)).To(Succeed())
 		schedule(leader, nodeIn("rack-a"))
-		follower := jobPod(1, exclusive)
-		Eventually(func() error { return k8sClient.Create(ctx, follower) }).Should(Succeed())
+		follower := admitFollower(1)
 		Expect(follower.Spec.NodeSelector).To(HaveKeyWithValue(rack, "rack-a"))
 		Consistently(func() error {
 			return k8sClient.Get(ctx, client.ObjectKeyFromObject(follower), &corev1.Pod{})
@@ -148,8 +153,7 @@ var _ = Describe("Exclusive placement", func() {
 		)))
 
 		By("the Job controller's replacement is pinned to rack-b")
-		replacement := jobPod(1, exclusive)
-		Eventually(func() error { return k8sClient.Create(ctx, replacement) }).Should(Succeed())
+		replacement := admitFollower(1)
 		Expect(replacement.Spec.NodeSelector).To(HaveKeyWithValue(rack, "rack-b"))
 	})
 })
