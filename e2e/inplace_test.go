@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
@@ -31,7 +32,7 @@ var _ = Describe("In-place group restart", func() {
 		var err error
 		ns, err = framework.CreateNamespace(ctx, k8sClient, "e2e")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(framework.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
+		Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) {
 			Expect(k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 		})

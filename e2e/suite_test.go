@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/fastjobset/jobset/api/scheme"
-	"github.com/fastjobset/jobset/tools/testing/framework"
+	"github.com/fastjobset/jobset/tools/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/runfiles"
 )
 
@@ -73,7 +73,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 
 	By("deploying " + install)
-	Expect(framework.Apply(ctx, k8sClient, install, "")).To(Succeed())
+	Expect(kubeapply.Apply(ctx, k8sClient, install, "")).To(Succeed())
 	for _, name := range []string{"jobset-controller", "jobset-webhook"} {
 		Eventually(func(g Gomega) {
 			var d appsv1.Deployment

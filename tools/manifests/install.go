@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fastjobset/jobset/images/oci"
+	"github.com/fastjobset/jobset/tools/kubeapply"
 )
 
 // Names of what install.yaml deploys.
@@ -136,24 +134,15 @@ func writeInstall(w io.Writer, in installInputs, img images) error {
 
 // readObjects reads a multi-document YAML file.
 func readObjects(path string) ([]client.Object, error) {
-	data, err := os.ReadFile(path)
+	us, err := kubeapply.Read(path)
 	if err != nil {
 		return nil, err
 	}
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var objs []client.Object
-	for {
-		u := &unstructured.Unstructured{}
-		if err := decoder.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
+	objs := make([]client.Object, len(us))
+	for i, u := range us {
+		objs[i] = u
 	}
+	return objs, nil
 }
 
 // pointWebhooksAtService names the configurations as the webhook's flags

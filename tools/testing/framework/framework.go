@@ -4,7 +4,6 @@
 package framework
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -19,9 +18,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -256,53 +253,4 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-// Apply applies every object of the multi-document YAML file at path with
-// server-side apply, as `kubectl apply --server-side` does. A non-empty
-// namespace moves namespaced objects there, with the ServiceAccounts their
-// RoleBindings name (as kustomize's namespace does).
-func Apply(ctx context.Context, c client.Client, path, namespace string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := decoder.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if namespace != "" && u.GetNamespace() != "" {
-			u.SetNamespace(namespace)
-			if err := moveSubjects(u, namespace); err != nil {
-				return err
-			}
-		}
-		if err := c.Patch(ctx, u, client.Apply, client.ForceOwnership, client.FieldOwner("jobset-tests")); err != nil {
-			return fmt.Errorf("applying %s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
-		}
-	}
-}
-
-func moveSubjects(u *unstructured.Unstructured, namespace string) error {
-	if u.GetKind() != "RoleBinding" {
-		return nil
-	}
-	subjects, _, err := unstructured.NestedSlice(u.Object, "subjects")
-	if err != nil {
-		return err
-	}
-	for _, s := range subjects {
-		if subject, ok := s.(map[string]any); ok && subject["kind"] == "ServiceAccount" {
-			subject["namespace"] = namespace
-		}
-	}
-	return unstructured.SetNestedSlice(u.Object, subjects, "subjects")
 }
