@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -10,13 +11,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/framework"
-	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
 // podState is what an in-place restart must keep (the UID) and move on
@@ -39,7 +40,7 @@ var _ = Describe("In-place group restart", func() {
 	})
 
 	It("restarts every Pod in place when one worker fails (seed story 1)", func(ctx context.Context) {
-		js := trainingJobSet(ns, "story1", 2, 2)
+		js := example(ns, "story1-inplace.yaml")
 		Expect(k8sClient.Create(ctx, js)).To(Succeed())
 		before := waitForSyncedWorkers(ctx, js, 4)
 		epoch := syncedEpoch(ctx, js)
@@ -64,25 +65,17 @@ var _ = Describe("In-place group restart", func() {
 	})
 })
 
-// trainingJobSet is replicas Jobs of pods Pods, each a worker with the agent
-// sidecar as docs/in-place-restart.md writes it.
-func trainingJobSet(ns, name string, replicas, pods int32) *jobset.JobSet {
-	rj := wrappers.MakeReplicatedJob("workers").Replicas(replicas).Pods(pods).InPlaceReady().Obj()
-	pod := &rj.Template.Spec.Template.Spec
-	pod.ServiceAccountName = "jobset-agent"
-	pod.TerminationGracePeriodSeconds = ptr.To[int64](5)
-	pod.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-	pod.InitContainers[0].Image = agentImage
-	pod.InitContainers[0].ImagePullPolicy = corev1.PullIfNotPresent
-	worker := &pod.Containers[0]
-	worker.Image = workerImage
-	worker.ImagePullPolicy = corev1.PullIfNotPresent
-	worker.Env = []corev1.EnvVar{{Name: "POD_UID", ValueFrom: &corev1.EnvVarSource{
-		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.uid"},
-	}}}
-	worker.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
-	worker.Ports = []corev1.ContainerPort{{Name: "control", ContainerPort: 8081}}
-	return wrappers.MakeJobSet(name, ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(5).ReplicatedJob(rj).Obj()
+// example returns the JobSet of docs/examples/<file>, in namespace ns.
+func example(ns, file string) *jobset.JobSet {
+	root, err := framework.RepoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	objs, err := kubeapply.Read(filepath.Join(root, "docs", "examples", file))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(objs).To(HaveLen(1), "%s holds one JobSet", file)
+	js := &jobset.JobSet{}
+	Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, js)).To(Succeed())
+	js.Namespace = ns
+	return js
 }
 
 // waitForSyncedWorkers waits until want Pods of js run with every container

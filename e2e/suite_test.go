@@ -9,15 +9,17 @@
 //	KUBECONFIG      the cluster (required)
 //	INSTALL_YAML    install.yaml to deploy (bazel-bin/images/install.yaml); without
 //	                it the suite skips, so that `go test ./...` never deploys anywhere
-//	AGENT_RBAC      agent/rbac/agent-rbac.yaml, applied in each test namespace
-//	AGENT_IMAGE     the agent image install.yaml names (default ghcr.io/fastjobset/jobset-agent:dev)
-//	WORKER_IMAGE    the e2e worker image (default ghcr.io/fastjobset/e2e-worker:dev)
+//
+// The workloads are the examples of docs/examples, with the images
+// ghcr.io/fastjobset/{jobset-agent,e2e-worker}:dev; each test namespace
+// gets the agent's RBAC from agent/rbac.
 package e2e
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -32,6 +34,7 @@ import (
 
 	"github.com/fastjobset/jobset/api/scheme"
 	"github.com/fastjobset/jobset/tools/kubeapply"
+	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/runfiles"
 )
 
@@ -39,8 +42,6 @@ var (
 	k8sClient   client.Client
 	clientset   *kubernetes.Clientset
 	agentRBAC   string
-	agentImage  = envOr("AGENT_IMAGE", "ghcr.io/fastjobset/jobset-agent:dev")
-	workerImage = envOr("WORKER_IMAGE", "ghcr.io/fastjobset/e2e-worker:dev")
 )
 
 func TestEndToEnd(t *testing.T) {
@@ -60,7 +61,9 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	Expect(kubeconfig).NotTo(BeEmpty(), "KUBECONFIG is not set: run tools/e2e.sh, which brings up the local cluster, or point it at a cluster")
 	install := runfiles.Path(os.Getenv("INSTALL_YAML"))
-	agentRBAC = runfiles.Path(envOr("AGENT_RBAC", "agent/rbac/agent-rbac.yaml"))
+	root, err := framework.RepoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	agentRBAC = filepath.Join(root, "agent", "rbac", "agent-rbac.yaml")
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
@@ -88,7 +91,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 // dryRunJobSet asks for the admission of an InPlaceRestart JobSet, storing
 // nothing: it succeeds once the webhook serves.
 func dryRunJobSet(ctx context.Context) error {
-	return k8sClient.Create(ctx, trainingJobSet("default", "admission-probe", 1, 1), client.DryRunAll)
+	return k8sClient.Create(ctx, example("default", "story1-inplace.yaml"), client.DryRunAll)
 }
 
 func envOr(key, fallback string) string {
