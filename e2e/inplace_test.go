@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +20,7 @@ import (
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/framework"
+	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
 // podState is what an in-place restart must keep (the UID) and move on
@@ -40,30 +43,126 @@ var _ = Describe("In-place group restart", func() {
 	})
 
 	It("restarts every Pod in place when one worker fails (seed story 1)", func(ctx context.Context) {
-		js := example(ns, "story1-inplace.yaml")
+		expectInPlaceGroupRestart(ctx, example(ns, "story1-inplace.yaml"))
+	})
+
+	It("does the same for a JobSet that only asks for InPlaceRestart and agent injection", func(ctx context.Context) {
+		expectInPlaceGroupRestart(ctx, example(ns, "story1-injected.yaml"))
+	})
+
+	It("fails the JobSet at once on the fatal exit code (seed story 2)", func(ctx context.Context) {
+		js := example(ns, "story2-exit-codes.yaml")
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		pods := waitForSyncedWorkers(ctx, js, 4)
+
+		exitWorker(ctx, ns, anyPod(pods), 42)
+		Eventually(func(g Gomega) {
+			got := getJobSet(ctx, js)
+			g.Expect(got.Status.TerminalState).To(Equal(jobset.JobSetFailed))
+			g.Expect(got.Status.InPlaceRestarts).To(BeZero(), "no group restart before failing")
+		}).Should(Succeed())
+	})
+
+	It("replaces the Pod whose worker exits with the recreate code and restarts the others in place (seed story 2)", func(ctx context.Context) {
+		js := example(ns, "story2-exit-codes.yaml")
 		Expect(k8sClient.Create(ctx, js)).To(Succeed())
 		before := waitForSyncedWorkers(ctx, js, 4)
 		epoch := syncedEpoch(ctx, js)
 
-		By("one worker exits with code 1")
 		victim := anyPod(before)
-		exitWorker(ctx, ns, victim, 1)
-
-		By("the group restarts in place and re-syncs at the next epoch")
-		Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
+		exitWorker(ctx, ns, victim, 43)
+		Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(BeNumerically(">", epoch))
 		after := waitForSyncedWorkers(ctx, js, 4)
+		Expect(after).NotTo(HaveKey(victim), "the failed Pod is replaced")
 		for name, b := range before {
-			a, ok := after[name]
-			Expect(ok).To(BeTrue(), "Pod %s was replaced", name)
-			Expect(a.uid).To(Equal(b.uid), "Pod %s was recreated", name)
-			for c, n := range b.restarts {
-				Expect(a.restarts[c]).To(Equal(n+1), "Pod %s container %s restarted %d times, want %d", name, c, a.restarts[c], n+1)
+			if name == victim {
+				continue
 			}
-			Expect(strings.Count(workerStarts(ctx, ns, name), "\n")).To(Equal(2),
-				"Pod %s: the emptyDir keeps the first start's record", name)
+			Expect(after).To(HaveKeyWithValue(name, HaveField("uid", b.uid)), "Pod %s restarts in place", name)
+			Expect(after[name].restarts["worker"]).To(Equal(b.restarts["worker"]+1))
+		}
+	})
+
+	It("fails the JobSet with the in-place message once the restart budget is spent", func(ctx context.Context) {
+		js := example(ns, "story1-inplace.yaml")
+		js.Spec.FailurePolicy.MaxRestarts = 0
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		pods := waitForSyncedWorkers(ctx, js, 4)
+
+		exitWorker(ctx, ns, anyPod(pods), 1)
+		Eventually(func(g Gomega) {
+			got := getJobSet(ctx, js)
+			g.Expect(got.Status.TerminalState).To(Equal(jobset.JobSetFailed))
+			failed := meta.FindStatusCondition(got.Status.Conditions, string(jobset.JobSetFailed))
+			g.Expect(failed).NotTo(BeNil())
+			g.Expect(failed.Reason).To(Equal(jobset.ReasonReachedMaxRestarts))
+			g.Expect(failed.Message).To(ContainSubstring("in-place group restart would exceed failurePolicy.maxRestarts"))
+		}).Should(Succeed())
+	})
+
+	It("still restarts by recreating every Pod with Recreate and backoffLimit 0", func(ctx context.Context) {
+		rj := wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).Obj()
+		rj.Template.Spec.BackoffLimit = ptr.To[int32](0)
+		pod := &rj.Template.Spec.Template.Spec
+		pod.TerminationGracePeriodSeconds = ptr.To[int64](5)
+		pod.Containers[0].Image = "ghcr.io/fastjobset/e2e-worker:dev"
+		pod.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
+		pod.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		pod.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		js := wrappers.MakeJobSet("recreate", ns).MaxRestarts(3).ReplicatedJob(rj).Obj()
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		before := waitForSyncedWorkers(ctx, js, 4)
+
+		exitWorker(ctx, ns, anyPod(before), 1)
+		Eventually(func() int32 { return getJobSet(ctx, js).Status.Restarts }).Should(Equal(int32(1)))
+		By("every Pod is recreated")
+		for name := range before {
+			Eventually(func() bool {
+				var p corev1.Pod
+				err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &p)
+				return apierrors.IsNotFound(err) || p.DeletionTimestamp != nil
+			}).Should(BeTrue(), "Pod %s of the first attempt goes", name)
+		}
+		after := waitForSyncedWorkers(ctx, js, 4)
+		for name := range before {
+			Expect(after).NotTo(HaveKey(name))
 		}
 	})
 })
+
+// expectInPlaceGroupRestart runs js until its 4 workers are synced, makes
+// one fail with code 1, and checks the group restarted in place: same Pod
+// UIDs, every container's restart count + 1, syncedEpoch + 1, every worker
+// running again, and the emptyDir kept.
+func expectInPlaceGroupRestart(ctx context.Context, js *jobset.JobSet) {
+	Expect(k8sClient.Create(ctx, js)).To(Succeed())
+	before := waitForSyncedWorkers(ctx, js, 4)
+	epoch := syncedEpoch(ctx, js)
+
+	By("one worker exits with code 1")
+	exitWorker(ctx, js.Namespace, anyPod(before), 1)
+
+	By("the group restarts in place and re-syncs at the next epoch")
+	Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
+	after := waitForSyncedWorkers(ctx, js, 4)
+	for name, b := range before {
+		a, ok := after[name]
+		Expect(ok).To(BeTrue(), "Pod %s was replaced", name)
+		Expect(a.uid).To(Equal(b.uid), "Pod %s was recreated", name)
+		for c, n := range b.restarts {
+			Expect(a.restarts[c]).To(Equal(n+1), "Pod %s container %s restarted %d times, want %d", name, c, a.restarts[c], n+1)
+		}
+		Expect(strings.Count(workerStarts(ctx, js.Namespace, name), "\n")).To(Equal(2),
+			"Pod %s: the emptyDir keeps the first start's record", name)
+	}
+	Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
+}
+
+func getJobSet(ctx context.Context, js *jobset.JobSet) *jobset.JobSet {
+	got := &jobset.JobSet{}
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), got)).To(Succeed())
+	return got
+}
 
 // example returns the JobSet of docs/examples/<file>, in namespace ns.
 func example(ns, file string) *jobset.JobSet {
@@ -105,9 +204,7 @@ func waitForSyncedWorkers(ctx context.Context, js *jobset.JobSet, want int) map[
 }
 
 func syncedEpoch(ctx context.Context, js *jobset.JobSet) int32 {
-	var got jobset.JobSet
-	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), &got)).To(Succeed())
-	return ptr.Deref(got.Status.SyncedEpoch, 0)
+	return ptr.Deref(getJobSet(ctx, js).Status.SyncedEpoch, 0)
 }
 
 func anyPod(states map[string]podState) string {
