@@ -71,7 +71,10 @@ func agentContainer(o AgentOptions) corev1.Container {
 		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
 		RestartPolicyRules: []corev1.ContainerRestartRule{{
 			Action:    corev1.ContainerRestartRuleActionRestartAllContainers,
-			ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{o.RestartExitCode}},
+			// The restart code and crashes alike: a crashed agent must not
+			// leave its worker running behind the group (Kubernetes 1.37
+			// has no rule action that fails the Pod instead).
+			ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0}},
 		}},
 		StartupProbe: &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{

@@ -58,7 +58,7 @@ func validateAgent(pod corev1.PodSpec, path *field.Path) field.ErrorList {
 	i := agentIndex(pod)
 	if i < 0 {
 		return field.ErrorList{field.Required(path.Child("initContainers"),
-			"restartStrategy InPlaceRestart needs the agent sidecar in every Pod: an init container with restartPolicy Always and a restartPolicyRules entry {action: RestartAllContainers, exitCodes: {operator: In, values: [88]}}; "+inPlaceDoc)}
+			"restartStrategy InPlaceRestart needs the agent sidecar in every Pod: an init container with restartPolicy Always and a restartPolicyRules entry {action: RestartAllContainers, exitCodes: {operator: NotIn, values: [0]}}; "+inPlaceDoc)}
 	}
 	var errs field.ErrorList
 	c := pod.InitContainers[i]

@@ -2,6 +2,7 @@ package jobset
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -272,7 +273,10 @@ func TestInjectAgentMatchesTheDocumentedManifest(t *testing.T) {
 		ReplicatedJob(wrappers.MakeReplicatedJob("w").Obj()).Obj()
 	InjectAgent(custom, AgentOptions{Image: "a", RestartExitCode: 42})
 	agentC := custom.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.InitContainers[0]
-	if agentC.RestartPolicyRules[0].ExitCodes.Values[0] != 42 || agentC.Env[len(agentC.Env)-1].Value != "42" {
-		t.Errorf("a custom exit code must reach both the rule and the agent: %+v", agentC)
+	if agentC.Env[len(agentC.Env)-1].Value != "42" {
+		t.Errorf("a custom exit code must reach the agent: %+v", agentC.Env)
+	}
+	if rule := agentC.RestartPolicyRules[0].ExitCodes; rule.Operator != corev1.ContainerRestartRuleOnExitCodesOpNotIn || !slices.Equal(rule.Values, []int32{0}) {
+		t.Errorf("the agent's rule must cover every non-zero exit, the custom code included: %+v", rule)
 	}
 }

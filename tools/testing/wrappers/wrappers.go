@@ -240,7 +240,7 @@ func (w *ReplicatedJobWrapper) InPlaceReady() *ReplicatedJobWrapper {
 		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
 		RestartPolicyRules: []corev1.ContainerRestartRule{{
 			Action:    corev1.ContainerRestartRuleActionRestartAllContainers,
-			ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{88}},
+			ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0}},
 		}},
 		StartupProbe: &corev1.Probe{
 			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/barrier-is-lifted", Port: intstr.FromInt32(8080)}},
