@@ -50,6 +50,28 @@ var _ = Describe("In-place group restart", func() {
 		expectInPlaceGroupRestart(ctx, example(ns, "story1-injected.yaml"))
 	})
 
+	It("restarts the Pod of a crashed agent in place, and the group with it", func(ctx context.Context) {
+		js := example(ns, "story1-inplace.yaml")
+		// The worker crashes the agent: it has to see the agent's process.
+		js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.ShareProcessNamespace = ptr.To(true)
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		before := waitForSyncedWorkers(ctx, js, 4)
+		epoch := syncedEpoch(ctx, js)
+
+		victim := anyPod(before)
+		_, err := clientset.CoreV1().Pods(ns).ProxyGet("http", victim, "8081", "/kill",
+			map[string]string{"name": "jobset-agent"}).DoRaw(ctx)
+		Expect(err).NotTo(HaveOccurred())
+
+		Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
+		after := waitForSyncedWorkers(ctx, js, 4)
+		for name, b := range before {
+			Expect(after).To(HaveKeyWithValue(name, HaveField("uid", b.uid)), "Pod %s restarts in place", name)
+			Expect(after[name].restarts["worker"]).To(Equal(b.restarts["worker"]+1),
+				"Pod %s: its worker restarts too, the crashed agent's included", name)
+		}
+	})
+
 	It("fails the JobSet at once on the fatal exit code (seed story 2)", func(ctx context.Context) {
 		js := example(ns, "story2-exit-codes.yaml")
 		Expect(k8sClient.Create(ctx, js)).To(Succeed())

@@ -7,6 +7,8 @@
 //
 //	GET /starts           the start log: one line per start, "<pod UID> <time>"
 //	GET /exit?code=N      exit with code N (after answering)
+//	GET /kill?name=P      SIGKILL every process whose command is P (with
+//	                      shareProcessNamespace: the agent sidecar, to crash it)
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -47,6 +50,14 @@ func main() {
 		}
 		fmt.Fprintf(w, "exiting with %d\n", code)
 		exit <- code
+	})
+	mux.HandleFunc("/kill", func(w http.ResponseWriter, r *http.Request) {
+		killed, err := killAll(r.URL.Query().Get("name"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintf(w, "killed %d processes\n", killed)
 	})
 	server := &http.Server{Addr: ":8081", Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
@@ -88,4 +99,39 @@ func envOr(key, fallback string) string {
 		return v
 	}
 	return fallback
+}
+
+// killAll sends SIGKILL to every process whose executable's base name is
+// name, found through /proc.
+func killAll(name string) (int, error) {
+	if name == "" {
+		return 0, fmt.Errorf("name the process: /kill?name=jobset-agent")
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	killed := 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+		if filepath.Base(argv0) != name {
+			continue
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return killed, fmt.Errorf("killing %d: %w", pid, err)
+		}
+		killed++
+	}
+	if killed == 0 {
+		return 0, fmt.Errorf("no process %q (is shareProcessNamespace on?)", name)
+	}
+	return killed, nil
 }
