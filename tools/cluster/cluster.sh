@@ -36,10 +36,15 @@ running() { # name
   [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
 }
 
-start() { # name cmd...
+start() { # name cmd...: a process inside the namespace
+  local name=$1; shift
+  start_on_host "$name" nsenter --mount="$C/ns/mnt" --net="$C/ns/net" -- "$@"
+}
+
+start_on_host() { # name cmd...
   local name=$1; shift
   running "$name" && return 0
-  nohup nsenter --mount="$C/ns/mnt" --net="$C/ns/net" -- "$@" >"$C/log/$name.log" 2>&1 &
+  nohup "$@" >"$C/log/$name.log" 2>&1 &
   echo $! >"$C/pids/$name.pid"
 }
 
@@ -233,6 +238,13 @@ current-context: jobset-cluster
 EOF
 }
 
+# kc is kubectl inside the namespace, as the cluster admin.
+kc() { in_ns "$KUBEBIN/kubectl" --kubeconfig "$C/admin.kubeconfig" "$@"; }
+
+node_ready() {
+  [ "$(kc get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+}
+
 import_images() { # tar...
   local tar
   for tar in "$@"; do
@@ -246,7 +258,6 @@ up() {
   create_namespace
   generate_config
   local k="$KUBEBIN"
-  local kubectl=(in_ns "$k/kubectl" --kubeconfig "$C/admin.kubeconfig")
 
   start etcd "$k/etcd" --name jobset-cluster --data-dir "$C/etcd" \
     --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
@@ -260,10 +271,10 @@ up() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$C/pki/sa.pub" --service-account-signing-key-file="$C/pki/sa.key" \
     --service-cluster-ip-range="$SERVICE_CIDR" --allow-privileged=true
-  start nsforward "$CLUSTERBIN/nsforward" -netns "$C/ns/net" -listen "$HOST_API" -target "$NODE_IP:$API_PORT"
+  start_on_host nsforward "$CLUSTERBIN/nsforward" -netns "$C/ns/net" -listen "$HOST_API" -target "$NODE_IP:$API_PORT"
   wait_for containerd 60 in_ns ctr --address "$C/run/containerd.sock" version
   import_images "$CLUSTERBIN/pause.tar" "$@"
-  wait_for kube-apiserver 120 "${kubectl[@]}" get --raw /readyz
+  wait_for kube-apiserver 120 kc get --raw /readyz
 
   start kube-controller-manager "$k/kube-controller-manager" --kubeconfig="$C/kcm.kubeconfig" \
     --authentication-kubeconfig="$C/kcm.kubeconfig" --authorization-kubeconfig="$C/kcm.kubeconfig" \
@@ -276,8 +287,8 @@ up() {
     --root-dir="$C/kubelet" --node-ip="$NODE_IP" --hostname-override="$NODE_NAME"
   start kube-proxy "$k/kube-proxy" --config="$C/kube-proxy.yaml"
   start coredns "$CLUSTERBIN/coredns" -conf "$C/Corefile"
-  wait_for "node $NODE_NAME" 120 sh -c "$(printf '%q ' "${kubectl[@]}") get node $NODE_NAME -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
-  wait_for "default ServiceAccount" 60 "${kubectl[@]}" get serviceaccount default -n default
+  wait_for "node $NODE_NAME" 120 node_ready
+  wait_for "default ServiceAccount" 60 kc get serviceaccount default -n default
   wait_for "cluster DNS" 60 in_ns curl -sf http://127.0.0.1:8181/ready
   wait_for "API server from the host" 30 "$k/kubectl" --kubeconfig "$C/host.kubeconfig" get --raw /readyz
   log "up; KUBECONFIG=$C/host.kubeconfig"
