@@ -66,7 +66,8 @@ var _ = Describe("In-place group restart", func() {
 		Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
 		after := waitForSyncedWorkers(ctx, js, 4)
 		for name, b := range before {
-			Expect(after).To(HaveKeyWithValue(name, HaveField("uid", b.uid)), "Pod %s restarts in place", name)
+			Expect(after).To(HaveKey(name), "Pod %s restarts in place", name)
+			Expect(after[name].uid).To(Equal(b.uid), "Pod %s restarts in place", name)
 			Expect(after[name].restarts["worker"]).To(Equal(b.restarts["worker"]+1),
 				"Pod %s: its worker restarts too, the crashed agent's included", name)
 		}
@@ -80,7 +81,7 @@ var _ = Describe("In-place group restart", func() {
 		exitWorker(ctx, ns, anyPod(pods), 42)
 		Eventually(func(g Gomega) {
 			got := getJobSet(ctx, js)
-			g.Expect(got.Status.TerminalState).To(Equal(jobset.JobSetFailed))
+			g.Expect(got.Status.TerminalState).To(Equal(string(jobset.JobSetFailed)))
 			g.Expect(got.Status.InPlaceRestarts).To(BeZero(), "no group restart before failing")
 		}).Should(Succeed())
 	})
@@ -100,7 +101,8 @@ var _ = Describe("In-place group restart", func() {
 			if name == victim {
 				continue
 			}
-			Expect(after).To(HaveKeyWithValue(name, HaveField("uid", b.uid)), "Pod %s restarts in place", name)
+			Expect(after).To(HaveKey(name), "Pod %s restarts in place", name)
+			Expect(after[name].uid).To(Equal(b.uid), "Pod %s restarts in place", name)
 			Expect(after[name].restarts["worker"]).To(Equal(b.restarts["worker"]+1))
 		}
 	})
@@ -114,7 +116,7 @@ var _ = Describe("In-place group restart", func() {
 		exitWorker(ctx, ns, anyPod(pods), 1)
 		Eventually(func(g Gomega) {
 			got := getJobSet(ctx, js)
-			g.Expect(got.Status.TerminalState).To(Equal(jobset.JobSetFailed))
+			g.Expect(got.Status.TerminalState).To(Equal(string(jobset.JobSetFailed)))
 			failed := meta.FindStatusCondition(got.Status.Conditions, string(jobset.JobSetFailed))
 			g.Expect(failed).NotTo(BeNil())
 			g.Expect(failed.Reason).To(Equal(jobset.ReasonReachedMaxRestarts))

@@ -40,6 +40,9 @@ type Pod struct {
 	// replaces them, and the replacement joins at S+1.
 	Failed   bool
 	Deleting bool
+	// EndsJob: the Pod's failure matches a podFailurePolicy rule that fails
+	// its Job; the Job's failure, not a group restart, answers it.
+	EndsJob bool
 	// FailureSignal, when not empty, describes a lasting sign that the
 	// Pod's containers failed or are restarting since the group synced.
 	FailureSignal string
@@ -170,7 +173,7 @@ func (d Decision) exceedBudget(s Snapshot, trigger string) Decision {
 // signalledPod describes the first live Pod with a failure signal, or "".
 func signalledPod(pods []Pod) string {
 	for _, p := range pods {
-		if !p.Succeeded && !p.Failed && !p.Deleting && p.FailureSignal != "" {
+		if !p.Succeeded && !p.Failed && !p.Deleting && !p.EndsJob && p.FailureSignal != "" {
 			return fmt.Sprintf("Pod %s: %s", p.Name, p.FailureSignal)
 		}
 	}
@@ -211,7 +214,7 @@ func livePodAt(pods []Pod, epoch, synced int32) string {
 func failureTrigger(pods []Pod, synced int32) string {
 	member := strconv.Itoa(int(synced))
 	for _, p := range pods {
-		if p.Succeeded || p.Epoch != member {
+		if p.Succeeded || p.EndsJob || p.Epoch != member {
 			continue
 		}
 		switch {

@@ -92,6 +92,19 @@ func TestDecide(t *testing.T) {
 				Pods: append(with(at("1"), 0, func(p *Pod) { p.Failed = true; p.Name = "old" }), at("2", "2")...)},
 			want: Decision{Synced: 2, Deprecated: 1},
 		},
+		"a failure that ends its Job (podFailurePolicy FailJob) starts no group restart": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
+				Pods: with(at("1", "1"), 1, func(p *Pod) {
+					p.FailureSignal = "container worker terminated with exit code 42"
+					p.EndsJob = true
+				})},
+			want: Decision{Synced: 1},
+		},
+		"a Failed Pod whose failure ends its Job starts no group restart either": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
+				Pods: with(at("1", "1"), 1, func(p *Pod) { p.Failed, p.EndsJob = true, true })},
+			want: Decision{Synced: 1},
+		},
 		"a failure signal before the first sync starts nothing": {
 			snapshot: Snapshot{Synced: 0, ExpectedPods: 2, MaxRestarts: 3,
 				Pods: with(at("1", "1"), 1, func(p *Pod) { p.FailureSignal = "container worker terminated with exit code 1" })},

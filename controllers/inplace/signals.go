@@ -2,8 +2,10 @@ package inplace
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -45,4 +47,51 @@ func FailureSignal(pod *corev1.Pod, syncedAt time.Time) string {
 		}
 	}
 	return ""
+}
+
+// EndsJob reports whether the Pod's failure ends its Job rather than its
+// group: the first rule of the Job's podFailurePolicy that matches the Pod
+// (as the Job controller matches them) fails the Job or the Pod's index.
+// Such a failure must not start a group restart: the Job fails, and the
+// JobSet's failure policy decides (for example FailJobSet at once).
+//
+// Rules are matched on containers that have terminated already, before the
+// Pod is Failed, because the group restart would otherwise start first.
+// Exit code 0 never matches, as in the Job controller.
+func EndsJob(pod *corev1.Pod, policy *batchv1.PodFailurePolicy) bool {
+	if policy == nil {
+		return false
+	}
+	for _, rule := range policy.Rules {
+		if !ruleMatches(pod, rule) {
+			continue
+		}
+		return rule.Action == batchv1.PodFailurePolicyActionFailJob || rule.Action == batchv1.PodFailurePolicyActionFailIndex
+	}
+	return false
+}
+
+func ruleMatches(pod *corev1.Pod, rule batchv1.PodFailurePolicyRule) bool {
+	if r := rule.OnExitCodes; r != nil {
+		for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+			for _, c := range statuses {
+				t := c.State.Terminated
+				if t == nil || t.ExitCode == 0 || (r.ContainerName != nil && *r.ContainerName != c.Name) {
+					continue
+				}
+				if slices.Contains(r.Values, t.ExitCode) == (r.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, p := range rule.OnPodConditions {
+		for _, c := range pod.Status.Conditions {
+			if c.Type == p.Type && c.Status == p.Status {
+				return true
+			}
+		}
+	}
+	return false
 }

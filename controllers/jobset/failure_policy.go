@@ -55,14 +55,14 @@ func describeRule(name string) string {
 }
 
 func jobFailureDescription(job *batchv1.Job) string {
-	c := jobCondition(job, batchv1.JobFailed)
+	c := jobFailure(job)
 	return fmt.Sprintf("Job %s failed (reason %s: %s)", job.Name, c.Reason, c.Message)
 }
 
 // firstMatchingRule returns the first rule whose every requirement the failed
 // Job meets: its replicatedJob, its failure reason and its failure message.
 func firstMatchingRule(rules []jobset.FailurePolicyRule, job *batchv1.Job) *jobset.FailurePolicyRule {
-	failure := jobCondition(job, batchv1.JobFailed)
+	failure := jobFailure(job)
 	for i := range rules {
 		rule := &rules[i]
 		if len(rule.TargetReplicatedJobs) > 0 && !slices.Contains(rule.TargetReplicatedJobs, job.Labels[jobset.ReplicatedJobNameKey]) {

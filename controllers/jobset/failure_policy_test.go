@@ -64,6 +64,13 @@ func TestFailurePolicyDecision(t *testing.T) {
 			wantKind:   failJobSet,
 			wantReason: jobset.ReasonFailJobSetAction,
 		},
+		"a Job the Job controller has decided to fail (FailureTarget) counts as failed": {
+			js: base().MaxRestarts(5).FailurePolicyRule(failOnPodFailurePolicy).Obj(),
+			failed: []*batchv1.Job{wrappers.MakeJob("js-driver-0", "ns", "driver").
+				FailureTarget("PodFailurePolicy", "Container main for pod ns/js-driver-0-0 failed with exit code 42", t0).Obj()},
+			wantKind:   failJobSet,
+			wantReason: jobset.ReasonFailJobSetAction,
+		},
 		"RestartJobSetAndIgnoreMaxRestarts restarts past the budget, uncounted": {
 			js: base().MaxRestarts(0).FailurePolicyRule(jobset.FailurePolicyRule{
 				Name: "ignore", Action: jobset.RestartJobSetAndIgnoreMaxRestarts}).Obj(),
@@ -136,5 +143,19 @@ func TestFailurePolicyDecision(t *testing.T) {
 				t.Error("a decision must explain itself in its message")
 			}
 		})
+	}
+}
+
+func TestJobsFailingCountAsFailed(t *testing.T) {
+	js := wrappers.MakeJobSet("js", "ns").ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(3).Obj()).Obj()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	jobs := []batchv1.Job{
+		*wrappers.MakeJob("js-workers-0", "ns", "workers").Obj(),
+		*wrappers.MakeJob("js-workers-1", "ns", "workers").FailureTarget("PodFailurePolicy", "exit code 42", t0).Obj(),
+		*wrappers.MakeJob("js-workers-2", "ns", "workers").Failed("BackoffLimitExceeded", "backoff", t0).Obj(),
+	}
+	c := classifyJobs(js, jobs)
+	if len(c.active) != 1 || len(c.failed) != 2 {
+		t.Errorf("active %d, failed %d; want 1 active and 2 failed (FailureTarget and Failed)", len(c.active), len(c.failed))
 	}
 }

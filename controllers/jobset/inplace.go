@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,6 +73,11 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, syncedAt time.Time) inp
 	for _, rj := range js.Spec.ReplicatedJobs {
 		s.ExpectedPods += rj.Replicas * ptr.Deref(rj.Template.Spec.Parallelism, 1)
 	}
+	failurePolicies := map[string]*batchv1.PodFailurePolicy{}
+	for i := range js.Spec.ReplicatedJobs {
+		rj := &js.Spec.ReplicatedJobs[i]
+		failurePolicies[rj.Name] = rj.Template.Spec.PodFailurePolicy
+	}
 	attempt := strconv.Itoa(int(js.Status.Restarts))
 	for i := range pods {
 		pod := &pods[i]
@@ -84,6 +90,7 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, syncedAt time.Time) inp
 			Succeeded:     pod.Status.Phase == corev1.PodSucceeded,
 			Failed:        pod.Status.Phase == corev1.PodFailed,
 			Deleting:      pod.DeletionTimestamp != nil,
+			EndsJob:       inplace.EndsJob(pod, failurePolicies[pod.Labels[jobset.ReplicatedJobNameKey]]),
 			FailureSignal: inplace.FailureSignal(pod, syncedAt),
 		})
 	}

@@ -214,6 +214,16 @@ func (w *JobWrapper) Failed(reason, message string, at time.Time) *JobWrapper {
 	return w
 }
 
+// FailureTarget adds the FailureTarget condition the Job controller sets
+// when it has decided the Job fails, before its Pods have terminated.
+func (w *JobWrapper) FailureTarget(reason, message string, at time.Time) *JobWrapper {
+	w.Status.Conditions = append(w.Status.Conditions, batchv1.JobCondition{
+		Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue,
+		Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(at),
+	})
+	return w
+}
+
 // Complete adds a Complete condition.
 func (w *JobWrapper) Complete() *JobWrapper {
 	w.Status.Conditions = append(w.Status.Conditions, batchv1.JobCondition{
