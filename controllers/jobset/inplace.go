@@ -79,18 +79,30 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, syncedAt time.Time) inp
 		failurePolicies[rj.Name] = rj.Template.Spec.PodFailurePolicy
 	}
 	attempt := strconv.Itoa(int(js.Status.Restarts))
+	var current []*corev1.Pod
+	// A Pod whose failure fails its Job dooms the whole Job: the Job
+	// controller deletes its other Pods next, which must not look like
+	// members lost. (Pod events arrive in order, so the failed Pod's status
+	// is seen before its siblings' deletion.)
+	doomedJobs := map[string]bool{}
 	for i := range pods {
 		pod := &pods[i]
 		if pod.Labels[jobset.RestartsKey] != attempt || pod.Labels[jobset.JobSetUIDKey] != string(js.UID) {
 			continue
 		}
+		current = append(current, pod)
+		if inplace.EndsJob(pod, failurePolicies[pod.Labels[jobset.ReplicatedJobNameKey]]) {
+			doomedJobs[pod.Labels[batchv1.JobNameLabel]] = true
+		}
+	}
+	for _, pod := range current {
 		s.Pods = append(s.Pods, inplace.Pod{
 			Name:          pod.Name,
 			Epoch:         pod.Annotations[jobset.EpochKey],
 			Succeeded:     pod.Status.Phase == corev1.PodSucceeded,
 			Failed:        pod.Status.Phase == corev1.PodFailed,
 			Deleting:      pod.DeletionTimestamp != nil,
-			EndsJob:       inplace.EndsJob(pod, failurePolicies[pod.Labels[jobset.ReplicatedJobNameKey]]),
+			EndsJob:       doomedJobs[pod.Labels[batchv1.JobNameLabel]],
 			FailureSignal: inplace.FailureSignal(pod, syncedAt),
 		})
 	}
