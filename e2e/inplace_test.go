@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,6 +40,9 @@ var _ = Describe("In-place group restart", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) {
+			if CurrentSpecReport().Failed() {
+				dumpNamespace(ctx, ns)
+			}
 			Expect(k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 		})
 	})
@@ -256,4 +261,40 @@ func workerStarts(ctx context.Context, ns, name string) string {
 		return err
 	}).Should(Succeed())
 	return string(out)
+}
+
+// dumpNamespace writes what a failed spec leaves behind: the JobSets'
+// status, each Pod's epoch and containers, and the events, in time order.
+func dumpNamespace(ctx context.Context, ns string) {
+	var jobSets jobset.JobSetList
+	if err := k8sClient.List(ctx, &jobSets, client.InNamespace(ns)); err == nil {
+		for _, js := range jobSets.Items {
+			GinkgoWriter.Printf("JobSet %s: synced %d deprecated %d inPlaceRestarts %d restarts %d terminal %q\n",
+				js.Name, ptr.Deref(js.Status.SyncedEpoch, 0), ptr.Deref(js.Status.DeprecatedEpoch, 0),
+				js.Status.InPlaceRestarts, js.Status.Restarts, js.Status.TerminalState)
+			for _, c := range js.Status.Conditions {
+				GinkgoWriter.Printf("  %s=%s %s: %s (%s)\n", c.Type, c.Status, c.Reason, c.Message, c.LastTransitionTime.UTC().Format("15:04:05"))
+			}
+		}
+	}
+	var pods corev1.PodList
+	if err := k8sClient.List(ctx, &pods, client.InNamespace(ns)); err == nil {
+		for _, p := range pods.Items {
+			GinkgoWriter.Printf("Pod %s %s epoch %q\n", p.Name, p.Status.Phase, p.Annotations[jobset.EpochKey])
+			for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+				last := ""
+				if t := cs.LastTerminationState.Terminated; t != nil {
+					last = fmt.Sprintf(" last: exit %d %s at %s", t.ExitCode, t.Reason, t.FinishedAt.UTC().Format("15:04:05"))
+				}
+				GinkgoWriter.Printf("  %s restarts %d started %v%s\n", cs.Name, cs.RestartCount, ptr.Deref(cs.Started, false), last)
+			}
+		}
+	}
+	events, err := clientset.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err == nil {
+		sort.Slice(events.Items, func(i, j int) bool { return events.Items[i].LastTimestamp.Before(&events.Items[j].LastTimestamp) })
+		for _, e := range events.Items {
+			GinkgoWriter.Printf("%s %s/%s %s: %s\n", e.LastTimestamp.UTC().Format("15:04:05"), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
 }
