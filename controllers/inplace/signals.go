@@ -17,31 +17,35 @@ const (
 	ReasonRestartingAllContainers                               = "RestartingAllContainers"
 )
 
-// FailureSignal returns a lasting sign that the Pod's containers failed or
-// are being restarted since the group synced at syncedAt, or "".
+// FailureSignal returns a sign that the Pod's containers failed or began
+// restarting since the group synced at syncedAt, or "".
 //
 // The exit code of the container that triggered an in-place restart is
 // visible in one Pod status update only (about 100 ms) before the kubelet
-// replaces it, so a coalesced reconcile can miss it; the signals below last
-// until the Pod has restarted, or, for the last one, until the next sync.
-// A container that exited 0 is done, not failed. A zero syncedAt (sync time
-// unknown) disables the restarted-since-sync signal.
+// replaces it, so a coalesced reconcile can miss it; its last termination
+// state lasts until the next restart. Every sign must be dated, and not
+// before the sync (times have a one-second resolution): the kubelet
+// reports a Pod's status up to a second late, so right after a group
+// synced a member can still show the restart that brought it there, which
+// must not start another one. Containers waiting with reason
+// RestartingAllContainers, and those the kubelet killed for a restart,
+// carry no time, so they are no sign; the container that triggered the
+// restart is. The Pod condition AllContainersRestarting, set when the
+// restart begins, counts only from the second after the sync. A zero
+// syncedAt (sync time unknown) accepts every dated sign.
 func FailureSignal(pod *corev1.Pod, syncedAt time.Time) string {
+	since := func(t time.Time) bool { return !t.IsZero() && !t.Before(syncedAt) }
 	for _, c := range pod.Status.Conditions {
-		if c.Type == PodConditionAllContainersRestarting && c.Status == corev1.ConditionTrue {
+		if c.Type == PodConditionAllContainersRestarting && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(syncedAt) {
 			return "its containers are restarting (" + string(PodConditionAllContainersRestarting) + ")"
 		}
 	}
 	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for _, c := range statuses {
-			if w := c.State.Waiting; w != nil && w.Reason == ReasonRestartingAllContainers {
-				return fmt.Sprintf("container %s is waiting (%s)", c.Name, w.Reason)
-			}
-			if t := c.State.Terminated; t != nil && t.ExitCode != 0 {
+			if t := c.State.Terminated; t != nil && t.ExitCode != 0 && since(t.FinishedAt.Time) {
 				return fmt.Sprintf("container %s terminated with exit code %d", c.Name, t.ExitCode)
 			}
-			if t := c.LastTerminationState.Terminated; t != nil && !syncedAt.IsZero() &&
-				t.FinishedAt.After(syncedAt) && (t.ExitCode != 0 || t.Reason == ReasonRestartingAllContainers) {
+			if t := c.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 && since(t.FinishedAt.Time) {
 				return fmt.Sprintf("container %s restarted after exiting with code %d at %s", c.Name, t.ExitCode, t.FinishedAt.UTC().Format(time.RFC3339))
 			}
 		}

@@ -189,7 +189,7 @@ var _ = Describe("In-place restart", func() {
 			s.Phase = corev1.PodRunning
 			s.ContainerStatuses = []corev1.ContainerStatus{{
 				Name: "worker", Image: "registry.k8s.io/pause:3.10",
-				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}},
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error", FinishedAt: metav1.Now()}},
 			}}
 		})
 		eventuallyEpochs(js, 1, 1)
@@ -325,15 +325,20 @@ var _ = Describe("In-place restart", func() {
 				metav1.NewTime(time.Now().Add(-10 * time.Second))
 			return k8sClient.Status().Patch(ctx, fresh, patch)
 		}).Should(Succeed())
+		// As the kubelet reports it: the worker that failed carries its exit
+		// time; the containers killed to restart carry none.
 		finishedAt := metav1.NewTime(time.Now().Add(-5 * time.Second))
-		for _, pod := range pods {
+		for i, pod := range pods {
+			last := &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "RestartingAllContainers"}
+			if i == 0 {
+				last = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: finishedAt}
+			}
 			kubeletReports(pod, func(s *corev1.PodStatus) {
 				s.Phase = corev1.PodRunning
 				s.ContainerStatuses = []corev1.ContainerStatus{{
 					Name: "worker", Image: "registry.k8s.io/pause:3.10", RestartCount: 1,
-					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}},
-					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-						ExitCode: 137, Reason: "RestartingAllContainers", FinishedAt: finishedAt}},
+					State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}},
+					LastTerminationState: corev1.ContainerState{Terminated: last},
 				}}
 			})
 			agentJoins(pod, "2")
