@@ -48,7 +48,21 @@ var _ = Describe("In-place group restart", func() {
 	})
 
 	It("restarts every Pod in place when one worker fails (seed story 1)", func(ctx context.Context) {
-		expectInPlaceGroupRestart(ctx, example(ns, "story1-inplace.yaml"))
+		js := example(ns, "story1-inplace.yaml")
+		expectInPlaceGroupRestart(ctx, js)
+
+		By("every Pod resolves every other Pod's JobSet DNS hostname, after the restart too")
+		var pods corev1.PodList
+		Expect(k8sClient.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
+		for _, from := range pods.Items {
+			for _, to := range pods.Items {
+				host := to.Spec.Hostname + "." + to.Spec.Subdomain
+				out, err := clientset.CoreV1().Pods(ns).ProxyGet("http", from.Name, "8081", "/resolve",
+					map[string]string{"host": host}).DoRaw(ctx)
+				Expect(err).NotTo(HaveOccurred(), "%s resolving %s: %s", from.Name, host, out)
+				Expect(strings.TrimSpace(string(out))).To(Equal(to.Status.PodIP), "%s resolving %s", from.Name, host)
+			}
+		}
 	})
 
 	It("does the same for a JobSet that only asks for InPlaceRestart and agent injection", func(ctx context.Context) {

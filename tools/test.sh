@@ -3,7 +3,10 @@
 #   1. builds or reuses the envtest binaries (real etcd + kube-apiserver),
 #   2. checks that go.mod, deps.bzl and the BUILD files are fresh,
 #   3. runs `bazel test //...` on Debian's Bazel 4.2.3, offline,
-#   4. ends with one line "N passed, N failed" over checks and test targets.
+#   4. runs the end-to-end suite on the local cluster built from source
+#      (tools/e2e.sh; SKIP_E2E=1 leaves it out, for machines without root),
+#   5. ends with one line "N passed, N failed" over checks, test targets
+#      and end-to-end specs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source tools/bazel/bazel.sh
@@ -55,6 +58,22 @@ if [ "$bazel_status" -ne 0 ] && [ "$targets_failed" -eq 0 ]; then
   echo "FAIL: bazel test //... exited ${bazel_status} before reporting tests"
 fi
 rm -f "$log"
+
+if [ "${SKIP_E2E:-}" != 1 ]; then
+  e2elog=$(mktemp)
+  tools/e2e.sh 2>&1 | tee "$e2elog"
+  e2e_status=${PIPESTATUS[0]}
+  counts=$(tail -1 "$e2elog")
+  if [[ "$counts" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    passed=$((passed + BASH_REMATCH[1]))
+    failed=$((failed + BASH_REMATCH[2]))
+  fi
+  if [ "$e2e_status" -ne 0 ] && ! [[ "$counts" =~ [1-9][0-9]*\ failed$ ]]; then
+    failed=$((failed + 1))
+    echo "FAIL: end-to-end (tools/e2e.sh exited ${e2e_status})"
+  fi
+  rm -f "$e2elog"
+fi
 
 echo "test wall time: $(( $(date +%s) - start ))s"
 echo "${passed} passed, ${failed} failed"

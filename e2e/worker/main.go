@@ -7,6 +7,7 @@
 //
 //	GET /starts           the start log: one line per start, "<pod UID> <time>"
 //	GET /exit?code=N      exit with code N (after answering)
+//	GET /resolve?host=H   the addresses H resolves to, one per line
 //	GET /kill?name=P      SIGKILL every process whose command is P (with
 //	                      shareProcessNamespace: the agent sidecar, to crash it)
 package main
@@ -14,6 +15,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -50,6 +52,14 @@ func main() {
 		}
 		fmt.Fprintf(w, "exiting with %d\n", code)
 		exit <- code
+	})
+	mux.HandleFunc("/resolve", func(w http.ResponseWriter, r *http.Request) {
+		addrs, err := net.DefaultResolver.LookupHost(r.Context(), r.URL.Query().Get("host"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		fmt.Fprintln(w, strings.Join(addrs, "\n"))
 	})
 	mux.HandleFunc("/kill", func(w http.ResponseWriter, r *http.Request) {
 		killed, err := killAll(r.URL.Query().Get("name"))
