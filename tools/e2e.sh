@@ -5,6 +5,9 @@
 # down (KEEP_CLUSTER=1 keeps it). With KUBECONFIG set, uses that cluster
 # instead, which must already hold the images (e2e/kind does that for kind).
 #
+#   tools/e2e.sh [target]     default //e2e:e2e_test (all scenarios); one
+#                             scenario: //e2e:kill_worker_group_restart_test, ...
+#
 # Ends with the line "N passed, N failed" for the suite's specs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,11 +28,13 @@ if [ -z "$kubeconfig" ]; then
   kubeconfig=$(tools/cluster/cluster.sh kubeconfig)
 fi
 
+target="${1:-//e2e:e2e_test}"
 status=0
-bazel_cmd test //e2e:e2e_test --test_output=streamed --test_timeout=1800 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \
+bazel_cmd test "$target" --test_output=streamed --test_timeout=1800 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \
   --test_env=KUBECONFIG="$kubeconfig" --test_env=INSTALL_YAML=images/install.yaml || status=$?
 
-log="bazel-testlogs/e2e/e2e_test/test.log"
+package="${target#//}"; package="${package%%:*}"
+log="bazel-testlogs/${package}/${target##*:}/test.log"
 passed=$(sed -n 's/.* \([0-9]*\) Passed | \([0-9]*\) Failed.*/\1/p' "$log" | tail -1)
 failed=$(sed -n 's/.* \([0-9]*\) Passed | \([0-9]*\) Failed.*/\2/p' "$log" | tail -1)
 if [ -z "$passed" ]; then passed=0; failed=1; fi
