@@ -63,7 +63,8 @@ if [ "${SKIP_E2E:-}" != 1 ]; then
   e2elog=$(mktemp)
   tools/e2e.sh 2>&1 | tee "$e2elog"
   e2e_status=${PIPESTATUS[0]}
-  counts=$(tail -1 "$e2elog")
+  # The cluster's teardown may print after the counts.
+  counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$e2elog" | tail -1)
   if [[ "$counts" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
     passed=$((passed + BASH_REMATCH[1]))
     failed=$((failed + BASH_REMATCH[2]))
