@@ -8,21 +8,7 @@
 # end unless KEEP_CLUSTER=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source tools/bazel/bazel.sh
+source tools/cluster/lib.sh
 
-images=(jobset-controller jobset-webhook jobset-agent e2e-worker)
-targets=() tars=()
-for i in "${images[@]}"; do
-  targets+=("//images:$i")
-  tars+=("$PWD/bazel-bin/images/$i.tar")
-done
-echo "building the images and install.yaml (bazel build)" >&2
-bazel_cmd build "${targets[@]}" //images:install 2>/dev/null
-
-kubeconfig="${KUBECONFIG:-}"
-if [ -z "$kubeconfig" ]; then
-  [ "${KEEP_CLUSTER:-}" = 1 ] || trap 'tools/cluster/cluster.sh down' EXIT
-  tools/cluster/cluster.sh up "${tars[@]}"
-  kubeconfig=$(tools/cluster/cluster.sh kubeconfig)
-fi
+cluster_with_images
 go run ./tools/demo -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml

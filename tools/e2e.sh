@@ -11,22 +11,9 @@
 # Ends with the line "N passed, N failed" for the suite's specs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source tools/bazel/bazel.sh
+source tools/cluster/lib.sh
 
-images=(jobset-controller jobset-webhook jobset-agent e2e-worker)
-targets=() tars=()
-for i in "${images[@]}"; do
-  targets+=("//images:$i")
-  tars+=("$PWD/bazel-bin/images/$i.tar")
-done
-bazel_cmd build "${targets[@]}" //images:install >&2
-
-kubeconfig="${KUBECONFIG:-}"
-if [ -z "$kubeconfig" ]; then
-  [ "${KEEP_CLUSTER:-}" = 1 ] || trap 'tools/cluster/cluster.sh down' EXIT
-  tools/cluster/cluster.sh up "${tars[@]}"
-  kubeconfig=$(tools/cluster/cluster.sh kubeconfig)
-fi
+cluster_with_images
 
 target="${1:-//e2e:e2e_test}"
 status=0

@@ -1,0 +1,25 @@
+# Sourced by tools/demo.sh and tools/e2e.sh (from the root of the tree).
+#
+# cluster_with_images builds the images and install.yaml with Bazel, then
+# sets $kubeconfig: $KUBECONFIG when set (that cluster must already hold
+# the images), otherwise the local cluster, brought up with the images
+# imported and torn down when the calling script exits (unless
+# KEEP_CLUSTER=1).
+source tools/bazel/bazel.sh
+
+cluster_with_images() {
+  local images=(jobset-controller jobset-webhook jobset-agent e2e-worker) targets=() tars=() i
+  for i in "${images[@]}"; do
+    targets+=("//images:$i")
+    tars+=("$PWD/bazel-bin/images/$i.tar")
+  done
+  echo "building the images and install.yaml (bazel build)" >&2
+  bazel_cmd build "${targets[@]}" //images:install >&2
+
+  kubeconfig="${KUBECONFIG:-}"
+  if [ -z "$kubeconfig" ]; then
+    [ "${KEEP_CLUSTER:-}" = 1 ] || trap 'tools/cluster/cluster.sh down' EXIT
+    tools/cluster/cluster.sh up "${tars[@]}"
+    kubeconfig=$(tools/cluster/cluster.sh kubeconfig)
+  fi
+}
