@@ -100,7 +100,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Complete(r)
 }
 
-// +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
@@ -129,9 +129,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	children := classifyJobs(js, jobs.Items)
 
-	// 3. A finished JobSet only stops what still runs.
+	// 3. A finished JobSet only stops what still runs, and goes once its
+	// ttlSecondsAfterFinished is over.
 	if finished(js) {
-		return ctrl.Result{}, r.deleteJobs(ctx, children.active)
+		if err := r.deleteJobs(ctx, children.active); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.expire(ctx, js)
 	}
 
 	// 4. Decide, with pure functions.
@@ -235,6 +239,24 @@ func (r *Reconciler) forEach(ctx context.Context, jobs []*batchv1.Job, write fun
 		}
 	}
 	return nil
+}
+
+// expire deletes a finished JobSet whose ttlSecondsAfterFinished is over,
+// with its children (foreground: the JobSet goes last), or looks again when
+// it will be.
+func (r *Reconciler) expire(ctx context.Context, js *jobset.JobSet) (ctrl.Result, error) {
+	remaining, ok := ttlRemaining(js, r.clock.Now())
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	if remaining > 0 {
+		return ctrl.Result{RequeueAfter: remaining}, nil
+	}
+	err := r.client.Delete(ctx, js, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &js.UID})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, fmt.Errorf("deleting JobSet %s after its ttlSecondsAfterFinished: %w", js.Name, err)
+	}
+	return ctrl.Result{}, nil
 }
 
 func managedHere(js *jobset.JobSet) bool {

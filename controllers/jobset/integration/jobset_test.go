@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -336,5 +337,25 @@ var _ = Describe("JobSet controller", func() {
 			jobs := eventuallyJobs(ctx, fresh, "0", allJobs...)
 			Expect(jobs[0].Labels).To(HaveKeyWithValue(jobset.JobSetUIDKey, string(fresh.UID)))
 		})
+	})
+})
+
+var _ = Describe("ttlSecondsAfterFinished", func() {
+	It("deletes a finished JobSet once its TTL is over, and not before", func() {
+		js := wrappers.MakeJobSet("ttl", ns).ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		js.Spec.TTLSecondsAfterFinished = ptr.To[int32](3)
+		js = create(js)
+		jobs := eventuallyJobs(ctx, js, "0", "ttl-workers-0")
+		completeJob(ctx, &jobs[0])
+		eventuallyCondition(ctx, js, jobset.JobSetCompleted, metav1.ConditionTrue)
+		Consistently(func() *metav1.Time { return fetch(ctx, js).DeletionTimestamp }, "1s").
+			Should(BeNil(), "the JobSet stays while its TTL runs")
+		// Foreground deletion: envtest runs no garbage collector, so the
+		// JobSet stays, marked for deletion.
+		Eventually(func() bool {
+			var got jobset.JobSet
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(js), &got)
+			return apierrors.IsNotFound(err) || got.DeletionTimestamp != nil
+		}).Should(BeTrue(), "deleted once the TTL is over (the reconcile requeued for it)")
 	})
 })
