@@ -153,6 +153,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		update.setRestarting(plan.restarting(js))
+		update.setStartupPolicy(plan.inOrderPending)
 		// In-place restarts: the epoch protocol over the current Pods.
 		if inPlaceRestartEnabled(js) {
 			epochs, snapshot, err := r.decideEpochs(ctx, js)

@@ -68,12 +68,17 @@ type childrenPlan struct {
 	// blocked counts Jobs of the current attempt that must wait for an
 	// older Job to go away first.
 	blocked int
+	// waiting counts Jobs held back by the startup policy or dependsOn.
+	waiting int
+	// inOrderPending: an InOrder startup has replicatedJobs still to start.
+	inOrderPending bool
 }
 
 // planChildren decides which Jobs to delete and create. A new Job reuses its
 // predecessor's name, so it waits until that name is free. Recreate creates
 // each Job as soon as its own predecessor is gone; BlockingRecreate creates
-// none until every Job of earlier attempts is gone.
+// none until every Job of earlier attempts is gone. The startup policy and
+// dependsOn hold back the Jobs of replicatedJobs whose turn has not come.
 func planChildren(js *jobset.JobSet, children childJobs) childrenPlan {
 	plan := childrenPlan{delete: children.previous}
 	current := map[string]bool{}
@@ -82,11 +87,15 @@ func planChildren(js *jobset.JobSet, children childJobs) childrenPlan {
 	}
 	taken := children.names()
 	blocking := jobset.RestartStrategyOf(js) == jobset.BlockingRecreate && len(children.previous)+len(children.deleting) > 0
+	allowed, inOrderPending := startupGate(js, replicatedJobsStatus(js, children))
+	plan.inOrderPending = inOrderPending
 
 	for _, at := range desiredJobs(js) {
 		name := JobName(js.Name, at.replicatedJob.Name, at.index)
 		switch {
 		case current[name]:
+		case !allowed[at.replicatedJob.Name]:
+			plan.waiting++
 		case blocking || taken[name]:
 			plan.blocked++
 		default:
@@ -99,5 +108,5 @@ func planChildren(js *jobset.JobSet, children childJobs) childrenPlan {
 // restarting reports whether a full restart is still under way: Jobs of an
 // earlier attempt remain, or Jobs of the current one are not all created.
 func (p childrenPlan) restarting(js *jobset.JobSet) bool {
-	return js.Status.Restarts > 0 && (len(p.delete) > 0 || p.blocked > 0 || len(p.create) > 0)
+	return js.Status.Restarts > 0 && (len(p.delete) > 0 || p.blocked > 0 || p.waiting > 0 || len(p.create) > 0)
 }

@@ -90,6 +90,26 @@ func (u *statusUpdate) setRestarting(inProgress bool) {
 	}
 }
 
+// setStartupPolicy reports an InOrder startup: in progress until every
+// replicatedJob has started, then completed, for good (a later restart
+// does not reopen it, as in community JobSet).
+func (u *statusUpdate) setStartupPolicy(inOrderPending bool) {
+	p := u.js.Spec.StartupPolicy
+	if p == nil || p.StartupPolicyOrder != jobset.InOrder ||
+		meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetStartupPolicyCompleted)) {
+		return
+	}
+	if inOrderPending {
+		u.setCondition(jobset.JobSetStartupPolicyInProgress, metav1.ConditionTrue, jobset.ReasonStartupPolicyInProgress,
+			"in order startup policy is in progress: each replicatedJob starts once the previous one is ready")
+		return
+	}
+	u.setCondition(jobset.JobSetStartupPolicyInProgress, metav1.ConditionFalse, jobset.ReasonStartupPolicyCompleted,
+		"in order startup policy has completed")
+	u.setCondition(jobset.JobSetStartupPolicyCompleted, metav1.ConditionTrue, jobset.ReasonStartupPolicyCompleted,
+		"in order startup policy has completed")
+}
+
 // setSuspended mirrors spec.suspend in the Suspended condition.
 func (u *statusUpdate) setSuspended() {
 	if ptr.Deref(u.js.Spec.Suspend, false) {

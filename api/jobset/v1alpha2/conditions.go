@@ -32,6 +32,12 @@ const (
 
 // Condition reasons. They are also the reasons of the matching events.
 const (
+	// ReasonStartupPolicyInProgress: an InOrder startup is creating the
+	// replicatedJobs one after the other.
+	ReasonStartupPolicyInProgress = "StartupPolicyInProgress"
+	// ReasonStartupPolicyCompleted: every replicatedJob of an InOrder
+	// startup has started.
+	ReasonStartupPolicyCompleted = "StartupPolicyCompleted"
 	// ReasonAllJobsCompleted: every child Job the success policy looks at
 	// completed.
 	ReasonAllJobsCompleted = "AllJobsCompleted"

@@ -359,3 +359,38 @@ var _ = Describe("ttlSecondsAfterFinished", func() {
 		}).Should(BeTrue(), "deleted once the TTL is over (the reconcile requeued for it)")
 	})
 })
+
+var _ = Describe("Startup order", func() {
+	It("starts replicatedJobs in order with startupPolicy InOrder, and reports it", func() {
+		js := wrappers.MakeJobSet("ordered", ns).
+			ReplicatedJob(wrappers.MakeReplicatedJob("driver").Obj()).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		js.Spec.StartupPolicy = &jobset.StartupPolicy{StartupPolicyOrder: jobset.InOrder}
+		js = create(js)
+
+		driver := eventuallyJobs(ctx, js, "0", "ordered-driver-0")
+		eventuallyCondition(ctx, js, jobset.JobSetStartupPolicyInProgress, metav1.ConditionTrue)
+		Consistently(func() []batchv1.Job { return childJobs(ctx, js) }, "1s").Should(HaveLen(1), "workers wait for the driver")
+
+		markJobReady(ctx, &driver[0])
+		workers := eventuallyJobs(ctx, js, "0", "ordered-driver-0", "ordered-workers-0")
+		markJobReady(ctx, &workers[1])
+		c := eventuallyCondition(ctx, js, jobset.JobSetStartupPolicyCompleted, metav1.ConditionTrue)
+		Expect(c.Reason).To(Equal(jobset.ReasonStartupPolicyCompleted))
+		eventuallyCondition(ctx, js, jobset.JobSetStartupPolicyInProgress, metav1.ConditionFalse)
+	})
+
+	It("creates a replicatedJob once the one it dependsOn completed", func() {
+		js := wrappers.MakeJobSet("deps", ns).
+			ReplicatedJob(wrappers.MakeReplicatedJob("init").Obj()).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		js.Spec.ReplicatedJobs[1].DependsOn = []jobset.DependsOn{{Name: "init", Status: jobset.DependencyComplete}}
+		js = create(js)
+
+		initJob := eventuallyJobs(ctx, js, "0", "deps-init-0")
+		markJobReady(ctx, &initJob[0])
+		Consistently(func() []batchv1.Job { return childJobs(ctx, js) }, "1s").Should(HaveLen(1), "ready is not complete")
+		completeJob(ctx, &initJob[0])
+		eventuallyJobs(ctx, js, "0", "deps-init-0", "deps-workers-0")
+	})
+})
