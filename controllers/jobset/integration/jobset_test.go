@@ -394,3 +394,29 @@ var _ = Describe("Startup order", func() {
 		eventuallyJobs(ctx, js, "0", "deps-init-0", "deps-workers-0")
 	})
 })
+
+var _ = Describe("Community JobSet fields", func() {
+	It("leaves a JobSet managed by another controller alone", func() {
+		js := wrappers.MakeJobSet("elsewhere", ns).ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		js.Spec.ManagedBy = ptr.To("kueue.x-k8s.io/multikueue")
+		js = create(js)
+		Consistently(func(g Gomega) {
+			g.Expect(childJobs(ctx, js)).To(BeEmpty())
+			g.Expect(fetch(ctx, js).Status.Conditions).To(BeEmpty())
+		}, "2s").Should(Succeed())
+	})
+
+	It("puts the coordinator's stable endpoint on every Job and Pod template", func() {
+		js := wrappers.MakeJobSet("coord", ns).
+			ReplicatedJob(wrappers.MakeReplicatedJob("driver").Obj()).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Obj()).Obj()
+		js.Spec.Coordinator = &jobset.Coordinator{ReplicatedJob: "driver"}
+		js = create(js)
+		jobs := eventuallyJobs(ctx, js, "0", "coord-driver-0", "coord-workers-0", "coord-workers-1")
+		for _, job := range jobs {
+			for _, m := range []map[string]string{job.Labels, job.Annotations, job.Spec.Template.Labels, job.Spec.Template.Annotations} {
+				Expect(m).To(HaveKeyWithValue(jobset.CoordinatorKey, "coord-driver-0-0.coord"), "Job %s", job.Name)
+			}
+		}
+	})
+})
