@@ -3,6 +3,7 @@ package jobset_test
 import (
 	"context"
 	"math"
+	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
@@ -155,6 +157,23 @@ var _ = Describe("JobSet admission", func() {
 		err := k8sClient.Patch(ctx, js, patch)
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(ContainSubstring("spec.replicatedJobs"))
+	})
+
+	It("admits every documented example, the community JobSet ones among them", func() {
+		root, err := framework.RepoRoot()
+		Expect(err).NotTo(HaveOccurred())
+		files, err := filepath.Glob(filepath.Join(root, "docs", "examples", "*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(files).NotTo(BeEmpty())
+		for _, f := range files {
+			objs, err := kubeapply.Read(f)
+			Expect(err).NotTo(HaveOccurred())
+			for _, u := range objs {
+				u.SetNamespace(ns)
+				Expect(k8sClient.Create(ctx, u)).To(Succeed(), "%s", filepath.Base(f))
+			}
+		}
+		Expect(warnings.take()).To(BeEmpty())
 	})
 
 	It("relays warnings for likely mistakes", func() {

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"path/filepath"
 	"strconv"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -10,11 +11,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/metrics"
+	"github.com/fastjobset/jobset/tools/kubeapply"
+	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -418,5 +422,56 @@ var _ = Describe("Community JobSet fields", func() {
 				Expect(m).To(HaveKeyWithValue(jobset.CoordinatorKey, "coord-driver-0-0.coord"), "Job %s", job.Name)
 			}
 		}
+	})
+})
+
+// The community JobSet examples of docs/examples behave as community JobSet
+// documents them.
+var _ = Describe("Community JobSet examples", func() {
+	example := func(file string) *jobset.JobSet {
+		root, err := framework.RepoRoot()
+		Expect(err).NotTo(HaveOccurred())
+		objs, err := kubeapply.Read(filepath.Join(root, "docs", "examples", file))
+		Expect(err).NotTo(HaveOccurred())
+		js := &jobset.JobSet{}
+		Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, js)).To(Succeed())
+		js.Namespace = ns
+		return create(js)
+	}
+
+	It("PyTorch-style: Pods get stable DNS hostnames under the JobSet's headless Service", func() {
+		js := example("community-pytorch.yaml")
+		jobs := eventuallyJobs(ctx, js, "0", "pytorch-workers-0")
+		Expect(jobs[0].Spec.Template.Spec.Subdomain).To(Equal("pytorch"))
+		Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pytorch"}, &corev1.Service{})
+		}).Should(Succeed())
+	})
+
+	It("success policy Any: the driver's completion completes the JobSet and stops the workers", func() {
+		js := example("community-success-policy.yaml")
+		jobs := eventuallyJobs(ctx, js, "0", "success-policy-driver-0", "success-policy-workers-0", "success-policy-workers-1")
+		completeJob(ctx, &jobs[0])
+		eventuallyCondition(ctx, js, jobset.JobSetCompleted, metav1.ConditionTrue)
+		eventuallyDeleting(ctx, jobs[1], jobs[2])
+	})
+
+	It("failure policy rules: a failed leader fails the JobSet at once", func() {
+		js := example("community-failure-policy.yaml")
+		jobs := eventuallyJobs(ctx, js, "0", "failure-policy-leader-0", "failure-policy-workers-0", "failure-policy-workers-1")
+		failJob(ctx, &jobs[0], "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+		c := eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
+		Expect(c.Reason).To(Equal(jobset.ReasonFailJobSetAction))
+	})
+
+	It("failure policy rules: an evicted worker restarts the JobSet without using the budget", func() {
+		js := example("community-failure-policy.yaml")
+		jobs := eventuallyJobs(ctx, js, "0", "failure-policy-leader-0", "failure-policy-workers-0", "failure-policy-workers-1")
+		failJob(ctx, &jobs[1], "PodFailurePolicy", "Pod failure policy FailJob matched the DisruptionTarget condition")
+		Eventually(func(g Gomega) {
+			got := fetch(ctx, js)
+			g.Expect(got.Status.Restarts).To(Equal(int32(1)))
+			g.Expect(got.Status.RestartsCountTowardsMax).To(BeZero())
+		}).Should(Succeed())
 	})
 })
