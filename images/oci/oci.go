@@ -124,7 +124,7 @@ type dockerManifest struct {
 // Write writes the image spec describes to w, and returns the digest of its
 // manifest: the digest a registry reports once it is pushed.
 func Write(w io.Writer, spec Spec) (string, error) {
-	tag, err := tagOf(spec.Reference)
+	_, tag, err := splitReference(spec.Reference)
 	if err != nil {
 		return "", err
 	}
@@ -298,12 +298,24 @@ func blobPath(digest string) string {
 	return "blobs/sha256/" + strings.TrimPrefix(digest, "sha256:")
 }
 
-// tagOf returns the tag of a reference such as registry:5000/name:tag.
-func tagOf(reference string) (string, error) {
+// splitReference splits a reference such as registry:5000/team/name:tag
+// into its repository and its tag.
+func splitReference(reference string) (repository, tag string, err error) {
 	slash := strings.LastIndex(reference, "/")
 	colon := strings.LastIndex(reference, ":")
 	if reference == "" || colon <= slash || colon == len(reference)-1 || strings.Contains(reference, "@") {
-		return "", fmt.Errorf("image reference %q: want <repository>:<tag>, for example ghcr.io/fastjobset/jobset-agent:dev", reference)
+		return "", "", fmt.Errorf("image reference %q: want <repository>:<tag>, for example ghcr.io/fastjobset/jobset-agent:dev", reference)
 	}
-	return reference[colon+1:], nil
+	return reference[:colon], reference[colon+1:], nil
+}
+
+// ImageName returns the name of the image an index entry describes: the
+// last element of the repository it was built for (jobset-agent for
+// ghcr.io/fastjobset/jobset-agent:dev), the name it keeps in any registry.
+func (d Descriptor) ImageName() (string, error) {
+	repository, _, err := splitReference(d.Annotations[AnnotationContainerdName])
+	if err != nil {
+		return "", fmt.Errorf("the image names no reference it was built for: %w", err)
+	}
+	return path.Base(repository), nil
 }

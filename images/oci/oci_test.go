@@ -65,6 +65,10 @@ func TestImageIsValid(t *testing.T) {
 		t.Errorf("index entry %+v: want digest %s and the reference in the annotations", desc, digest)
 	}
 
+	if name, err := desc.ImageName(); name != "jobset-agent" || err != nil {
+		t.Errorf("ImageName = %q, %v; want jobset-agent", name, err)
+	}
+
 	layoutDir := filepath.Join(dir, "layout")
 	if err := oci.Extract(tarPath, layoutDir); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -68,11 +67,10 @@ func pushOne(ctx context.Context, o Options, tarPath string, nameOpts []name.Opt
 	if err != nil {
 		return Pushed{}, err
 	}
-	built, err := name.NewTag(desc.Annotations[oci.AnnotationContainerdName])
+	repo, err := desc.ImageName()
 	if err != nil {
-		return Pushed{}, fmt.Errorf("%s: the image names no reference it was built for: %w", tarPath, err)
+		return Pushed{}, fmt.Errorf("%s: %w", tarPath, err)
 	}
-	repo := path.Base(built.RepositoryStr())
 	target := strings.TrimSuffix(o.Registry, "/") + "/" + repo + ":" + o.Tag
 	ref, err := name.NewTag(target, nameOpts...)
 	if err != nil {

@@ -54,9 +54,11 @@ func imageRefs(registry, tag string, pinTars []string) (images, error) {
 		if err != nil {
 			return images{}, err
 		}
-		reference := desc.Annotations[oci.AnnotationContainerdName]
-		repo := reference[:strings.LastIndex(reference, ":")]
-		digests[repo[strings.LastIndex(repo, "/")+1:]] = desc.Digest
+		name, err := desc.ImageName()
+		if err != nil {
+			return images{}, fmt.Errorf("%s: %w", tarPath, err)
+		}
+		digests[name] = desc.Digest
 	}
 	ref := func(name string) string {
 		r := strings.TrimSuffix(registry, "/") + "/" + name + ":" + tag
