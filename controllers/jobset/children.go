@@ -108,7 +108,7 @@ func constructJob(js *jobset.JobSet, at jobIndexes) *batchv1.Job {
 	// Exclusive placement is asked for on the JobSet (every Job) or on a
 	// replicatedJob's Job template (its Jobs only); the Pod webhooks read it
 	// from the Pods.
-	for _, key := range []string{jobset.ExclusiveKey, jobset.NodeSelectorStrategyKey} {
+	for _, key := range placementKeys {
 		if v, ok := js.Annotations[key]; ok {
 			job.Annotations[key] = v
 		}
@@ -117,7 +117,7 @@ func constructJob(js *jobset.JobSet, at jobIndexes) *batchv1.Job {
 	pod := &job.Spec.Template
 	pod.Labels = withAll(pod.Labels, identity)
 	pod.Annotations = withAll(pod.Annotations, identity)
-	for _, key := range []string{jobset.ExclusiveKey, jobset.NodeSelectorStrategyKey} {
+	for _, key := range placementKeys {
 		if v, ok := job.Annotations[key]; ok {
 			pod.Annotations[key] = v
 		}
@@ -135,6 +135,10 @@ func constructJob(js *jobset.JobSet, at jobIndexes) *batchv1.Job {
 	job.Spec.Suspend = ptr.To(ptr.Deref(js.Spec.Suspend, false))
 	return job
 }
+
+// placementKeys are the exclusive-placement annotations that pass from the
+// JobSet to its Jobs and from a Job to its Pod template.
+var placementKeys = []string{jobset.ExclusiveKey, jobset.NodeSelectorStrategyKey}
 
 // pinToNamespacedJobNodes applies the node-selector strategy of exclusive
 // placement: an administrator labels (and taints) a domain's nodes for one

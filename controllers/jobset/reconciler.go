@@ -139,12 +139,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	// 4. Decide, with pure functions.
-	plan := planChildren(js, children)
+	status := replicatedJobsStatus(js, children)
+	plan := planChildren(js, children, status)
 	d := decide(js, children)
 
 	// 5. Apply: children first, then one status write, then events.
 	update := newStatusUpdate(js, metav1.NewTime(r.clock.Now()))
-	update.js.Status.ReplicatedJobsStatus = replicatedJobsStatus(js, children)
+	update.js.Status.ReplicatedJobsStatus = status
 	if err := r.deleteJobs(ctx, plan.delete); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -78,8 +78,9 @@ type childrenPlan struct {
 // predecessor's name, so it waits until that name is free. Recreate creates
 // each Job as soon as its own predecessor is gone; BlockingRecreate creates
 // none until every Job of earlier attempts is gone. The startup policy and
-// dependsOn hold back the Jobs of replicatedJobs whose turn has not come.
-func planChildren(js *jobset.JobSet, children childJobs) childrenPlan {
+// dependsOn hold back the Jobs of replicatedJobs whose turn has not come,
+// judged by status (replicatedJobsStatus of the same children).
+func planChildren(js *jobset.JobSet, children childJobs, status []jobset.ReplicatedJobStatus) childrenPlan {
 	plan := childrenPlan{delete: children.previous}
 	current := map[string]bool{}
 	for _, job := range children.current() {
@@ -87,7 +88,7 @@ func planChildren(js *jobset.JobSet, children childJobs) childrenPlan {
 	}
 	taken := children.names()
 	blocking := jobset.RestartStrategyOf(js) == jobset.BlockingRecreate && len(children.previous)+len(children.deleting) > 0
-	allowed, inOrderPending := startupGate(js, replicatedJobsStatus(js, children))
+	allowed, inOrderPending := startupGate(js, status)
 	plan.inOrderPending = inOrderPending
 
 	for _, at := range desiredJobs(js) {
