@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -211,11 +210,8 @@ func getJobSet(ctx context.Context, js *jobset.JobSet) *jobset.JobSet {
 func example(ns, file string) *jobset.JobSet {
 	root, err := framework.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
-	objs, err := kubeapply.Read(filepath.Join(root, "docs", "examples", file))
-	Expect(err).NotTo(HaveOccurred())
-	Expect(objs).To(HaveLen(1), "%s holds one JobSet", file)
 	js := &jobset.JobSet{}
-	Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, js)).To(Succeed())
+	Expect(kubeapply.ReadObject(filepath.Join(root, "docs", "examples", file), js)).To(Succeed())
 	js.Namespace = ns
 	return js
 }

@@ -21,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -144,17 +143,13 @@ func (d demo) startExample(ctx context.Context) (*jobset.JobSet, error) {
 		return nil, err
 	}
 	example := filepath.Join(d.o.root, "docs/examples/story1-inplace.yaml")
-	objs, err := kubeapply.Read(example)
-	if err != nil {
-		return nil, err
-	}
 	js := &jobset.JobSet{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, js); err != nil {
+	if err := kubeapply.ReadObject(example, js); err != nil {
 		return nil, err
 	}
 	js.Namespace = d.o.namespace
 	say("creating JobSet %s/%s from %s (2 Jobs x 2 Pods, InPlaceRestart)", js.Namespace, js.Name, example)
-	err = poll(ctx, "the webhook to admit the JobSet", func() (bool, error) {
+	err := poll(ctx, "the webhook to admit the JobSet", func() (bool, error) {
 		err := d.c.Create(ctx, js.DeepCopy())
 		return err == nil || apierrors.IsAlreadyExists(err), nil
 	})

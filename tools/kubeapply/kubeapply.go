@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -39,6 +40,22 @@ func Read(path string) ([]*unstructured.Unstructured, error) {
 			objs = append(objs, u)
 		}
 	}
+}
+
+// ReadObject reads the file at path, which must hold one object, into
+// into (a typed object such as a JobSet).
+func ReadObject(path string, into any) error {
+	objs, err := Read(path)
+	if err != nil {
+		return err
+	}
+	if len(objs) != 1 {
+		return fmt.Errorf("%s holds %d objects, want 1", path, len(objs))
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, into); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // Apply applies every object of the file at path. A non-empty namespace

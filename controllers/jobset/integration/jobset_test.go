@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -431,10 +430,8 @@ var _ = Describe("Community JobSet examples", func() {
 	example := func(file string) *jobset.JobSet {
 		root, err := framework.RepoRoot()
 		Expect(err).NotTo(HaveOccurred())
-		objs, err := kubeapply.Read(filepath.Join(root, "docs", "examples", file))
-		Expect(err).NotTo(HaveOccurred())
 		js := &jobset.JobSet{}
-		Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, js)).To(Succeed())
+		Expect(kubeapply.ReadObject(filepath.Join(root, "docs", "examples", file), js)).To(Succeed())
 		js.Namespace = ns
 		return create(js)
 	}
