@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
@@ -18,7 +19,7 @@ func ttlRemaining(js *jobset.JobSet, now time.Time) (remaining time.Duration, ok
 	}
 	var finishedAt time.Time
 	for _, t := range []jobset.JobSetConditionType{jobset.JobSetCompleted, jobset.JobSetFailed} {
-		if c := meta.FindStatusCondition(js.Status.Conditions, string(t)); c != nil && c.Status == "True" {
+		if c := meta.FindStatusCondition(js.Status.Conditions, string(t)); c != nil && c.Status == metav1.ConditionTrue {
 			finishedAt = c.LastTransitionTime.Time
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -68,17 +70,9 @@ func imageRefs(registry, tag string, pinTars []string) (images, error) {
 		return r
 	}
 	if len(pinTars) > 0 && len(digests) != 3 {
-		return images{}, fmt.Errorf("-pin-digests: got images %v, want all of jobset-controller, jobset-webhook and jobset-agent", keys(digests))
+		return images{}, fmt.Errorf("-pin-digests: got images %v, want all of jobset-controller, jobset-webhook and jobset-agent", slices.Sorted(maps.Keys(digests)))
 	}
 	return images{Controller: ref(ControllerName), Webhook: ref(WebhookName), Agent: ref("jobset-agent")}, nil
-}
-
-func keys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // writeInstall writes everything a cluster needs, in the order kubectl
