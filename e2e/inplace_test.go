@@ -3,18 +3,18 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"sort"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -121,7 +121,7 @@ var _ = Describe("In-place group restart", func() {
 			}
 			Expect(after).To(HaveKey(name), "Pod %s restarts in place", name)
 			Expect(after[name].uid).To(Equal(b.uid), "Pod %s restarts in place", name)
-			Expect(after[name].restarts["worker"]).To(Equal(b.restarts["worker"]+1))
+			Expect(after[name].restarts["worker"]).To(Equal(b.restarts["worker"] + 1))
 		}
 	})
 
@@ -143,14 +143,8 @@ var _ = Describe("In-place group restart", func() {
 	})
 
 	It("still restarts by recreating every Pod with Recreate and backoffLimit 0", func(ctx context.Context) {
-		rj := wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).Obj()
+		rj := workerReplicatedJob("workers").Replicas(2).Pods(2).Obj()
 		rj.Template.Spec.BackoffLimit = ptr.To[int32](0)
-		pod := &rj.Template.Spec.Template.Spec
-		pod.TerminationGracePeriodSeconds = ptr.To[int64](5)
-		pod.Containers[0].Image = "ghcr.io/fastjobset/e2e-worker:dev"
-		pod.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
-		pod.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-		pod.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
 		js := wrappers.MakeJobSet("recreate", ns).MaxRestarts(3).ReplicatedJob(rj).Obj()
 		Expect(k8sClient.Create(ctx, js)).To(Succeed())
 		before := waitForSyncedWorkers(ctx, js, 4)
@@ -198,6 +192,19 @@ func expectInPlaceGroupRestart(ctx context.Context, js *jobset.JobSet) {
 			"Pod %s: the emptyDir keeps the first start's record", name)
 	}
 	Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
+}
+
+// workerReplicatedJob is a replicatedJob of the e2e worker alone (no
+// agent), its start log on an emptyDir.
+func workerReplicatedJob(name string) *wrappers.ReplicatedJobWrapper {
+	rj := wrappers.MakeReplicatedJob(name)
+	pod := &rj.Template.Spec.Template.Spec
+	pod.TerminationGracePeriodSeconds = ptr.To[int64](5)
+	pod.Containers[0].Image = "ghcr.io/fastjobset/e2e-worker:dev"
+	pod.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
+	pod.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	pod.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	return rj
 }
 
 func getJobSet(ctx context.Context, js *jobset.JobSet) *jobset.JobSet {

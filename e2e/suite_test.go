@@ -39,9 +39,9 @@ import (
 )
 
 var (
-	k8sClient   client.Client
-	clientset   *kubernetes.Clientset
-	agentRBAC   string
+	k8sClient client.Client
+	clientset *kubernetes.Clientset
+	agentRBAC string
 )
 
 func TestEndToEnd(t *testing.T) {

@@ -22,8 +22,10 @@ bazel_cmd test "$target" --test_output=streamed --test_timeout=1800 --test_arg=-
 
 package="${target#//}"; package="${package%%:*}"
 log="bazel-testlogs/${package}/${target##*:}/test.log"
-passed=$(sed -n 's/.* \([0-9]*\) Passed | \([0-9]*\) Failed.*/\1/p' "$log" | tail -1)
-failed=$(sed -n 's/.* \([0-9]*\) Passed | \([0-9]*\) Failed.*/\2/p' "$log" | tail -1)
+# Ginkgo's summary line, without colours (the focused targets keep them).
+summary=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '[0-9]+ Passed \| [0-9]+ Failed' | tail -1)
+passed=$(sed -n 's/.* \([0-9]*\) Passed | \([0-9]*\) Failed.*/\1/p' <<<"$summary")
+failed=$(sed -n 's/.* \([0-9]*\) Passed | \([0-9]*\) Failed.*/\2/p' <<<"$summary")
 if [ -z "$passed" ]; then passed=0; failed=1; fi
 [ "$status" = 0 ] || [ "$failed" != 0 ] || failed=1
 echo "${passed} passed, ${failed} failed"

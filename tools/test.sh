@@ -31,7 +31,7 @@ export GOPATH GOMODCACHE GOCACHE
 echo "KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS}"
 
 tools/verify-generated.sh
-record "go.mod, deps.bzl and BUILD files are fresh" $?
+record "go.mod, deps.bzl and BUILD files are fresh, Go source gofmt-formatted" $?
 
 # Short fuzz runs of admission and of the epoch decision, on top of the
 # corpora kept under testdata/fuzz (which every plain test run replays).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fails when go.mod/go.sum, deps.bzl or a BUILD file is stale, and says how
-# to fix it. Changes nothing in the tree. (Deepcopy and CRD freshness is the
-# Go test //tools/codegen:codegen_test.)
+# Fails when go.mod/go.sum, deps.bzl or a BUILD file is stale, or Go source
+# is not gofmt-formatted, and says how to fix it. Changes nothing in the
+# tree. (Deepcopy and CRD freshness is the Go test
+# //tools/codegen:codegen_test.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source tools/bazel/bazel.sh
@@ -24,6 +25,12 @@ fi
 
 if ! gazelle_cmd -mode=diff >&2; then
   echo "BUILD files are stale: ${fix}" >&2
+  ok=false
+fi
+
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "not gofmt-formatted (run gofmt -w on them): ${unformatted}" >&2
   ok=false
 fi
 
