@@ -128,6 +128,7 @@ func constructJob(js *jobset.JobSet, at jobIndexes) *batchv1.Job {
 	if DNSHostnamesEnabled(js) {
 		pod.Spec.Subdomain = ServiceName(js)
 	}
+	mountVolumeClaims(js, &pod.Spec)
 	// Pod hostnames <job>-<index> and per-index restarts need Indexed Jobs.
 	if job.Spec.CompletionMode == nil {
 		job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)

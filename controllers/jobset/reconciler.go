@@ -61,14 +61,16 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts ...Optio
 }
 
 // CacheOptions restricts the manager's cache to the objects a JobSet owns:
-// Jobs, Services and Pods that carry the JobSet name label. The controller's
-// memory then grows with JobSet workloads, not with the cluster.
+// Jobs, Services, Pods and shared claims that carry the JobSet name label.
+// The controller's memory then grows with JobSet workloads, not with the
+// cluster.
 func CacheOptions() cache.Options {
 	selector := cache.ByObject{Label: jobset.ChildrenSelector()}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&batchv1.Job{}:    selector,
-		&corev1.Service{}: selector,
-		&corev1.Pod{}:     selector,
+		&batchv1.Job{}:                  selector,
+		&corev1.Service{}:               selector,
+		&corev1.Pod{}:                   selector,
+		&corev1.PersistentVolumeClaim{}: selector,
 	}}
 }
 
@@ -94,6 +96,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		For(&jobset.JobSet{}).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.Service{}).
+		// A shared claim deleted by hand comes back while the JobSet runs.
+		Owns(&corev1.PersistentVolumeClaim{}).
 		// Pods drive the epoch protocol of InPlaceRestart JobSets.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToJobSet)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
@@ -106,6 +110,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile converges one JobSet.
@@ -173,7 +178,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // to the JobSet's suspend state.
 func (r *Reconciler) convergeChildren(ctx context.Context, js *jobset.JobSet, children childJobs, plan childrenPlan) error {
 	if DNSHostnamesEnabled(js) {
-		if err := r.ensureService(ctx, js); err != nil {
+		if err := r.ensureExists(ctx, "headless Service", constructService(js)); err != nil {
+			return err
+		}
+	}
+	// Claims before Jobs: a Pod whose claim is missing does not schedule.
+	for _, claim := range volumeClaims(js) {
+		if err := r.ensureExists(ctx, "PersistentVolumeClaim of volumeClaimPolicies", claim); err != nil {
 			return err
 		}
 	}
@@ -204,14 +215,16 @@ func (r *Reconciler) convergeChildren(ctx context.Context, js *jobset.JobSet, ch
 	return nil
 }
 
-func (r *Reconciler) ensureService(ctx context.Context, js *jobset.JobSet) error {
-	svc := constructService(js)
-	err := r.client.Get(ctx, client.ObjectKeyFromObject(svc), &corev1.Service{})
+// ensureExists creates obj, described as what in errors, unless an object
+// of its name exists. For a shared claim, one that a retained policy kept
+// from an earlier JobSet of the same name is mounted again, data and all.
+func (r *Reconciler) ensureExists(ctx context.Context, what string, obj client.Object) error {
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
 	if apierrors.IsNotFound(err) {
-		err = r.client.Create(ctx, svc)
+		err = r.client.Create(ctx, obj)
 	}
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("ensuring headless Service %s: %w", svc.Name, err)
+		return fmt.Errorf("ensuring %s %s: %w", what, obj.GetName(), err)
 	}
 	return nil
 }

@@ -147,6 +147,16 @@ var _ = Describe("JobSet admission", func() {
 			func(js *jobset.JobSet) {
 				js.Spec.ReplicatedJobs[0].DependsOn = []jobset.DependsOn{{Name: "workers", Status: jobset.DependencyReady}}
 			}),
+		Entry("a volumeClaimPolicies template must be mounted by some container", "spec.volumeClaimPolicies[0].templates[0].metadata.name",
+			func(js *jobset.JobSet) {
+				js.Spec.VolumeClaimPolicies = wrappers.MakeJobSet("", "").VolumeClaimPolicy("", "checkpoints").Spec.VolumeClaimPolicies
+			}),
+		Entry("a volumeClaimPolicies template's claims live in the JobSet's namespace", "volumeClaimPolicies[].templates[].metadata.namespace",
+			func(js *jobset.JobSet) {
+				js.Spec.VolumeClaimPolicies = wrappers.MakeJobSet("", "").VolumeClaimPolicy("", "checkpoints").Spec.VolumeClaimPolicies
+				js.Spec.VolumeClaimPolicies[0].Templates[0].Namespace = "other"
+				js.Spec.ReplicatedJobs[0] = wrappers.MakeReplicatedJob("driver").MountVolumes("checkpoints").Obj()
+			}),
 	)
 
 	It("rejects adding a replicatedJob to a created JobSet", func() {

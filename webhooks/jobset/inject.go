@@ -70,7 +70,7 @@ func agentContainer(o AgentOptions) corev1.Container {
 		Image:         o.Image,
 		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
 		RestartPolicyRules: []corev1.ContainerRestartRule{{
-			Action:    corev1.ContainerRestartRuleActionRestartAllContainers,
+			Action: corev1.ContainerRestartRuleActionRestartAllContainers,
 			// The restart code and crashes alike: a crashed agent must not
 			// leave its worker running behind the group (Kubernetes 1.37
 			// has no rule action that fails the Pod instead).

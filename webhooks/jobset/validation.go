@@ -66,8 +66,55 @@ func Validate(js *jobset.JobSet) field.ErrorList {
 	if m := js.Spec.ManagedBy; m != nil {
 		errs = append(errs, validateManagedBy(*m, spec.Child("managedBy"))...)
 	}
+	errs = append(errs, validateVolumeClaimPolicies(js, spec)...)
 	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
 		errs = append(errs, validateInPlaceRestart(js)...)
+	}
+	return errs
+}
+
+// validateVolumeClaimPolicies: every template has a name that makes a valid
+// claim name, used once, and mounted by some container; no replicatedJob
+// declares a volume of that name itself (the controller adds it).
+func validateVolumeClaimPolicies(js *jobset.JobSet, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	claims := sets.New[string]()
+	for i, policy := range js.Spec.VolumeClaimPolicies {
+		for j, template := range policy.Templates {
+			path := spec.Child("volumeClaimPolicies").Index(i).Child("templates").Index(j).Child("metadata", "name")
+			name := template.Name
+			switch {
+			case name == "":
+				errs = append(errs, field.Required(path, "the name of the volume that containers mount; the claim is named <name>-<jobset>"))
+				continue
+			case claims.Has(name):
+				errs = append(errs, field.Duplicate(path, name))
+				continue
+			}
+			claims.Insert(name)
+			for _, msg := range validation.IsDNS1123Label(name) {
+				errs = append(errs, field.Invalid(path, name, msg+": it is the name of a Pod volume"))
+			}
+			for _, msg := range validation.IsDNS1123Subdomain(jobset.VolumeClaimName(name, js.Name)) {
+				errs = append(errs, field.Invalid(path, name, fmt.Sprintf("the claim name %q: %s: shorten the template or JobSet name",
+					jobset.VolumeClaimName(name, js.Name), msg)))
+			}
+			if !slices.ContainsFunc(js.Spec.ReplicatedJobs, func(rj jobset.ReplicatedJob) bool {
+				return jobset.MountsVolume(&rj.Template.Spec.Template.Spec, name)
+			}) {
+				errs = append(errs, field.Invalid(path, name, fmt.Sprintf(
+					"no container of any replicatedJob mounts it: add a volumeMount named %q, or remove the template", name)))
+			}
+		}
+	}
+	for i, rj := range js.Spec.ReplicatedJobs {
+		for k, v := range rj.Template.Spec.Template.Spec.Volumes {
+			if claims.Has(v.Name) {
+				errs = append(errs, field.Invalid(
+					spec.Child("replicatedJobs").Index(i).Child("template", "spec", "template", "spec", "volumes").Index(k).Child("name"), v.Name,
+					"a volumeClaimPolicies template has this name, and the JobSet adds that volume to the Pods that mount it: remove this volume or rename it"))
+			}
+		}
 	}
 	return errs
 }

@@ -86,6 +86,28 @@ func TestValidate(t *testing.T) {
 				})).Obj(),
 			want: []string{"FieldValueInvalid spec.replicatedJobs[1].dependsOn[0].name"},
 		},
+		"volumeClaimPolicies: a valid shared claim": {
+			js: wrappers.MakeJobSet("trainer", "ns").VolumeClaimPolicy("", "checkpoints").
+				ReplicatedJob(wrappers.MakeReplicatedJob("workers").MountVolumes("checkpoints").Obj()).Obj(),
+		},
+		"volumeClaimPolicies: unnamed, duplicate, unmounted and too long templates, and a volume of the same name": {
+			js: mutate(wrappers.MakeJobSet("trainer", "ns").
+				VolumeClaimPolicy("", "", "checkpoints", "unmounted").
+				VolumeClaimPolicy(jobset.RetentionPolicyRetain, "checkpoints", strings.Repeat("d", 250)).
+				ReplicatedJob(wrappers.MakeReplicatedJob("workers").MountVolumes("checkpoints", strings.Repeat("d", 250)).Obj()).Obj(),
+				func(js *jobset.JobSet) {
+					pod := &js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+					pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "checkpoints"})
+				}),
+			want: []string{
+				"FieldValueRequired spec.volumeClaimPolicies[0].templates[0].metadata.name",
+				"FieldValueInvalid spec.volumeClaimPolicies[0].templates[2].metadata.name",
+				"FieldValueDuplicate spec.volumeClaimPolicies[1].templates[0].metadata.name",
+				"FieldValueInvalid spec.volumeClaimPolicies[1].templates[1].metadata.name",
+				"FieldValueInvalid spec.volumeClaimPolicies[1].templates[1].metadata.name",
+				"FieldValueInvalid spec.replicatedJobs[0].template.spec.template.spec.volumes[0].name",
+			},
+		},
 
 		// The rules of InPlaceRestart.
 		"in place: backoffLimit below MaxInt32": {

@@ -1,6 +1,9 @@
 package v1alpha2
 
 import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 )
@@ -23,4 +26,27 @@ func ChildrenSelector() labels.Selector {
 		panic(err) // a constant key: cannot fail
 	}
 	return labels.NewSelector().Add(*owned)
+}
+
+// VolumeClaimName is the name of the shared claim made from the
+// volumeClaimPolicies template named template: <template>-<jobset>. It is
+// also the name Pods mount it under.
+func VolumeClaimName(template, jobSetName string) string {
+	return template + "-" + jobSetName
+}
+
+// RetainsVolumeClaims reports whether the claims of policy outlive the
+// JobSet (whenDeleted Retain); by default they are deleted with it.
+func RetainsVolumeClaims(policy VolumeClaimPolicy) bool {
+	return policy.RetentionPolicy != nil && policy.RetentionPolicy.WhenDeleted != nil &&
+		*policy.RetentionPolicy.WhenDeleted == RetentionPolicyRetain
+}
+
+// MountsVolume reports whether a container or init container of pod mounts
+// the volume named volume.
+func MountsVolume(pod *corev1.PodSpec, volume string) bool {
+	mounts := func(c corev1.Container) bool {
+		return slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == volume })
+	}
+	return slices.ContainsFunc(pod.Containers, mounts) || slices.ContainsFunc(pod.InitContainers, mounts)
 }

@@ -472,3 +472,63 @@ var _ = Describe("Community JobSet examples", func() {
 		}).Should(Succeed())
 	})
 })
+
+var _ = Describe("volumeClaimPolicies", func() {
+	// shared: an init Job that fills the dataset and workers that read it
+	// and write checkpoints, kept after the JobSet.
+	shared := func() *jobset.JobSet {
+		return wrappers.MakeJobSet("shared", ns).
+			VolumeClaimPolicy("", "dataset").
+			VolumeClaimPolicy(jobset.RetentionPolicyRetain, "checkpoints").
+			ReplicatedJob(wrappers.MakeReplicatedJob("init").MountVolumes("dataset").Obj()).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).MountVolumes("dataset", "checkpoints").Obj()).Obj()
+	}
+	claim := func(name string) *corev1.PersistentVolumeClaim {
+		var c corev1.PersistentVolumeClaim
+		Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &c) }).Should(Succeed())
+		return &c
+	}
+	claimsOf := func(job batchv1.Job) map[string]string {
+		out := map[string]string{}
+		for _, v := range job.Spec.Template.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil {
+				out[v.Name] = v.PersistentVolumeClaim.ClaimName
+			}
+		}
+		return out
+	}
+
+	It("creates each shared claim and mounts it in the Pods that use it; the JobSet owns the claims it deletes, not those it retains", func() {
+		js := create(shared())
+		dataset, checkpoints := claim("dataset-shared"), claim("checkpoints-shared")
+		Expect(metav1.IsControlledBy(dataset, js)).To(BeTrue(), "whenDeleted Delete (default): the garbage collector deletes it with the JobSet")
+		Expect(checkpoints.OwnerReferences).To(BeEmpty(), "whenDeleted Retain: nothing deletes it")
+		Expect(checkpoints.Labels).To(HaveKeyWithValue(jobset.JobSetNameKey, "shared"))
+		Expect(checkpoints.Spec.Resources.Requests.Storage().String()).To(Equal("1Gi"))
+
+		jobs := eventuallyJobs(ctx, js, "0", "shared-init-0", "shared-workers-0", "shared-workers-1")
+		Expect(claimsOf(jobs[0])).To(Equal(map[string]string{"dataset": "dataset-shared"}))
+		for _, job := range jobs[1:] {
+			Expect(claimsOf(job)).To(Equal(map[string]string{"dataset": "dataset-shared", "checkpoints": "checkpoints-shared"}))
+		}
+	})
+
+	It("mounts again the claim a retained policy kept from an earlier JobSet of the same name", func() {
+		first := create(shared())
+		kept := claim("checkpoints-shared")
+		oldJobs := eventuallyJobs(ctx, first, "0", "shared-init-0", "shared-workers-0", "shared-workers-1")
+		Expect(k8sClient.Delete(ctx, first)).To(Succeed())
+		Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKeyFromObject(first), &jobset.JobSet{})
+		}).ShouldNot(Succeed())
+		// What the garbage collector does on a cluster (envtest runs none).
+		for i := range oldJobs {
+			Expect(k8sClient.Delete(ctx, &oldJobs[i], client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+		}
+
+		second := create(shared())
+		Expect(claim("checkpoints-shared").UID).To(Equal(kept.UID), "the same claim, data and all")
+		jobs := eventuallyJobs(ctx, second, "0", "shared-init-0", "shared-workers-0", "shared-workers-1")
+		Expect(claimsOf(jobs[1])).To(HaveKeyWithValue("checkpoints", "checkpoints-shared"))
+	})
+})

@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -107,6 +108,28 @@ func (w *JobSetWrapper) Annotations(annotations map[string]string) *JobSetWrappe
 	return w
 }
 
+// VolumeClaimPolicy adds a volumeClaimPolicy with a 1Gi ReadWriteOnce claim
+// template per name and the given whenDeleted ("" leaves the default).
+func (w *JobSetWrapper) VolumeClaimPolicy(whenDeleted jobset.RetentionPolicyType, names ...string) *JobSetWrapper {
+	policy := jobset.VolumeClaimPolicy{}
+	if whenDeleted != "" {
+		policy.RetentionPolicy = &jobset.VolumeRetentionPolicy{WhenDeleted: ptr.To(whenDeleted)}
+	}
+	for _, name := range names {
+		policy.Templates = append(policy.Templates, corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceStorage: resource.MustParse("1Gi"),
+				}},
+			},
+		})
+	}
+	w.Spec.VolumeClaimPolicies = append(w.Spec.VolumeClaimPolicies, policy)
+	return w
+}
+
 // ReplicatedJobWrapper wraps a replicatedJob under construction.
 type ReplicatedJobWrapper struct{ jobset.ReplicatedJob }
 
@@ -150,6 +173,15 @@ func (w *ReplicatedJobWrapper) Replicas(n int32) *ReplicatedJobWrapper {
 func (w *ReplicatedJobWrapper) Pods(n int32) *ReplicatedJobWrapper {
 	w.Template.Spec.Parallelism = ptr.To(n)
 	w.Template.Spec.Completions = ptr.To(n)
+	return w
+}
+
+// MountVolumes mounts each named volume at /<name> in the first container.
+func (w *ReplicatedJobWrapper) MountVolumes(names ...string) *ReplicatedJobWrapper {
+	c := &w.Template.Spec.Template.Spec.Containers[0]
+	for _, name := range names {
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: "/" + name})
+	}
 	return w
 }
 
