@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
-	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/jobset/epoch"
 )
 
 // Agent runs the protocol for one Pod.
@@ -74,7 +74,7 @@ func New(cfg Config, restConfig *rest.Config, opts ...Option) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg:     cfg,
-		jobsets: dyn.Resource(jobset.GroupVersion.WithResource("jobsets")).Namespace(cfg.Namespace),
+		jobsets: dyn.Resource(schema.GroupVersionResource{Group: epoch.Group, Version: epoch.Version, Resource: epoch.Resource}).Namespace(cfg.Namespace),
 		pods:    pods,
 		barrier: newBarrier(),
 		backoff: newBackoff(),
@@ -216,20 +216,20 @@ func (a *Agent) observe(ctx context.Context, status Epochs) bool {
 
 // join writes the Pod's epoch annotation, retrying until it succeeds or ctx
 // ends. The agent acts on nothing before.
-func (a *Agent) join(ctx context.Context, epoch int32) bool {
-	a.barrier.hold("joining epoch %d: writing the Pod's %s annotation", epoch, jobset.EpochKey)
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, jobset.EpochKey, strconv.Itoa(int(epoch)))
+func (a *Agent) join(ctx context.Context, e int32) bool {
+	a.barrier.hold("joining epoch %d: writing the Pod's %s annotation", e, epoch.PodAnnotation)
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, epoch.PodAnnotation, strconv.Itoa(int(e)))
 	for ctx.Err() == nil {
 		err := a.pods.Patch(types.MergePatchType).
 			Namespace(a.cfg.Namespace).Resource("pods").Name(a.cfg.PodName).
 			Body(patch).MaxRetries(0).Do(ctx).Error()
 		if err == nil {
 			a.backoff.reset()
-			a.epoch = epoch
-			klog.InfoS("Joined epoch", "epoch", epoch)
+			a.epoch = e
+			klog.InfoS("Joined epoch", "epoch", e)
 			return true
 		}
-		klog.InfoS("Writing the Pod's epoch failed; retrying", "epoch", epoch, "err", err)
+		klog.InfoS("Writing the Pod's epoch failed; retrying", "epoch", e, "err", err)
 		_ = a.backoff.wait(ctx, err)
 	}
 	return false

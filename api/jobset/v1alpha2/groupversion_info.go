@@ -5,7 +5,8 @@
 // The package also owns every key that the controller, the webhooks and the
 // agent sidecar share: label and annotation keys, condition types and
 // reasons. It depends only on k8s.io/api and k8s.io/apimachinery so that the
-// agent can import it without pulling in controller-runtime.
+// agent can import it without pulling in controller-runtime; the agent
+// itself imports only package epoch, the names it needs without the types.
 //
 // +kubebuilder:object:generate=true
 // +groupName=jobset.x-k8s.io
@@ -15,14 +16,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fastjobset/jobset/api/jobset/epoch"
 )
 
 // GroupName is the API group of JobSet.
-const GroupName = "jobset.x-k8s.io"
+const GroupName = epoch.Group
 
 var (
 	// GroupVersion is the group and version of the objects in this package.
-	GroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha2"}
+	GroupVersion = schema.GroupVersion{Group: GroupName, Version: epoch.Version}
 
 	// SchemeGroupVersion is an alias of GroupVersion for generated clients.
 	SchemeGroupVersion = GroupVersion

@@ -1,5 +1,7 @@
 package v1alpha2
 
+import "github.com/fastjobset/jobset/api/jobset/epoch"
+
 // Labels and annotations that the controller puts on child Jobs and on their
 // Pod templates. Unless a comment says otherwise, each key is written both as
 // a label (for selectors) and as an annotation (for the downward API, which
@@ -45,7 +47,7 @@ const (
 const (
 	// EpochKey is the Pod annotation through which an agent reports the
 	// epoch it has joined, as a decimal int32. Only the agent writes it.
-	EpochKey = "jobset.sigs.k8s.io/epoch"
+	EpochKey = epoch.PodAnnotation
 	// InjectAgentKey, set to "true" on a JobSet with restartStrategy
 	// InPlaceRestart, asks the webhook to add the agent sidecar, its
 	// environment, startup probe and restart rule, and a restart rule to
