@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,10 +85,7 @@ func run(ctx context.Context, o options) error {
 
 	if o.install != "" {
 		say("deploying %s", o.install)
-		if err := kubeapply.Apply(ctx, c, o.install, ""); err != nil {
-			return err
-		}
-		if err := d.waitForDeployments(ctx); err != nil {
+		if err := kubeapply.Deploy(ctx, c, o.install); err != nil {
 			return err
 		}
 	}
@@ -106,21 +102,6 @@ func run(ctx context.Context, o options) error {
 
 func say(format string, args ...any) {
 	fmt.Printf(format+"\n", args...)
-}
-
-func (d demo) waitForDeployments(ctx context.Context) error {
-	return poll(ctx, "the controller and webhook to be available", func() (bool, error) {
-		for _, name := range []string{"jobset-controller", "jobset-webhook"} {
-			var dep appsv1.Deployment
-			if err := d.c.Get(ctx, client.ObjectKey{Namespace: "jobset-system", Name: name}, &dep); err != nil {
-				return false, client.IgnoreNotFound(err)
-			}
-			if dep.Status.AvailableReplicas < 1 {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
 }
 
 // startExample recreates the namespace with the agent's RBAC and creates
