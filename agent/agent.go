@@ -85,8 +85,13 @@ func New(cfg Config, restConfig *rest.Config, opts ...Option) (*Agent, error) {
 	return a, nil
 }
 
-// Epoch is the epoch the agent joined, 0 before.
+// Epoch is the epoch the agent joined, 0 before. Read it from another
+// goroutine only after Lifted is closed.
 func (a *Agent) Epoch() int32 { return a.epoch }
+
+// Lifted is closed once the agent lifts its barrier, for observers in the
+// same process (the coordination benchmark), which need no probe.
+func (a *Agent) Lifted() <-chan struct{} { return a.barrier.liftedCh }
 
 // Run serves the barrier and follows the JobSet until the Pod must restart
 // in place or ctx ends, and returns the process's exit code.

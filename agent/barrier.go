@@ -11,15 +11,21 @@ type barrier struct {
 	mu     sync.Mutex
 	lifted bool
 	reason string
+	// liftedCh is closed when the barrier lifts (it never drops again: a
+	// deprecated epoch restarts the agent).
+	liftedCh chan struct{}
 }
 
 func newBarrier() *barrier {
-	return &barrier{reason: "the agent has not joined an epoch yet"}
+	return &barrier{reason: "the agent has not joined an epoch yet", liftedCh: make(chan struct{})}
 }
 
 func (b *barrier) lift() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.lifted {
+		close(b.liftedCh)
+	}
 	b.lifted = true
 }
 

@@ -131,6 +131,17 @@ func (e *Environment) WebhookServing() (host string, port int) {
 	return o.LocalServingHostExternalName, o.LocalServingPort
 }
 
+// Kubeconfig returns a kubeconfig for a new user of the given groups (for
+// example system:masters), for processes outside this one: the controller,
+// kube-controller-manager or kube-scheduler run as binaries.
+func (e *Environment) Kubeconfig(user string, groups ...string) ([]byte, error) {
+	u, err := e.env.AddUser(envtest.User{Name: user, Groups: groups}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return u.KubeConfig()
+}
+
 // Stop shuts the apiserver and etcd down.
 func (e *Environment) Stop() error {
 	return e.env.Stop()

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Benchmarks B1-B4 of ../shared/BENCHMARKS.md, in one command. Numbers are
+# measured, never judged: nothing here passes or fails a test. Progress goes
+# to stderr; stdout ends with every summary line ("bench=... key=value ...").
+#
+#   tools/bench/run.sh             all of them (about 25 minutes on 2 cores)
+#   BENCH=B4,B2 tools/bench/run.sh  a selection
+#
+# Knobs: B1_WORKERS (4,8,16), B1_RUNS (5), B2_PODS (100,1000,5000).
+# B1 and B3 need root for the local cluster (tools/cluster), or KUBECONFIG
+# set to a cluster holding the images with install.yaml deployed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tools/cluster/lib.sh
+
+selected="${BENCH:-B1,B2,B3,B4}"
+want() { [[ ",$selected," == *",$1,"* ]]; }
+lines=$(mktemp)
+scratch=$(mktemp -d)
+trap 'rm -rf "$lines" "$scratch"' EXIT
+record() { tee -a "$lines"; }
+
+if want B4; then
+  echo "B4: Go benchmarks of the epoch decision and of a reconcile" >&2
+  # BenchmarkX/pods=1000-2   1234   56789 ns/op   1024 B/op   12 allocs/op
+  go test -run '^$' -bench . -benchmem ./controllers/inplace ./controllers/jobset |
+    awk '/^Benchmark/ { name=$1; sub(/-[0-9]+$/, "", name);
+      printf "bench=go name=%s ms_op=%.4f bytes_op=%s allocs_op=%s\n", name, $3/1e6, $5, $7 }' | record
+fi
+
+if want B2; then
+  echo "B2: coordination at scale on envtest's apiserver, with the controller binary" >&2
+  KUBEBUILDER_ASSETS=$(tools/kubebin/build.sh etcd kube-apiserver kubectl)
+  export KUBEBUILDER_ASSETS
+  kube=$(tools/kubebin/build.sh kube-controller-manager kube-scheduler)
+  go build -o "$scratch/jobset-controller" ./controllers/cmd/jobset-controller
+  go run ./tools/bench/coordination -pods "${B2_PODS:-100,1000,5000}" -controller "$scratch/jobset-controller" \
+    -kube-controller-manager "$kube/kube-controller-manager" -kube-scheduler "$kube/kube-scheduler" | record
+fi
+
+if want B1 || want B3; then
+  cluster_with_images
+  if want B3; then
+    echo "B3: agent footprint" >&2
+    go run ./tools/bench/footprint -kubeconfig "$kubeconfig" -binary bazel-bin/images/jobset-agent_binary_/jobset-agent_binary \
+      -image bazel-bin/images/jobset-agent.tar -install bazel-bin/images/install.yaml | record
+  fi
+  if want B1; then
+    echo "B1: group restart on the real kubelet" >&2
+    go run ./tools/bench/grouprestart -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml \
+      -workers "${B1_WORKERS:-4,8,16}" -runs "${B1_RUNS:-5}" | record
+  fi
+fi
+
+echo >&2
+echo "summary:" >&2
+grep '^bench=' "$lines" | grep -v '^bench=group-restart-run '
