@@ -56,7 +56,7 @@ var _ = Describe("JobSet admission", func() {
 		Expect(err.Error()).To(And(
 			ContainSubstring("spec.replicatedJobs[0].template.spec.template.spec.initContainers"),
 			ContainSubstring("RestartAllContainers"),
-			ContainSubstring("docs/in-place-restart.md"),
+			ContainSubstring("docs/user-guide.md"),
 		))
 	})
 

@@ -29,7 +29,7 @@ func wantsAgent(js *jobset.JobSet) bool {
 }
 
 // InjectAgent adds to every Pod template that has no agent yet the agent
-// sidecar exactly as docs/in-place-restart.md shows it, and a
+// sidecar exactly as docs/user-guide.md shows it, and a
 // RestartAllContainers rule for non-zero exits to every container without
 // restart rules of its own.
 func InjectAgent(js *jobset.JobSet, o AgentOptions) {

@@ -14,7 +14,7 @@ import (
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
-const inPlaceDoc = "see docs/in-place-restart.md"
+const inPlaceDoc = "see docs/user-guide.md"
 
 // agentEnv are the variables the agent cannot start without.
 var agentEnv = []string{agent.EnvNamespace, agent.EnvPodName, agent.EnvJobSetName}

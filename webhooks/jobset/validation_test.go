@@ -280,7 +280,7 @@ func TestInjectAgentMatchesTheDocumentedManifest(t *testing.T) {
 	injected.Annotations = nil
 
 	if diff := cmp.Diff(documented, injected); diff != "" {
-		t.Errorf("injection differs from docs/in-place-restart.md's manifest (-documented +injected):\n%s", diff)
+		t.Errorf("injection differs from docs/user-guide.md's manifest (-documented +injected):\n%s", diff)
 	}
 	again := injected.DeepCopy()
 	InjectAgent(again, AgentOptions{Image: "jobset-agent:test", RestartExitCode: 88})

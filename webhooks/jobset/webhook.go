@@ -35,7 +35,7 @@ func SetupWithManager(mgr ctrl.Manager, agent AgentOptions) error {
 func (w Webhook) Default(_ context.Context, js *jobset.JobSet) error {
 	if wantsAgent(js) {
 		if w.Agent.Image == "" {
-			return apierrors.NewBadRequest(fmt.Sprintf("metadata.annotations[%s]: this webhook has no agent image to inject (start it with --agent-image), so add the agent sidecar by hand; see docs/in-place-restart.md", jobset.InjectAgentKey))
+			return apierrors.NewBadRequest(fmt.Sprintf("metadata.annotations[%s]: this webhook has no agent image to inject (start it with --agent-image), so add the agent sidecar by hand; see docs/user-guide.md", jobset.InjectAgentKey))
 		}
 		InjectAgent(js, w.Agent)
 	}

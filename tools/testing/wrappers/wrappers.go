@@ -265,7 +265,7 @@ func (w *JobWrapper) Complete() *JobWrapper {
 }
 
 // InPlaceReady makes the replicatedJob what restartStrategy InPlaceRestart
-// needs, as docs/in-place-restart.md shows it: backoffLimit MaxInt32,
+// needs, as docs/user-guide.md shows it: backoffLimit MaxInt32,
 // podReplacementPolicy Failed, the agent sidecar with its restart rule,
 // startup probe and environment, and a worker restart rule.
 func (w *ReplicatedJobWrapper) InPlaceReady() *ReplicatedJobWrapper {
