@@ -34,16 +34,8 @@ type podState struct {
 var _ = Describe("In-place group restart", func() {
 	var ns string
 	BeforeEach(func(ctx context.Context) {
-		var err error
-		ns, err = framework.CreateNamespace(ctx, k8sClient, "e2e")
-		Expect(err).NotTo(HaveOccurred())
+		ns = testNamespace(ctx)
 		Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) {
-			if CurrentSpecReport().Failed() {
-				dumpNamespace(ctx, ns)
-			}
-			Expect(k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		})
 	})
 
 	It("restarts every Pod in place when one worker fails (seed story 1)", func(ctx context.Context) {
@@ -278,6 +270,20 @@ func workerStarts(ctx context.Context, ns, name string) string {
 		return err
 	}).Should(Succeed())
 	return string(out)
+}
+
+// testNamespace creates a namespace for one spec, deleted after it; when
+// the spec failed, what it left there is written out first.
+func testNamespace(ctx context.Context) string {
+	ns, err := framework.CreateNamespace(ctx, k8sClient, "e2e")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx context.Context) {
+		if CurrentSpecReport().Failed() {
+			dumpNamespace(ctx, ns)
+		}
+		Expect(k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	})
+	return ns
 }
 
 // dumpNamespace writes what a failed spec leaves behind: the JobSets'

@@ -8,11 +8,9 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -22,17 +20,7 @@ const rackKey = "e2e.fastjobset.io/rack"
 
 var _ = Describe("Exclusive placement", func() {
 	var ns string
-	BeforeEach(func(ctx context.Context) {
-		var err error
-		ns, err = framework.CreateNamespace(ctx, k8sClient, "e2e")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func(ctx context.Context) {
-			if CurrentSpecReport().Failed() {
-				dumpNamespace(ctx, ns)
-			}
-			Expect(k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		})
-	})
+	BeforeEach(func(ctx context.Context) { ns = testNamespace(ctx) })
 
 	It("runs one Job per topology domain, its followers with the leader, and the next Job once the domain is free", func(ctx context.Context) {
 		domains := labelNodes(ctx)

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -23,17 +22,7 @@ const staticClass = "e2e-static"
 
 var _ = Describe("Shared volumes", func() {
 	var ns string
-	BeforeEach(func(ctx context.Context) {
-		var err error
-		ns, err = framework.CreateNamespace(ctx, k8sClient, "e2e")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func(ctx context.Context) {
-			if CurrentSpecReport().Failed() {
-				dumpNamespace(ctx, ns)
-			}
-			Expect(k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		})
-	})
+	BeforeEach(func(ctx context.Context) { ns = testNamespace(ctx) })
 
 	It("mounts the volumeClaimPolicies claims in every Pod, and on deletion the garbage collector takes the Delete claim and leaves the Retain one", func(ctx context.Context) {
 		js := wrappers.MakeJobSet("shared", ns).
