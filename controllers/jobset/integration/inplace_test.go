@@ -241,14 +241,16 @@ var _ = Describe("In-place restart", func() {
 
 			// fullRestart fails the attempt's Job with reason and message,
 			// plays the garbage collector, and starts the new attempt's Pods,
-			// which gather at the next epoch and sync there.
+			// which gather at the next epoch and sync there. The old Pods go
+			// only once the controller has acted on the Job's failure: seen
+			// before it, a member Pod being deleted is a group restart.
 			fullRestart := func(attempt int, reason, message string) {
 				jobs := eventuallyJobs(ctx, js, strconv.Itoa(attempt), "trainer-workers-0")
 				failJob(ctx, &jobs[0], reason, message)
+				eventuallyDeleting(ctx, jobs...)
 				for _, pod := range pods {
 					Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
 				}
-				eventuallyDeleting(ctx, jobs...)
 				finishDeletion(ctx, &jobs[0])
 				eventuallyJobs(ctx, js, strconv.Itoa(attempt+1), "trainer-workers-0")
 				next := strconv.Itoa(attempt + 2)
