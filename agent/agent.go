@@ -2,35 +2,30 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/fastjobset/jobset/agent/kubeclient"
 	"github.com/fastjobset/jobset/api/jobset/epoch"
+)
+
+var (
+	jobSets = kubeclient.Resource{Group: epoch.Group, Version: epoch.Version, Resource: epoch.Resource}
+	pods    = kubeclient.Resource{Version: "v1", Resource: "pods"}
 )
 
 // Agent runs the protocol for one Pod.
 type Agent struct {
 	cfg      Config
-	jobsets  dynamic.ResourceInterface
-	pods     rest.Interface
+	api      *kubeclient.Client
 	barrier  *barrier
 	backoff  *backoff
 	listener net.Listener
@@ -51,38 +46,13 @@ func WithSleep(sleep func(context.Context, time.Duration) error) Option {
 	return func(a *Agent) { a.backoff.sleep = sleep }
 }
 
-// New builds an agent talking to the API server of restConfig.
-func New(cfg Config, restConfig *rest.Config, opts ...Option) (*Agent, error) {
-	restConfig = rest.CopyConfig(restConfig)
-	if restConfig.UserAgent == "" {
-		restConfig.UserAgent = "jobset-agent/" + cfg.Namespace + "/" + cfg.PodName
-	}
-	dyn, err := dynamic.NewForConfig(restConfig)
-	if err != nil {
-		return nil, err
-	}
-	// Pods are only patched: a bare REST client, whose responses are not
-	// decoded beyond their status.
-	podsConfig := rest.CopyConfig(restConfig)
-	podsConfig.APIPath, podsConfig.GroupVersion = "/api", &schema.GroupVersion{Version: "v1"}
-	statusOnly := runtime.NewScheme()
-	metav1.AddToGroupVersion(statusOnly, schema.GroupVersion{Version: "v1"})
-	podsConfig.NegotiatedSerializer = serializer.NewCodecFactory(statusOnly).WithoutConversion()
-	pods, err := rest.RESTClientFor(podsConfig)
-	if err != nil {
-		return nil, err
-	}
-	a := &Agent{
-		cfg:     cfg,
-		jobsets: dyn.Resource(schema.GroupVersionResource{Group: epoch.Group, Version: epoch.Version, Resource: epoch.Resource}).Namespace(cfg.Namespace),
-		pods:    pods,
-		barrier: newBarrier(),
-		backoff: newBackoff(),
-	}
+// New builds an agent talking to the API server through api.
+func New(cfg Config, api *kubeclient.Client, opts ...Option) *Agent {
+	a := &Agent{cfg: cfg, api: api, barrier: newBarrier(), backoff: newBackoff()}
 	for _, opt := range opts {
 		opt(a)
 	}
-	return a, nil
+	return a
 }
 
 // Epoch is the epoch the agent joined, 0 before. Read it from another
@@ -127,7 +97,7 @@ func (a *Agent) follow(ctx context.Context) bool {
 	for ctx.Err() == nil {
 		w, err := a.watch(ctx, resourceVersion)
 		if err != nil {
-			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+			if kubeclient.IsExpired(err) {
 				resourceVersion = "" // too old to resume: start afresh
 			}
 			if ctx.Err() == nil {
@@ -153,49 +123,59 @@ func (a *Agent) follow(ctx context.Context) bool {
 // consume handles one watch's events until it ends, and returns the
 // resourceVersion to resume from ("" after 410 Gone: start afresh, with the
 // current state as the first event) and the error that ended it, if any.
-func (a *Agent) consume(ctx context.Context, w watch.Interface, resourceVersion string) (restart bool, next string, err error) {
+func (a *Agent) consume(ctx context.Context, w *kubeclient.Watcher, resourceVersion string) (restart bool, next string, err error) {
 	for {
-		select {
-		case <-ctx.Done():
+		event, err := w.Next()
+		switch {
+		case ctx.Err() != nil || errors.Is(err, io.EOF):
 			return false, resourceVersion, nil
-		case event, ok := <-w.ResultChan():
-			if !ok {
-				return false, resourceVersion, nil
-			}
-			switch event.Type {
-			case watch.Error:
-				err := apierrors.FromObject(event.Object)
-				if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-					return false, "", nil
-				}
+		case err != nil:
+			return false, resourceVersion, err
+		}
+		switch event.Type {
+		case kubeclient.Error:
+			if err := event.Err(); !kubeclient.IsExpired(err) {
 				return false, resourceVersion, err
-			case watch.Bookmark:
-				if m, err := meta.Accessor(event.Object); err == nil {
-					resourceVersion = m.GetResourceVersion()
-				}
-			case watch.Deleted:
-				a.barrier.hold("JobSet %s was deleted", a.cfg.JobSetName)
-			case watch.Added, watch.Modified:
-				js, ok := event.Object.(*unstructured.Unstructured)
-				if !ok {
-					continue
-				}
-				a.backoff.reset()
-				resourceVersion = js.GetResourceVersion()
-				if a.observe(ctx, epochsOf(js)) {
-					return true, resourceVersion, nil
-				}
+			}
+			return false, "", nil
+		case kubeclient.Bookmark:
+			if js, err := decodeJobSet(event.Object); err == nil {
+				resourceVersion = js.Metadata.ResourceVersion
+			}
+		case kubeclient.Deleted:
+			a.barrier.hold("JobSet %s was deleted", a.cfg.JobSetName)
+		case kubeclient.Added, kubeclient.Modified:
+			js, err := decodeJobSet(event.Object)
+			if err != nil {
+				return false, resourceVersion, err
+			}
+			a.backoff.reset()
+			resourceVersion = js.Metadata.ResourceVersion
+			if a.observe(ctx, Epochs{Synced: js.Status.SyncedEpoch, Deprecated: js.Status.DeprecatedEpoch}) {
+				return true, resourceVersion, nil
 			}
 		}
 	}
 }
 
-// epochsOf reads status.syncedEpoch and status.deprecatedEpoch (absent: 0;
-// the schema guarantees int32 values).
-func epochsOf(js *unstructured.Unstructured) Epochs {
-	synced, _, _ := unstructured.NestedInt64(js.Object, "status", "syncedEpoch")
-	deprecated, _, _ := unstructured.NestedInt64(js.Object, "status", "deprecatedEpoch")
-	return Epochs{Synced: int32(synced), Deprecated: int32(deprecated)}
+// jobSet is what the agent reads of its JobSet (absent epochs: 0; the
+// schema guarantees int32 values).
+type jobSet struct {
+	Metadata struct {
+		ResourceVersion string `json:"resourceVersion"`
+	} `json:"metadata"`
+	Status struct {
+		SyncedEpoch     int32 `json:"syncedEpoch"`
+		DeprecatedEpoch int32 `json:"deprecatedEpoch"`
+	} `json:"status"`
+}
+
+func decodeJobSet(raw json.RawMessage) (jobSet, error) {
+	var js jobSet
+	if err := json.Unmarshal(raw, &js); err != nil {
+		return jobSet{}, fmt.Errorf("reading a JobSet from its watch: %w", err)
+	}
+	return js, nil
 }
 
 // observe acts on one status of the JobSet; it returns true when the Pod
@@ -225,9 +205,7 @@ func (a *Agent) join(ctx context.Context, e int32) bool {
 	a.barrier.hold("joining epoch %d: writing the Pod's %s annotation", e, epoch.PodAnnotation)
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, epoch.PodAnnotation, strconv.Itoa(int(e)))
 	for ctx.Err() == nil {
-		err := a.pods.Patch(types.MergePatchType).
-			Namespace(a.cfg.Namespace).Resource("pods").Name(a.cfg.PodName).
-			Body(patch).MaxRetries(0).Do(ctx).Error()
+		err := a.api.MergePatch(ctx, pods, a.cfg.Namespace, a.cfg.PodName, patch)
 		if err == nil {
 			a.backoff.reset()
 			a.epoch = e
@@ -240,10 +218,6 @@ func (a *Agent) join(ctx context.Context, e int32) bool {
 	return false
 }
 
-func (a *Agent) watch(ctx context.Context, resourceVersion string) (watch.Interface, error) {
-	return a.jobsets.Watch(ctx, metav1.ListOptions{
-		FieldSelector:       fields.OneTermEqualSelector("metadata.name", a.cfg.JobSetName).String(),
-		ResourceVersion:     resourceVersion,
-		AllowWatchBookmarks: true,
-	})
+func (a *Agent) watch(ctx context.Context, resourceVersion string) (*kubeclient.Watcher, error) {
+	return a.api.Watch(ctx, jobSets, a.cfg.Namespace, kubeclient.WatchOptions{Name: a.cfg.JobSetName, ResourceVersion: resourceVersion})
 }

@@ -111,8 +111,7 @@ var _ = Describe("Agent", func() {
 		listener, err := net.Listen("tcp", "127.0.0.1:0")
 		Expect(err).NotTo(HaveOccurred())
 		sleeps := &sleepRecorder{}
-		a, err := agent.New(cfg, proxy.config(), agent.WithListener(listener), agent.WithSleep(sleeps.sleep))
-		Expect(err).NotTo(HaveOccurred())
+		a := agent.New(cfg, proxy.client(), agent.WithListener(listener), agent.WithSleep(sleeps.sleep))
 		runCtx, cancel := context.WithCancel(ctx)
 		r := &runningAgent{agent: a, barrier: "http://" + listener.Addr().String(), exited: make(chan int, 1), cancel: cancel, sleeps: sleeps}
 		go func() { r.exited <- a.Run(runCtx) }()

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"github.com/fastjobset/jobset/agent/kubeclient"
 )
 
 // backoff spaces retries of failed API calls: exponential, with full jitter
@@ -31,8 +31,8 @@ func (b *backoff) delay(err error) time.Duration {
 		bound = min(b.max, b.base<<b.attempt)
 	}
 	d := time.Duration(b.jitter() * float64(bound))
-	if seconds, ok := apierrors.SuggestsClientDelay(err); ok {
-		d = max(d, time.Duration(seconds)*time.Second)
+	if after, ok := kubeclient.RetryAfter(err); ok {
+		d = max(d, after)
 	}
 	return d
 }

@@ -102,3 +102,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	return c, errors.Join(errs...)
 }
+
+// UserAgent names the agent and its Pod in the API server's logs and audit.
+func (c Config) UserAgent() string {
+	return "jobset-agent/" + c.Namespace + "/" + c.PodName
+}

@@ -10,6 +10,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
+
+	"github.com/fastjobset/jobset/agent/kubeclient"
 )
 
 // apiProxy stands between the agent and the apiserver, so that tests can
@@ -85,7 +87,9 @@ func (p *apiProxy) dropConnections() {
 
 func (p *apiProxy) close() { _ = p.server.Close() }
 
-// config is how the agent reaches the apiserver through the proxy.
-func (p *apiProxy) config() *rest.Config {
-	return &rest.Config{Host: p.URL, QPS: 100, Burst: 100}
+// client is how the agent reaches the apiserver through the proxy.
+func (p *apiProxy) client() *kubeclient.Client {
+	c, err := kubeclient.New(p.URL, &http.Client{}, "agent-test")
+	Expect(err).NotTo(HaveOccurred())
+	return c
 }

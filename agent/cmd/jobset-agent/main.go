@@ -9,9 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"k8s.io/client-go/rest"
-
 	"github.com/fastjobset/jobset/agent"
+	"github.com/fastjobset/jobset/agent/kubeclient"
 )
 
 func main() {
@@ -24,16 +23,12 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "jobset-agent: invalid configuration:\n%v\n", err)
 		return agent.ExitConfigError
 	}
-	restConfig, err := rest.InClusterConfig()
+	api, err := kubeclient.InCluster(cfg.UserAgent())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "jobset-agent: no in-cluster API server configuration: %v\n", err)
 		return agent.ExitConfigError
 	}
-	a, err := agent.New(cfg, restConfig)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "jobset-agent: %v\n", err)
-		return agent.ExitFatal
-	}
+	a := agent.New(cfg, api)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	return a.Run(ctx)

@@ -46,6 +46,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fastjobset/jobset/agent"
+	"github.com/fastjobset/jobset/agent/kubeclient"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/bench/procstat"
 	"github.com/fastjobset/jobset/tools/bench/summary"
@@ -84,7 +85,7 @@ func main() {
 	if (o.kcm == "") != (o.scheduler == "") {
 		fail(errors.New("-kube-controller-manager and -kube-scheduler go together"))
 	}
-	// The agents' client-go logs every retry: thousands of lines.
+	// The agents log every retry: thousands of lines.
 	klog.SetOutput(discard{})
 	klog.LogToStderr(false)
 	if err := run(o); err != nil {
@@ -208,11 +209,14 @@ func inPlace(ctx context.Context, c client.Client, cfg *rest.Config, controller 
 
 	var agentRequests atomic.Int64
 	agentConfig := rest.CopyConfig(cfg)
-	// Every agent has its own client and rate limiter, as in its own Pod.
 	agentConfig.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripCounter{rt, &agentRequests}
 	}
-	g := newGroup(ctx, agentConfig, ns, js.Name)
+	agentHTTP, err := rest.HTTPClientFor(agentConfig)
+	if err != nil {
+		return inPlaceResult{}, err
+	}
+	g := newGroup(ctx, cfg.Host, agentHTTP, ns, js.Name)
 	defer g.stop()
 	for _, pod := range pods {
 		g.start(pod)
@@ -311,7 +315,8 @@ func withEntry(m map[string]string, key, value string) map[string]string {
 type group struct {
 	ctx            context.Context
 	cancel         context.CancelFunc
-	cfg            *rest.Config
+	host           string
+	http           *http.Client
 	ns, jobSetName string
 
 	mu      sync.Mutex
@@ -324,9 +329,9 @@ type instance struct {
 	cancel context.CancelFunc
 }
 
-func newGroup(ctx context.Context, cfg *rest.Config, ns, jobSetName string) *group {
+func newGroup(ctx context.Context, host string, httpClient *http.Client, ns, jobSetName string) *group {
 	ctx, cancel := context.WithCancel(ctx)
-	return &group{ctx: ctx, cancel: cancel, cfg: cfg, ns: ns, jobSetName: jobSetName,
+	return &group{ctx: ctx, cancel: cancel, host: host, http: httpClient, ns: ns, jobSetName: jobSetName,
 		running: map[string]*instance{}, changed: make(chan struct{}, 1)}
 }
 
@@ -340,10 +345,11 @@ func (g *group) start(pod string) {
 	if err != nil {
 		fail(err)
 	}
-	a, err := agent.New(cfg, g.cfg, agent.WithListener(listener))
+	api, err := kubeclient.New(g.host, g.http, cfg.UserAgent())
 	if err != nil {
 		fail(err)
 	}
+	a := agent.New(cfg, api, agent.WithListener(listener))
 	ctx, cancel := context.WithCancel(g.ctx)
 	g.mu.Lock()
 	g.running[pod] = &instance{agent: a, cancel: cancel}
