@@ -7,7 +7,7 @@
 #   BENCH=B4,B2 tools/bench/run.sh  a selection
 #
 # Knobs: B1_WORKERS (4,8,16), B1_RUNS (5), B2_PODS (100,1000,5000),
-# B2_RECREATE=1 (B2's Recreate floor, which does not work yet).
+# B2_RECREATE=0 (skips B2's Recreate floor).
 # B1 and B3 need root for the local cluster (tools/cluster), or KUBECONFIG
 # set to a cluster holding the images with install.yaml deployed.
 set -euo pipefail
@@ -35,9 +35,7 @@ if want B2; then
   export KUBEBUILDER_ASSETS
   go build -o "$scratch/jobset-controller" ./controllers/cmd/jobset-controller
   recreate=()
-  # The Recreate floor does not work yet: kube-scheduler binds no Pod on
-  # envtest's apiserver (docs/benchmarks.md).
-  if [ "${B2_RECREATE:-}" = 1 ]; then
+  if [ "${B2_RECREATE:-1}" = 1 ]; then
     kube=$(tools/kubebin/build.sh kube-controller-manager kube-scheduler)
     recreate=(-kube-controller-manager "$kube/kube-controller-manager" -kube-scheduler "$kube/kube-scheduler")
   fi

@@ -463,6 +463,12 @@ func registerNodes(ctx context.Context, c client.Client, have, want int) error {
 		if errs[i] = c.Create(ctx, node); errs[i] != nil {
 			return
 		}
+		// The apiserver taints a new Node not-ready (TaintNodesByCondition);
+		// the node lifecycle controller, which would lift it, does not run.
+		node.Spec.Taints = nil
+		if errs[i] = c.Update(ctx, node); errs[i] != nil {
+			return
+		}
 		capacity := corev1.ResourceList{
 			corev1.ResourcePods:   resource.MustParse("110"),
 			corev1.ResourceCPU:    resource.MustParse("8"),
