@@ -143,6 +143,7 @@ func run(o options) error {
 			return fmt.Errorf("InPlaceRestart with %d Pods: %w", n, err)
 		}
 		summary.Print("coordination", "strategy", jobset.InPlaceRestart, "pods", n, "seconds", result.seconds,
+			"first_restart_s", result.firstRestart, "last_restart_s", result.lastRestart, "last_join_s", result.lastJoin,
 			"api_requests", result.apiRequests, "agent_requests", result.agentRequests,
 			"controller_cpu_s", result.controllerCPU, "controller_peak_mib", result.controllerPeakMiB)
 	}
@@ -183,9 +184,12 @@ func run(o options) error {
 }
 
 type inPlaceResult struct {
-	seconds                          float64
-	apiRequests, agentRequests       int64
-	controllerCPU, controllerPeakMiB float64
+	seconds float64
+	// The breakdown: when the first agent told of the deprecated epoch
+	// restarted, when the last did, and when the last join was written.
+	firstRestart, lastRestart, lastJoin float64
+	apiRequests, agentRequests          int64
+	controllerCPU, controllerPeakMiB    float64
 }
 
 // inPlace runs an InPlaceRestart JobSet of n Pods with n in-process agents
@@ -208,9 +212,10 @@ func inPlace(ctx context.Context, c client.Client, cfg *rest.Config, controller 
 	}
 
 	var agentRequests atomic.Int64
+	var joins phase
 	agentConfig := rest.CopyConfig(cfg)
 	agentConfig.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripCounter{rt, &agentRequests}
+		return roundTripCounter{rt, &agentRequests, &joins}
 	}
 	agentHTTP, err := rest.HTTPClientFor(agentConfig)
 	if err != nil {
@@ -234,6 +239,8 @@ func inPlace(ctx context.Context, c client.Client, cfg *rest.Config, controller 
 	if err != nil {
 		return inPlaceResult{}, err
 	}
+	joins.reset()
+	g.restarts.reset()
 	start := time.Now()
 	g.restart(pods[0]) // its worker failed; the kubelet restarted the Pod
 	if err := g.waitLifted(ctx, 2); err != nil {
@@ -253,7 +260,10 @@ func inPlace(ctx context.Context, c client.Client, cfg *rest.Config, controller 
 		return inPlaceResult{}, err
 	}
 	return inPlaceResult{
-		seconds: seconds, apiRequests: requestsAfter - requestsBefore, agentRequests: agentRequests.Load(),
+		seconds:      seconds,
+		firstRestart: since(start, &g.restarts.first), lastRestart: since(start, &g.restarts.last),
+		lastJoin:    since(start, &joins.last),
+		apiRequests: requestsAfter - requestsBefore, agentRequests: agentRequests.Load(),
 		controllerCPU: cpuAfter - cpuBefore, controllerPeakMiB: peak,
 	}, nil
 }
@@ -322,6 +332,8 @@ type group struct {
 	mu      sync.Mutex
 	running map[string]*instance
 	changed chan struct{}
+	// restarts marks the agents that exited with the restart code.
+	restarts phase
 }
 
 type instance struct {
@@ -357,6 +369,7 @@ func (g *group) start(pod string) {
 	go func() {
 		code := a.Run(ctx)
 		if code == cfg.RestartExitCode && g.ctx.Err() == nil {
+			g.restarts.mark()
 			g.start(pod)
 		}
 	}()
@@ -414,14 +427,43 @@ func (g *group) waitLifted(ctx context.Context, epoch int32) error {
 	}
 }
 
+// roundTripCounter counts the agents' requests and marks when the last Pod
+// patch (an agent joining its epoch) was answered.
 type roundTripCounter struct {
-	next  http.RoundTripper
-	count *atomic.Int64
+	next      http.RoundTripper
+	count     *atomic.Int64
+	lastPatch *phase
 }
 
 func (r roundTripCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.count.Add(1)
-	return r.next.RoundTrip(req)
+	resp, err := r.next.RoundTrip(req)
+	if err == nil && req.Method == http.MethodPatch && resp.StatusCode < 300 {
+		r.lastPatch.mark()
+	}
+	return resp, err
+}
+
+// phase is the time of the first or last of a kind of event, for the
+// breakdown of a group restart.
+type phase struct {
+	first, last atomic.Int64 // UnixNano; 0 until marked
+}
+
+func (p *phase) mark() {
+	now := time.Now().UnixNano()
+	p.first.CompareAndSwap(0, now)
+	p.last.Store(now)
+}
+
+func (p *phase) reset() { p.first.Store(0); p.last.Store(0) }
+
+// since is how long after start the first or last event came, in seconds.
+func since(start time.Time, at *atomic.Int64) float64 {
+	if at.Load() == 0 {
+		return 0
+	}
+	return time.Unix(0, at.Load()).Sub(start).Seconds()
 }
 
 // apiRequests sums the API server's apiserver_request_total: every request
