@@ -72,9 +72,7 @@ var _ = Describe("Agent", func() {
 	BeforeEach(func() {
 		ctx = context.Background()
 		c = env.Client
-		var err error
-		ns, err = framework.CreateNamespace(ctx, c, "agent")
-		Expect(err).NotTo(HaveOccurred())
+		ns = framework.TestNamespace(ctx, c, "agent")
 		js = wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
 			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
 		Expect(c.Create(ctx, js)).To(Succeed())

@@ -44,8 +44,7 @@ var _ = Describe("Agent RBAC and the epoch-only admission policy", func() {
 	It("lets the agent's ServiceAccount patch the epoch annotation and nothing else, and leaves others alone", func() {
 		ctx := context.Background()
 		c := env.Client
-		ns, err := framework.CreateNamespace(ctx, c, "agent-rbac")
-		Expect(err).NotTo(HaveOccurred())
+		ns := framework.TestNamespace(ctx, c, "agent-rbac")
 		applyManifest(ctx, c, "agent-rbac.yaml", ns)
 		applyManifest(ctx, c, "epoch-only-policy.yaml", ns)
 

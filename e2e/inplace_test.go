@@ -275,8 +275,7 @@ func workerStarts(ctx context.Context, ns, name string) string {
 // testNamespace creates a namespace for one spec, deleted after it; when
 // the spec failed, what it left there is written out first.
 func testNamespace(ctx context.Context) string {
-	ns, err := framework.CreateNamespace(ctx, k8sClient, "e2e")
-	Expect(err).NotTo(HaveOccurred())
+	ns := framework.TestNamespace(ctx, k8sClient, "e2e")
 	DeferCleanup(func(ctx context.Context) {
 		if CurrentSpecReport().Failed() {
 			dumpNamespace(ctx, ns)

@@ -16,17 +16,9 @@ import (
 )
 
 var _ = Describe("JobSet CRD", func() {
-	var (
-		ctx context.Context
-		ns  string
-	)
-
-	BeforeEach(func() {
-		ctx = context.Background()
-		var err error
-		ns, err = framework.CreateNamespace(ctx, k8sClient, "crd")
-		Expect(err).NotTo(HaveOccurred())
-	})
+	ctx := context.Background()
+	var ns string
+	BeforeEach(func() { ns = framework.TestNamespace(ctx, k8sClient, "crd") })
 
 	inPlaceJobSet := func(name string) *jobset.JobSet {
 		return wrappers.MakeJobSet(name, ns).

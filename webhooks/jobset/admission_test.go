@@ -20,15 +20,10 @@ import (
 )
 
 var _ = Describe("JobSet admission", func() {
-	var (
-		ctx context.Context
-		ns  string
-	)
+	ctx := context.Background()
+	var ns string
 	BeforeEach(func() {
-		ctx = context.Background()
-		var err error
-		ns, err = framework.CreateNamespace(ctx, k8sClient, "admission")
-		Expect(err).NotTo(HaveOccurred())
+		ns = framework.TestNamespace(ctx, k8sClient, "admission")
 		warnings.take()
 	})
 

@@ -21,16 +21,9 @@ import (
 const rack = "example.com/rack"
 
 var _ = Describe("Exclusive placement", func() {
-	var (
-		ctx context.Context
-		ns  string
-	)
-	BeforeEach(func() {
-		ctx = context.Background()
-		var err error
-		ns, err = framework.CreateNamespace(ctx, k8sClient, "placement")
-		Expect(err).NotTo(HaveOccurred())
-	})
+	ctx := context.Background()
+	var ns string
+	BeforeEach(func() { ns = framework.TestNamespace(ctx, k8sClient, "placement") })
 
 	// jobPod is Pod index of Job trainer-workers-0, as the Job controller
 	// creates it from the template the JobSet controller wrote.

@@ -21,9 +21,7 @@ import (
 )
 
 func newNamespace(ctx context.Context) string {
-	ns, err := framework.CreateNamespace(ctx, k8sClient, "jobset")
-	Expect(err).NotTo(HaveOccurred())
-	return ns
+	return framework.TestNamespace(ctx, k8sClient, "jobset")
 }
 
 // create creates the JobSet and returns it.

@@ -216,6 +216,13 @@ func CreateNamespace(ctx context.Context, c client.Client, prefix string) (strin
 	return ns.Name, nil
 }
 
+// TestNamespace is CreateNamespace for a spec, which fails if it cannot.
+func TestNamespace(ctx context.Context, c client.Client, prefix string) string {
+	ns, err := CreateNamespace(ctx, c, prefix)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	return ns
+}
+
 // Kubectl runs the envtest kubectl against this apiserver and returns its
 // standard output.
 func (e *Environment) Kubectl(args ...string) (string, error) {
