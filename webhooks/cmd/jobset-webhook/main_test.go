@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,8 +80,10 @@ func startWebhook(t *testing.T, adjust func(*options)) *runningWebhook {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
+	// Made before the cleanup below registers, so removed after it ran:
+	// the webhook and the "kubelet" write here until they stop.
+	certDir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	ns, err := framework.CreateNamespace(ctx, env.Client, "jobset-system")
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +91,7 @@ func startWebhook(t *testing.T, adjust func(*options)) *runningWebhook {
 
 	host, port := env.WebhookServing()
 	o := options{
-		port: port, certDir: t.TempDir(), probeAddr: "0", metricsAddr: "0",
+		port: port, certDir: certDir, probeAddr: "0", metricsAddr: "0",
 		namespace: ns, service: "jobset-webhook-service", secret: "jobset-webhook-server-cert",
 		mutatingConfig: "mutating-webhook-configuration", validatingConfig: "validating-webhook-configuration",
 		extraDNSNames: []string{host},
@@ -99,8 +102,13 @@ func startWebhook(t *testing.T, adjust func(*options)) *runningWebhook {
 		adjust(&o)
 	}
 	w := &runningWebhook{env: env, ctx: ctx, o: o, done: make(chan error, 1)}
-	go func() { w.done <- run(ctx, env.Config, o) }()
-	go mountSecret(ctx, env.Client, client.ObjectKey{Namespace: ns, Name: o.secret}, o.certDir)
+	var running sync.WaitGroup
+	running.Go(func() { w.done <- run(ctx, env.Config, o) })
+	running.Go(func() { mountSecret(ctx, env.Client, client.ObjectKey{Namespace: ns, Name: o.secret}, o.certDir) })
+	t.Cleanup(func() {
+		cancel()
+		running.Wait()
+	})
 	return w
 }
 
