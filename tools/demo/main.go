@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -19,15 +18,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/api/scheme"
 	"github.com/fastjobset/jobset/tools/kubeapply"
+	"github.com/fastjobset/jobset/tools/workload"
 )
 
 type options struct {
@@ -43,9 +39,6 @@ func main() {
 	flag.StringVar(&o.namespace, "namespace", "jobset-demo", "Namespace to run the example in (recreated).")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "Give up after this long.")
 	flag.Parse()
-	if o.kubeconfig == "" {
-		fail(errors.New("no cluster: set KUBECONFIG or -kubeconfig (tools/demo.sh brings up the local one)"))
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 	if err := run(ctx, o); err != nil {
@@ -59,33 +52,20 @@ func fail(err error) {
 }
 
 type demo struct {
-	c         client.Client
-	clientset *kubernetes.Clientset
-	o         options
+	cluster *workload.Cluster
+	o       options
 }
 
 func run(ctx context.Context, o options) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	cluster, err := workload.Connect(o.kubeconfig, o.root)
 	if err != nil {
 		return err
 	}
-	s, err := scheme.New()
-	if err != nil {
-		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		return err
-	}
-	clientset, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	d := demo{c: c, clientset: clientset, o: o}
+	d := demo{cluster: cluster, o: o}
 
 	if o.install != "" {
 		say("deploying %s", o.install)
-		if err := kubeapply.Deploy(ctx, c, o.install); err != nil {
+		if err := kubeapply.Deploy(ctx, cluster.Client, o.install); err != nil {
 			return err
 		}
 	}
@@ -107,20 +87,8 @@ func say(format string, args ...any) {
 // startExample recreates the namespace with the agent's RBAC and creates
 // the story 1 JobSet in it, retrying while the webhook comes up.
 func (d demo) startExample(ctx context.Context) (*jobset.JobSet, error) {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: d.o.namespace}}
-	if err := d.c.Delete(ctx, ns); err == nil || !apierrors.IsNotFound(err) {
-		say("deleting the namespace %s of an earlier run", d.o.namespace)
-		if err := poll(ctx, "the old namespace to go", func() (bool, error) {
-			err := d.c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})
-			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-		}); err != nil {
-			return nil, err
-		}
-	}
-	if err := d.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: d.o.namespace}}); err != nil {
-		return nil, err
-	}
-	if err := kubeapply.Apply(ctx, d.c, filepath.Join(d.o.root, "agent/rbac/agent-rbac.yaml"), d.o.namespace); err != nil {
+	say("making the namespace %s afresh, with the agent's RBAC", d.o.namespace)
+	if err := d.cluster.RecreateNamespace(ctx, d.o.namespace); err != nil {
 		return nil, err
 	}
 	example := filepath.Join(d.o.root, "docs/examples/story1-inplace.yaml")
@@ -131,7 +99,7 @@ func (d demo) startExample(ctx context.Context) (*jobset.JobSet, error) {
 	js.Namespace = d.o.namespace
 	say("creating JobSet %s/%s from %s (2 Jobs x 2 Pods, InPlaceRestart)", js.Namespace, js.Name, example)
 	err := poll(ctx, "the webhook to admit the JobSet", func() (bool, error) {
-		err := d.c.Create(ctx, js.DeepCopy())
+		err := d.cluster.Client.Create(ctx, js.DeepCopy())
 		return err == nil || apierrors.IsAlreadyExists(err), nil
 	})
 	return js, err
@@ -147,7 +115,7 @@ type pod struct {
 
 func (d demo) pods(ctx context.Context, js *jobset.JobSet) (map[string]pod, error) {
 	var list corev1.PodList
-	if err := d.c.List(ctx, &list, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name}); err != nil {
+	if err := d.cluster.Client.List(ctx, &list, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name}); err != nil {
 		return nil, err
 	}
 	out := map[string]pod{}
@@ -175,7 +143,7 @@ func (d demo) pods(ctx context.Context, js *jobset.JobSet) (map[string]pod, erro
 
 func (d demo) jobSet(ctx context.Context, js *jobset.JobSet) (synced, deprecated int32, err error) {
 	var got jobset.JobSet
-	if err := d.c.Get(ctx, client.ObjectKeyFromObject(js), &got); err != nil {
+	if err := d.cluster.Client.Get(ctx, client.ObjectKeyFromObject(js), &got); err != nil {
 		return 0, 0, err
 	}
 	return ptr.Deref(got.Status.SyncedEpoch, 0), ptr.Deref(got.Status.DeprecatedEpoch, 0), nil
@@ -230,7 +198,7 @@ func (d demo) restartAndReport(ctx context.Context, js *jobset.JobSet, before ma
 	at := func(format string, args ...any) {
 		fmt.Printf("  %6.2fs  %s\n", time.Since(t0).Seconds(), fmt.Sprintf(format, args...))
 	}
-	if _, err := d.clientset.CoreV1().Pods(js.Namespace).ProxyGet("http", victim, "8081", "/exit",
+	if _, err := d.cluster.Clientset.CoreV1().Pods(js.Namespace).ProxyGet("http", victim, "8081", "/exit",
 		map[string]string{"code": strconv.Itoa(1)}).DoRaw(ctx); err != nil {
 		return fmt.Errorf("asking the worker of %s to fail: %w", victim, err)
 	}

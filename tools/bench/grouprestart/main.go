@@ -26,8 +26,8 @@ import (
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/bench/summary"
-	"github.com/fastjobset/jobset/tools/bench/workload"
 	"github.com/fastjobset/jobset/tools/kubeapply"
+	"github.com/fastjobset/jobset/tools/workload"
 )
 
 func main() {

@@ -1,6 +1,7 @@
-// Package workload runs the benchmarks' JobSets on a real cluster: the
-// seed's story 1 with W workers, in place or with Recreate, each in a
-// namespace of its own, and waits for its workers to run.
+// Package workload runs the seed's story 1 on a real cluster, for the demo
+// and the benchmarks: with W workers, in place or with Recreate, each in a
+// namespace of its own made afresh with the agent's RBAC, and waits for its
+// workers to run.
 package workload
 
 import (
@@ -36,7 +37,7 @@ type Cluster struct {
 // Connect connects to the cluster of kubeconfig.
 func Connect(kubeconfig, root string) (*Cluster, error) {
 	if kubeconfig == "" {
-		return nil, errors.New("no cluster: set KUBECONFIG or -kubeconfig (tools/bench/run.sh brings up the local one)")
+		return nil, errors.New("no cluster: set KUBECONFIG or -kubeconfig (tools/demo.sh and tools/bench/run.sh bring up the local one)")
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
