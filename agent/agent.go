@@ -14,11 +14,11 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fastjobset/jobset/agent/kubeclient"
-	"github.com/fastjobset/jobset/api/jobset/epoch"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 )
 
 var (
-	jobSets = kubeclient.Resource{Group: epoch.Group, Version: epoch.Version, Resource: epoch.Resource}
+	jobSets = kubeclient.Resource{Group: agentspec.Group, Version: agentspec.Version, Resource: agentspec.Resource}
 	pods    = kubeclient.Resource{Version: "v1", Resource: "pods"}
 )
 
@@ -71,7 +71,7 @@ func (a *Agent) Run(ctx context.Context) int {
 		var err error
 		if listener, err = net.Listen("tcp", ":"+strconv.Itoa(a.cfg.BarrierPort)); err != nil {
 			klog.ErrorS(err, "Cannot serve the barrier", "port", a.cfg.BarrierPort)
-			return ExitFatal
+			return agentspec.ExitFatal
 		}
 	}
 	server := &http.Server{Handler: a.cfg.handler(a.barrier), ReadHeaderTimeout: 5 * time.Second}
@@ -87,7 +87,7 @@ func (a *Agent) Run(ctx context.Context) int {
 		return a.cfg.RestartExitCode
 	}
 	klog.InfoS("Shutting down", "epoch", a.epoch)
-	return ExitTerminated
+	return agentspec.ExitTerminated
 }
 
 // follow watches the JobSet and acts on its status; it returns true when
@@ -202,8 +202,8 @@ func (a *Agent) observe(ctx context.Context, status Epochs) bool {
 // join writes the Pod's epoch annotation, retrying until it succeeds or ctx
 // ends. The agent acts on nothing before.
 func (a *Agent) join(ctx context.Context, e int32) bool {
-	a.barrier.hold("joining epoch %d: writing the Pod's %s annotation", e, epoch.PodAnnotation)
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, epoch.PodAnnotation, strconv.Itoa(int(e)))
+	a.barrier.hold("joining epoch %d: writing the Pod's %s annotation", e, agentspec.EpochAnnotation)
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, agentspec.EpochAnnotation, strconv.Itoa(int(e)))
 	for ctx.Err() == nil {
 		err := a.api.MergePatch(ctx, pods, a.cfg.Namespace, a.cfg.PodName, patch)
 		if err == nil {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fastjobset/jobset/agent"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -103,7 +104,7 @@ var _ = Describe("Agent", func() {
 		return fresh.Annotations[jobset.EpochKey]
 	}
 	start := func() *runningAgent {
-		environment := map[string]string{agent.EnvNamespace: ns, agent.EnvPodName: pod.Name, agent.EnvJobSetName: "trainer"}
+		environment := map[string]string{agentspec.EnvNamespace: ns, agentspec.EnvPodName: pod.Name, agentspec.EnvJobSetName: "trainer"}
 		cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
 		Expect(err).NotTo(HaveOccurred())
 		listener, err := net.Listen("tcp", "127.0.0.1:0")
@@ -118,7 +119,7 @@ var _ = Describe("Agent", func() {
 	}
 	barrier := func(r *runningAgent) func() (string, error) {
 		return func() (string, error) {
-			resp, err := http.Get(r.barrier + agent.DefaultBarrierPath)
+			resp, err := http.Get(r.barrier + agentspec.DefaultBarrierPath)
 			if err != nil {
 				return "", err
 			}
@@ -134,7 +135,7 @@ var _ = Describe("Agent", func() {
 		Eventually(podEpoch).Should(Equal("3"))
 		Eventually(r.agent.Epoch).Should(BeEquivalentTo(3))
 		Eventually(barrier(r)).Should(And(HavePrefix("503"), ContainSubstring("epoch 3 is not synced yet")))
-		resp, err := http.Get(r.barrier + agent.HealthPath)
+		resp, err := http.Get(r.barrier + agentspec.HealthPath)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(resp.StatusCode).To(Equal(http.StatusOK))
 	})
@@ -156,14 +157,14 @@ var _ = Describe("Agent", func() {
 		Eventually(barrier(r)).Should(HavePrefix("200"))
 		Consistently(r.exited).ShouldNot(Receive())
 		setEpochs(2, 2)
-		Eventually(r.exited).Should(Receive(Equal(agent.DefaultRestartExitCode)))
+		Eventually(r.exited).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
 	})
 
 	It("exits cleanly, with no restart, when it is told to stop", func() {
 		r := start()
 		Eventually(podEpoch).Should(Equal("1"))
 		r.cancel()
-		Eventually(r.exited).Should(Receive(Equal(agent.ExitTerminated)))
+		Eventually(r.exited).Should(Receive(Equal(agentspec.ExitTerminated)))
 	})
 
 	It("survives dropped connections and an expired watch without a spurious exit, keeping its epoch", func() {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 )
 
 // barrier is the startup-probe endpoint that holds the worker back.
@@ -52,7 +54,7 @@ func (b *barrier) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 func (c Config) handler(b *barrier) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(c.BarrierPath, b)
-	mux.HandleFunc(HealthPath, func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc(agentspec.HealthPath, func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
 	return mux

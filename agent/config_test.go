@@ -3,10 +3,12 @@ package agent
 import (
 	"strings"
 	"testing"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 )
 
 func TestConfigFromEnv(t *testing.T) {
-	valid := map[string]string{EnvNamespace: "team-a", EnvPodName: "trainer-workers-0-0-x7k2p", EnvJobSetName: "trainer"}
+	valid := map[string]string{agentspec.EnvNamespace: "team-a", agentspec.EnvPodName: "trainer-workers-0-0-x7k2p", agentspec.EnvJobSetName: "trainer"}
 	with := func(k, v string) map[string]string {
 		env := map[string]string{}
 		for key, value := range valid {
@@ -22,14 +24,14 @@ func TestConfigFromEnv(t *testing.T) {
 		wantPort  int
 		wantProbe string
 	}{
-		"defaults":                    {env: valid, wantCode: 88, wantPort: 8080, wantProbe: "/barrier-is-lifted"},
-		"overrides":                   {env: with(EnvRestartExitCode, "42"), wantCode: 42, wantPort: 8080, wantProbe: "/barrier-is-lifted"},
+		"defaults":                    {env: valid, wantCode: agentspec.DefaultRestartExitCode, wantPort: agentspec.DefaultBarrierPort, wantProbe: agentspec.DefaultBarrierPath},
+		"overrides":                   {env: with(agentspec.EnvRestartExitCode, "42"), wantCode: 42, wantPort: agentspec.DefaultBarrierPort, wantProbe: agentspec.DefaultBarrierPath},
 		"missing everything":          {env: map[string]string{}, wantErrs: []string{"NAMESPACE is not set", "POD_NAME is not set", "JOBSET_NAME is not set", "downward API"}},
-		"a name that is not a name":   {env: with(EnvJobSetName, "Trainer_1"), wantErrs: []string{`JOBSET_NAME="Trainer_1" is not a valid name`}},
-		"exit code 0 is not a code":   {env: with(EnvRestartExitCode, "0"), wantErrs: []string{"RESTART_POD_IN_PLACE_EXIT_CODE=\"0\": must be an integer from 1 to 255"}},
-		"exit code 256 is not a code": {env: with(EnvRestartExitCode, "256"), wantErrs: []string{"from 1 to 255"}},
-		"a port out of range":         {env: with(EnvBarrierPort, "70000"), wantErrs: []string{"BARRIER_PORT=\"70000\""}},
-		"a relative probe path":       {env: with(EnvBarrierPath, "ready"), wantErrs: []string{"BARRIER_PATH=\"ready\": must be an absolute path"}},
+		"a name that is not a name":   {env: with(agentspec.EnvJobSetName, "Trainer_1"), wantErrs: []string{`JOBSET_NAME="Trainer_1" is not a valid name`}},
+		"exit code 0 is not a code":   {env: with(agentspec.EnvRestartExitCode, "0"), wantErrs: []string{"RESTART_POD_IN_PLACE_EXIT_CODE=\"0\": must be an integer from 1 to 255"}},
+		"exit code 256 is not a code": {env: with(agentspec.EnvRestartExitCode, "256"), wantErrs: []string{"from 1 to 255"}},
+		"a port out of range":         {env: with(agentspec.EnvBarrierPort, "70000"), wantErrs: []string{"BARRIER_PORT=\"70000\""}},
+		"a relative probe path":       {env: with(agentspec.EnvBarrierPath, "ready"), wantErrs: []string{"BARRIER_PATH=\"ready\": must be an absolute path"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

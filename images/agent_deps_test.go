@@ -45,7 +45,7 @@ func TestAgentLinksNoneOfTheControllersDependencies(t *testing.T) {
 	}
 	for _, path := range notInTheAgent {
 		if bytes.Contains(binary, []byte(path)) {
-			t.Errorf("the agent binary links %s: the agent must depend on api/jobset/epoch, agent/... and small leaf packages only (see agent/kubeclient)", path)
+			t.Errorf("the agent binary links %s: the agent must depend on api/jobset/agentspec, agent/... and small leaf packages only (see agent/kubeclient)", path)
 		}
 	}
 }

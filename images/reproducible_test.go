@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fastjobset/jobset/images/oci"
+	"github.com/fastjobset/jobset/images/internal/oci"
 	"github.com/fastjobset/jobset/tools/testing/runfiles"
 )
 

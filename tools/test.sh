@@ -35,7 +35,7 @@ record "go.mod, deps.bzl and BUILD files are fresh, Go source gofmt-formatted" $
 
 # Short fuzz runs of admission and of the epoch decision, on top of the
 # corpora kept under testdata/fuzz (which every plain test run replays).
-for target in "FuzzDefaultAndValidate ./webhooks/jobset" "FuzzDecide ./controllers/inplace"; do
+for target in "FuzzDefaultAndValidate ./webhooks/jobsetwebhook" "FuzzDecide ./controllers/inplace"; do
   set -- $target
   fuzzlog=$(mktemp)
   go test -run '^$' -fuzz "^$1\$" -fuzztime 15s "$2" >"$fuzzlog" 2>&1

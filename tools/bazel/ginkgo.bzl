@@ -12,6 +12,8 @@ def ginkgo_focused_tests(test, focuses, **kwargs):
             args = [
                 "$(rootpath %s)" % test,
                 "-ginkgo.focus=%s" % focus,
+                # A renamed It must not leave a green target that ran nothing.
+                "-ginkgo.fail-on-empty",
             ],
             data = [test],
             **kwargs

@@ -24,7 +24,7 @@ record() { tee -a "$lines"; }
 if want B4; then
   echo "B4: Go benchmarks of the epoch decision and of a reconcile" >&2
   # BenchmarkX/pods=1000-2   1234   56789 ns/op   1024 B/op   12 allocs/op
-  go test -run '^$' -bench . -benchmem ./controllers/inplace ./controllers/jobset |
+  go test -run '^$' -bench . -benchmem ./controllers/inplace ./controllers/jobsetcontroller |
     awk '/^Benchmark/ { name=$1; sub(/-[0-9]+$/, "", name);
       printf "bench=go name=%s ms_op=%.4f bytes_op=%s allocs_op=%s\n", name, $3/1e6, $5, $7 }' | record
 fi

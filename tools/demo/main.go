@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/tools/kubeapply"
-	"github.com/fastjobset/jobset/tools/workload"
+	"github.com/fastjobset/jobset/tools/testing/kubeapply"
+	"github.com/fastjobset/jobset/tools/testing/workload"
 )
 
 type options struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fastjobset/jobset/agent"
 	"github.com/fastjobset/jobset/agent/kubeclient"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 )
 
 func main() {
@@ -21,12 +22,12 @@ func run() int {
 	cfg, err := agent.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "jobset-agent: invalid configuration:\n%v\n", err)
-		return agent.ExitConfigError
+		return agentspec.ExitConfigError
 	}
 	api, err := kubeclient.InCluster(cfg.UserAgent())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "jobset-agent: no in-cluster API server configuration: %v\n", err)
-		return agent.ExitConfigError
+		return agentspec.ExitConfigError
 	}
 	a := agent.New(cfg, api)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)

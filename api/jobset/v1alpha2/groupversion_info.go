@@ -6,7 +6,7 @@
 // agent sidecar share: label and annotation keys, condition types and
 // reasons. It depends only on k8s.io/api and k8s.io/apimachinery so that the
 // agent can import it without pulling in controller-runtime; the agent
-// itself imports only package epoch, the names it needs without the types.
+// itself imports only package agentspec, the names it needs without the types.
 //
 // +kubebuilder:object:generate=true
 // +groupName=jobset.x-k8s.io
@@ -17,15 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/fastjobset/jobset/api/jobset/epoch"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 )
 
 // GroupName is the API group of JobSet.
-const GroupName = epoch.Group
+const GroupName = agentspec.Group
 
 var (
 	// GroupVersion is the group and version of the objects in this package.
-	GroupVersion = schema.GroupVersion{Group: GroupName, Version: epoch.Version}
+	GroupVersion = schema.GroupVersion{Group: GroupName, Version: agentspec.Version}
 
 	// SchemeGroupVersion is an alias of GroupVersion for generated clients.
 	SchemeGroupVersion = GroupVersion

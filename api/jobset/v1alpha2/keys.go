@@ -1,6 +1,6 @@
 package v1alpha2
 
-import "github.com/fastjobset/jobset/api/jobset/epoch"
+import "github.com/fastjobset/jobset/api/jobset/agentspec"
 
 // Labels and annotations that the controller puts on child Jobs and on their
 // Pod templates. Unless a comment says otherwise, each key is written both as
@@ -8,7 +8,7 @@ import "github.com/fastjobset/jobset/api/jobset/epoch"
 // the agent sidecar uses to learn its JobSet's name).
 const (
 	// JobSetNameKey holds the name of the owning JobSet.
-	JobSetNameKey = "jobset.sigs.k8s.io/jobset-name"
+	JobSetNameKey = agentspec.JobSetNameKey
 	// JobSetUIDKey holds the UID of the owning JobSet, so that children of a
 	// deleted JobSet are never mistaken for children of a new one with the
 	// same name.
@@ -47,7 +47,7 @@ const (
 const (
 	// EpochKey is the Pod annotation through which an agent reports the
 	// epoch it has joined, as a decimal int32. Only the agent writes it.
-	EpochKey = epoch.PodAnnotation
+	EpochKey = agentspec.EpochAnnotation
 	// InjectAgentKey, set to "true" on a JobSet with restartStrategy
 	// InPlaceRestart, asks the webhook to add the agent sidecar, its
 	// environment, startup probe and restart rule, and a restart rule to

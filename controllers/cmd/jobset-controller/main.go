@@ -12,7 +12,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fastjobset/jobset/api/scheme"
-	"github.com/fastjobset/jobset/controllers/jobset"
+	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/controllers/placement"
 )
 
@@ -62,7 +62,7 @@ func run(o options) error {
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  s,
-		Cache:                   jobset.CacheOptions(),
+		Cache:                   jobsetcontroller.CacheOptions(),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsAddr != "0"},
 		HealthProbeBindAddress:  o.probeAddr,
 		LeaderElection:          o.leaderElect,
@@ -73,10 +73,10 @@ func run(o options) error {
 		return fmt.Errorf("building the manager: %w", err)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if err := jobset.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := jobsetcontroller.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("registering field indexes: %w", err)
 	}
-	reconciler := jobset.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"))
+	reconciler := jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"))
 	if err := reconciler.SetupWithManager(mgr, o.concurrency); err != nil {
 		return fmt.Errorf("setting up the JobSet reconciler: %w", err)
 	}

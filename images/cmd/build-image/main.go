@@ -13,7 +13,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/fastjobset/jobset/images/oci"
+	"github.com/fastjobset/jobset/images/internal/oci"
 )
 
 func main() {

@@ -16,7 +16,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/fastjobset/jobset/images/publish"
+	"github.com/fastjobset/jobset/images/internal/publish"
 )
 
 // imageList collects repeated -image flags.

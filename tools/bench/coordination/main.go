@@ -47,9 +47,10 @@ import (
 
 	"github.com/fastjobset/jobset/agent"
 	"github.com/fastjobset/jobset/agent/kubeclient"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/tools/bench/procstat"
-	"github.com/fastjobset/jobset/tools/bench/summary"
+	"github.com/fastjobset/jobset/tools/bench/internal/procstat"
+	"github.com/fastjobset/jobset/tools/bench/internal/summary"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
@@ -352,7 +353,7 @@ func (g *group) stop() { g.cancel() }
 // start runs a new agent for pod.
 func (g *group) start(pod string) {
 	cfg := agent.Config{Namespace: g.ns, PodName: pod, JobSetName: g.jobSetName,
-		RestartExitCode: agent.DefaultRestartExitCode, BarrierPath: agent.DefaultBarrierPath}
+		RestartExitCode: agentspec.DefaultRestartExitCode, BarrierPath: agentspec.DefaultBarrierPath}
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fail(err)

@@ -20,10 +20,10 @@ import (
 	"time"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/tools/bench/procstat"
-	"github.com/fastjobset/jobset/tools/bench/summary"
-	"github.com/fastjobset/jobset/tools/kubeapply"
-	"github.com/fastjobset/jobset/tools/workload"
+	"github.com/fastjobset/jobset/tools/bench/internal/procstat"
+	"github.com/fastjobset/jobset/tools/bench/internal/summary"
+	"github.com/fastjobset/jobset/tools/testing/kubeapply"
+	"github.com/fastjobset/jobset/tools/testing/workload"
 )
 
 func main() {

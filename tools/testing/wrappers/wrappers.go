@@ -11,11 +11,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
+
+// AgentImage is the agent image of InPlaceReady's sidecar: tests on
+// envtest never run it.
+const AgentImage = "jobset-agent:test"
 
 // JobSetWrapper wraps a JobSet under construction.
 type JobSetWrapper struct{ jobset.JobSet }
@@ -266,41 +270,12 @@ func (w *JobWrapper) Complete() *JobWrapper {
 
 // InPlaceReady makes the replicatedJob what restartStrategy InPlaceRestart
 // needs, as docs/user-guide.md shows it: backoffLimit MaxInt32,
-// podReplacementPolicy Failed, the agent sidecar with its restart rule,
-// startup probe and environment, and a worker restart rule.
+// podReplacementPolicy Failed, and the agent sidecar and worker restart
+// rules that the webhook injects.
 func (w *ReplicatedJobWrapper) InPlaceReady() *ReplicatedJobWrapper {
 	spec := &w.Template.Spec
 	spec.BackoffLimit = ptr.To[int32](math.MaxInt32)
 	spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
-	pod := &spec.Template.Spec
-	fieldRef := func(path string) *corev1.EnvVarSource {
-		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}
-	}
-	pod.InitContainers = append(pod.InitContainers, corev1.Container{
-		Name:          "jobset-agent",
-		Image:         "jobset-agent:test",
-		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
-		RestartPolicyRules: []corev1.ContainerRestartRule{{
-			Action:    corev1.ContainerRestartRuleActionRestartAllContainers,
-			ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0}},
-		}},
-		StartupProbe: &corev1.Probe{
-			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/barrier-is-lifted", Port: intstr.FromInt32(8080)}},
-			PeriodSeconds:    1,
-			FailureThreshold: 600,
-		},
-		Env: []corev1.EnvVar{
-			{Name: "NAMESPACE", ValueFrom: fieldRef("metadata.namespace")},
-			{Name: "POD_NAME", ValueFrom: fieldRef("metadata.name")},
-			{Name: "JOBSET_NAME", ValueFrom: fieldRef("metadata.annotations['" + jobset.JobSetNameKey + "']")},
-		},
-	})
-	for i := range pod.Containers {
-		pod.Containers[i].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
-		pod.Containers[i].RestartPolicyRules = []corev1.ContainerRestartRule{{
-			Action:    corev1.ContainerRestartRuleActionRestartAllContainers,
-			ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0}},
-		}}
-	}
+	sidecar.Inject(&spec.Template.Spec, sidecar.Options{Image: AgentImage})
 	return w
 }

@@ -30,10 +30,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/fastjobset/jobset/agent"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobsetapi "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
-	jobsetwebhook "github.com/fastjobset/jobset/webhooks/jobset"
+	jobsetwebhook "github.com/fastjobset/jobset/webhooks/jobsetwebhook"
 	podwebhook "github.com/fastjobset/jobset/webhooks/pod"
 )
 
@@ -55,7 +56,7 @@ type options struct {
 	// ten times longer), and renewed certRenewBefore it expires, as found
 	// by a check every certCheckInterval.
 	certValidity, certRenewBefore, certCheckInterval time.Duration
-	agent                                            jobsetwebhook.AgentOptions
+	agent                                            sidecar.Options
 }
 
 func main() {
@@ -77,7 +78,7 @@ func main() {
 	flag.DurationVar(&o.certRenewBefore, "cert-renew-before", 90*24*time.Hour, "Renew the generated certificate (and CA) this long before it expires.")
 	flag.DurationVar(&o.certCheckInterval, "cert-check-interval", 12*time.Hour, "How often to check whether the generated certificate needs renewing.")
 	flag.StringVar(&o.agent.Image, "agent-image", "", "Image of the agent sidecar injected into JobSets annotated jobset.sigs.k8s.io/inject-agent=true (empty: injection is refused).")
-	flag.IntVar(&exitCode, "agent-restart-exit-code", agent.DefaultRestartExitCode, "Exit code with which injected agents restart their Pod in place (1..255).")
+	flag.IntVar(&exitCode, "agent-restart-exit-code", agentspec.DefaultRestartExitCode, "Exit code with which injected agents restart their Pod in place (1..255).")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus metrics endpoint (\"0\" disables it).")
 	zapOpts := zap.Options{}
@@ -190,7 +191,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 }
 
 // setupWebhooks registers every webhook this binary serves.
-func setupWebhooks(mgr ctrl.Manager, agent jobsetwebhook.AgentOptions) error {
+func setupWebhooks(mgr ctrl.Manager, agent sidecar.Options) error {
 	if err := jobsetwebhook.SetupWithManager(mgr, agent); err != nil {
 		return err
 	}

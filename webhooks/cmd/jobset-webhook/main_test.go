@@ -15,10 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
-	jobsetwebhook "github.com/fastjobset/jobset/webhooks/jobset"
 )
 
 // TestSelfManagedCertificate runs the webhook as the binary does, with a
@@ -96,7 +96,7 @@ func startWebhook(t *testing.T, adjust func(*options)) *runningWebhook {
 		mutatingConfig: "mutating-webhook-configuration", validatingConfig: "validating-webhook-configuration",
 		extraDNSNames: []string{host},
 		certValidity:  365 * 24 * time.Hour, certRenewBefore: 90 * 24 * time.Hour, certCheckInterval: 12 * time.Hour,
-		agent: jobsetwebhook.AgentOptions{Image: "jobset-agent:test", RestartExitCode: 88},
+		agent: sidecar.Options{Image: "jobset-agent:test", RestartExitCode: 88},
 	}
 	if adjust != nil {
 		adjust(&o)

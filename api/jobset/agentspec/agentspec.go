@@ -1,0 +1,88 @@
+// Package agentspec is the contract between the agent sidecar and the rest
+// of the system: the JobSet resource the agent watches, the Pod annotations
+// it reads and writes, its environment, exit codes and barrier endpoint.
+// The agent, the webhook's injection, the manifest generator and the test
+// wrappers all read them from here, and package sidecar builds the agent's
+// container from them.
+//
+// It imports nothing: the agent runs in every worker Pod, and linking
+// k8s.io/api's Pod and Job types (through the JobSet API package) would
+// make up a third of its binary. Package v1alpha2 re-exports the keys.
+package agentspec
+
+// The JobSet resource the agent watches.
+const (
+	Group    = "jobset.x-k8s.io"
+	Version  = "v1alpha2"
+	Resource = "jobsets"
+)
+
+// Pod metadata of the protocol (KEP-467).
+const (
+	// EpochAnnotation is the Pod annotation through which an agent reports
+	// the epoch it has joined, as a decimal int32. Only the agent writes
+	// it.
+	EpochAnnotation = "jobset.sigs.k8s.io/epoch"
+	// JobSetNameKey holds the name of the owning JobSet, as a label and an
+	// annotation of every child Pod; the agent learns its JobSet's name
+	// from the annotation through the downward API.
+	JobSetNameKey = "jobset.sigs.k8s.io/jobset-name"
+)
+
+// ContainerName names the agent sidecar wherever this project builds it.
+const ContainerName = "jobset-agent"
+
+// ServiceAccountName is the ServiceAccount the agent runs as: its Role and
+// the epoch-only admission policy are bound to this name.
+const ServiceAccountName = "jobset-agent"
+
+// Environment variables the agent reads.
+const (
+	EnvNamespace       = "NAMESPACE"
+	EnvPodName         = "POD_NAME"
+	EnvJobSetName      = "JOBSET_NAME"
+	EnvRestartExitCode = "RESTART_POD_IN_PLACE_EXIT_CODE"
+	EnvBarrierPort     = "BARRIER_PORT"
+	EnvBarrierPath     = "BARRIER_PATH"
+)
+
+// RequiredEnv are the variables the agent cannot start without, each set
+// from the downward API field that FieldPathOf gives.
+var RequiredEnv = []string{EnvNamespace, EnvPodName, EnvJobSetName}
+
+// FieldPathOf is the downward API field each required variable is read
+// from.
+var FieldPathOf = map[string]string{
+	EnvNamespace:  "metadata.namespace",
+	EnvPodName:    "metadata.name",
+	EnvJobSetName: "metadata.annotations['" + JobSetNameKey + "']",
+}
+
+// Exit codes of the agent. Only the restart exit code is a request; the
+// others say why the agent stopped.
+const (
+	// DefaultRestartExitCode asks the kubelet to restart every container of
+	// the Pod in place. Distinctive on purpose: no shell, signal or runtime
+	// uses it. EnvRestartExitCode overrides it (1..255).
+	DefaultRestartExitCode = 88
+	// ExitTerminated: SIGTERM or SIGINT, the Pod is shutting down.
+	ExitTerminated = 0
+	// ExitConfigError: the environment is missing or wrong; restarting in
+	// place would not fix it.
+	ExitConfigError = 2
+	// ExitFatal: the agent cannot continue (for example its barrier port is
+	// taken).
+	ExitFatal = 3
+)
+
+// The barrier endpoint, where the agent's startup probe looks.
+const (
+	DefaultBarrierPort = 8080
+	DefaultBarrierPath = "/barrier-is-lifted"
+	// HealthPath answers 200 while the agent runs, barrier or not.
+	HealthPath = "/healthz"
+	// StartupProbePeriodSeconds and StartupProbeFailureThreshold give the
+	// whole group ten minutes to gather.
+	StartupProbePeriodSeconds    = 1
+	StartupProbeFailureThreshold = 600
+)

@@ -1,0 +1,66 @@
+package integration
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
+	"github.com/fastjobset/jobset/tools/testing/framework"
+)
+
+var (
+	env         *framework.Environment
+	k8sClient   client.Client
+	stopManager func()
+
+	// Every spec runs in a namespace of its own.
+	ctx context.Context
+	ns  string
+)
+
+var _ = BeforeEach(func() {
+	ctx = context.Background()
+	ns = newNamespace(ctx)
+})
+
+func TestJobSetController(t *testing.T) {
+	RegisterFailHandler(Fail)
+	framework.SetGomegaDefaults()
+	RunSpecs(t, "JobSet controller on a real apiserver")
+}
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	env, err = framework.Start()
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient = env.Client
+	stopManager, err = startController()
+	Expect(err).NotTo(HaveOccurred())
+})
+
+// startController runs the JobSet reconciler in a manager, as the binary
+// does.
+func startController() (stop func(), err error) {
+	return env.StartManager(jobsetcontroller.CacheOptions(), func(mgr ctrl.Manager) error {
+		if err := jobsetcontroller.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		return jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller")).SetupWithManager(mgr, 4)
+	})
+}
+
+var _ = AfterSuite(func() {
+	if stopManager != nil {
+		stopManager()
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})

@@ -1,0 +1,284 @@
+// Package jobset is the JobSet reconciler: it keeps a JobSet's child Jobs
+// and headless Service converged on its spec and reports their state in its
+// status. The policies (success, failure, restart, suspend) are pure
+// functions over the JobSet and its children; the reconciler gathers state,
+// asks them for a decision and applies it.
+package jobsetcontroller
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+// JobOwnerUIDIndex indexes Jobs by the UID of their controlling JobSet. Jobs
+// are found by UID, not by name: a JobSet recreated under the same name
+// while the old one's children are still being deleted must not adopt them.
+const JobOwnerUIDIndex = "jobset.x-k8s.io/owner-uid"
+
+// writeParallelism bounds the concurrent child writes of one reconcile.
+const writeParallelism = 16
+
+// Reconciler reconciles JobSets.
+type Reconciler struct {
+	client   client.Client
+	recorder events.EventRecorder
+	clock    clock.PassiveClock
+}
+
+// Option configures a Reconciler.
+type Option func(*Reconciler)
+
+// WithClock replaces the wall clock, for tests.
+func WithClock(c clock.PassiveClock) Option {
+	return func(r *Reconciler) { r.clock = c }
+}
+
+// NewReconciler returns a Reconciler writing through c and reporting
+// through recorder.
+func NewReconciler(c client.Client, recorder events.EventRecorder, opts ...Option) *Reconciler {
+	r := &Reconciler{client: c, recorder: recorder, clock: clock.RealClock{}}
+	for _, opt := range opts {
+		opt(r)
+	}
+	return r
+}
+
+// CacheOptions restricts the manager's cache to the objects a JobSet owns:
+// Jobs, Services, Pods and shared claims that carry the JobSet name label.
+// The controller's memory then grows with JobSet workloads, not with the
+// cluster.
+func CacheOptions() cache.Options {
+	selector := cache.ByObject{Label: jobset.ChildrenSelector()}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&batchv1.Job{}:                  selector,
+		&corev1.Service{}:               selector,
+		&corev1.Pod{}:                   selector,
+		&corev1.PersistentVolumeClaim{}: selector,
+	}}
+}
+
+// SetupIndexes registers the field indexes the reconciler lists with.
+func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &batchv1.Job{}, JobOwnerUIDIndex, indexJobByOwnerUID); err != nil {
+		return err
+	}
+	return indexer.IndexField(ctx, &corev1.Pod{}, PodJobSetUIDIndex, indexPodByJobSetUID)
+}
+
+func indexJobByOwnerUID(o client.Object) []string {
+	owner := metav1.GetControllerOf(o)
+	if owner == nil || owner.Kind != "JobSet" || owner.APIVersion != jobset.GroupVersion.String() {
+		return nil
+	}
+	return []string{string(owner.UID)}
+}
+
+// SetupWithManager registers the reconciler with the manager.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&jobset.JobSet{}).
+		Owns(&batchv1.Job{}).
+		Owns(&corev1.Service{}).
+		// A shared claim deleted by hand comes back while the JobSet runs.
+		Owns(&corev1.PersistentVolumeClaim{}).
+		// Pods drive the epoch protocol of InPlaceRestart JobSets.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToJobSet)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Complete(r)
+}
+
+// +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets/finalizers,verbs=update
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile converges one JobSet.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// 1. Get the JobSet; leave alone those another controller manages.
+	js := &jobset.JobSet{}
+	if err := r.client.Get(ctx, req.NamespacedName, js); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if js.DeletionTimestamp != nil || !managedHere(js) {
+		return ctrl.Result{}, nil
+	}
+
+	// 2. Gather its children.
+	// The cache's objects are used as they are (no copy of thousands of
+	// Jobs per reconcile): whatever writes a Job copies it first.
+	var jobs batchv1.JobList
+	if err := r.client.List(ctx, &jobs, client.InNamespace(js.Namespace),
+		client.MatchingFields{JobOwnerUIDIndex: string(js.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing the Jobs of JobSet %s: %w", req.NamespacedName, err)
+	}
+	children := classifyJobs(js, jobs.Items)
+
+	// 3. A finished JobSet only stops what still runs, and goes once its
+	// ttlSecondsAfterFinished is over.
+	if finished(js) {
+		if err := r.deleteJobs(ctx, children.active); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.expire(ctx, js)
+	}
+
+	// 4. Decide, with pure functions.
+	status := replicatedJobsStatus(js, children)
+	plan := planChildren(js, children, status)
+	d := decide(js, children)
+
+	// 5. Apply: children first, then one status write, then events.
+	update := newStatusUpdate(js, metav1.NewTime(r.clock.Now()))
+	update.js.Status.ReplicatedJobsStatus = status
+	if err := r.deleteJobs(ctx, plan.delete); err != nil {
+		return ctrl.Result{}, err
+	}
+	if d.kind == keepRunning {
+		if err := r.convergeChildren(ctx, js, children, plan); err != nil {
+			return ctrl.Result{}, err
+		}
+		update.setRestarting(plan.restarting(js))
+		update.setStartupPolicy(plan.inOrderPending)
+		// In-place restarts: the epoch protocol over the current Pods.
+		if inPlaceRestartEnabled(js) {
+			epochs, snapshot, err := r.decideEpochs(ctx, js)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			update.applyEpochs(epochs, snapshot)
+		}
+	}
+	update.apply(d)
+	update.setSuspended()
+	return ctrl.Result{}, r.writeStatus(ctx, update)
+}
+
+// convergeChildren creates the missing children and moves every active Job
+// to the JobSet's suspend state.
+func (r *Reconciler) convergeChildren(ctx context.Context, js *jobset.JobSet, children childJobs, plan childrenPlan) error {
+	if DNSHostnamesEnabled(js) {
+		if err := r.ensureExists(ctx, "headless Service", constructService(js)); err != nil {
+			return err
+		}
+	}
+	// Claims before Jobs: a Pod whose claim is missing does not schedule.
+	for _, claim := range volumeClaims(js) {
+		if err := r.ensureExists(ctx, "PersistentVolumeClaim of volumeClaimPolicies", claim); err != nil {
+			return err
+		}
+	}
+	if err := r.forEach(ctx, plan.create, func(job *batchv1.Job) error {
+		if err := r.client.Create(ctx, job); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating Job %s: the name is taken by a Job this JobSet does not own (another JobSet's, or one still being deleted): %w", job.Name, err)
+			}
+			return fmt.Errorf("creating Job %s: %w", job.Name, err)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	suspend, resume := suspendPlan(js, children.active)
+	if err := r.forEach(ctx, suspend, func(job *batchv1.Job) error {
+		suspended := job.DeepCopy()
+		suspended.Spec.Suspend = ptr.To(true)
+		return r.client.Patch(ctx, suspended, client.MergeFrom(job))
+	}); err != nil {
+		return fmt.Errorf("suspending Jobs: %w", err)
+	}
+	if err := r.forEach(ctx, resume, func(job *batchv1.Job) error {
+		return r.client.Update(ctx, resumedJob(js, job))
+	}); err != nil {
+		return fmt.Errorf("resuming Jobs: %w", err)
+	}
+	return nil
+}
+
+// ensureExists creates obj, described as what in errors, unless an object
+// of its name exists. For a shared claim, one that a retained policy kept
+// from an earlier JobSet of the same name is mounted again, data and all.
+func (r *Reconciler) ensureExists(ctx context.Context, what string, obj client.Object) error {
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
+	if apierrors.IsNotFound(err) {
+		err = r.client.Create(ctx, obj)
+	}
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("ensuring %s %s: %w", what, obj.GetName(), err)
+	}
+	return nil
+}
+
+// deleteJobs deletes in the foreground: a Job stays visible, holding its
+// name, until its Pods are gone, which is what BlockingRecreate waits for.
+func (r *Reconciler) deleteJobs(ctx context.Context, jobs []*batchv1.Job) error {
+	return r.forEach(ctx, jobs, func(job *batchv1.Job) error {
+		err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationForeground),
+			client.Preconditions{UID: &job.UID})
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Job %s: %w", job.Name, err)
+		}
+		return nil
+	})
+}
+
+// forEach runs write for every Job, in parallel, and returns the first error.
+func (r *Reconciler) forEach(ctx context.Context, jobs []*batchv1.Job, write func(*batchv1.Job) error) error {
+	errs := make([]error, len(jobs))
+	workqueue.ParallelizeUntil(ctx, writeParallelism, len(jobs), func(i int) {
+		errs[i] = write(jobs[i])
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// expire deletes a finished JobSet whose ttlSecondsAfterFinished is over,
+// with its children (foreground: the JobSet goes last), or looks again when
+// it will be.
+func (r *Reconciler) expire(ctx context.Context, js *jobset.JobSet) (ctrl.Result, error) {
+	remaining, ok := ttlRemaining(js, r.clock.Now())
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	if remaining > 0 {
+		return ctrl.Result{RequeueAfter: remaining}, nil
+	}
+	err := r.client.Delete(ctx, js, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &js.UID})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, fmt.Errorf("deleting JobSet %s after its ttlSecondsAfterFinished: %w", js.Name, err)
+	}
+	return ctrl.Result{}, nil
+}
+
+func managedHere(js *jobset.JobSet) bool {
+	return js.Spec.ManagedBy == nil || *js.Spec.ManagedBy == jobset.JobSetControllerName
+}
+
+func finished(js *jobset.JobSet) bool {
+	return meta.IsStatusConditionTrue(js.Status.Conditions, string(jobset.JobSetCompleted)) ||
+		meta.IsStatusConditionTrue(js.Status.Conditions, string(jobset.JobSetFailed))
+}

@@ -1,0 +1,113 @@
+package jobsetcontroller
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+// decisionKind is the state the restart machine moves the JobSet to.
+type decisionKind int
+
+const (
+	// keepRunning: nothing finished or failed; keep the children converged.
+	keepRunning decisionKind = iota
+	// completeJobSet: the success policy is met.
+	completeJobSet
+	// failJobSet: the failure policy gives up.
+	failJobSet
+	// restartJobSet: recreate every child Job (status.restarts + 1).
+	restartJobSet
+)
+
+// decision is what the policies decided for one reconcile. Policies are pure
+// functions returning one; the reconciler applies it.
+type decision struct {
+	kind decisionKind
+	// reason and message go into the condition (complete, fail) or the
+	// event (restart) that records the decision.
+	reason  string
+	message string
+	// countsTowardMax: a restart that uses one of failurePolicy.maxRestarts.
+	countsTowardMax bool
+}
+
+func failDecision(reason, format string, args ...any) decision {
+	return decision{kind: failJobSet, reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+func restartDecision(countsTowardMax bool, format string, args ...any) decision {
+	return decision{kind: restartJobSet, reason: ReasonRestarting, message: fmt.Sprintf(format, args...), countsTowardMax: countsTowardMax}
+}
+
+// ReasonRestarting is the event reason of a full restart.
+const ReasonRestarting = "Restarting"
+
+// decide runs the policies in order: a failed Job goes to the failure
+// policy first (a JobSet whose Job failed is not complete), then the success
+// policy.
+func decide(js *jobset.JobSet, children childJobs) decision {
+	if d := failurePolicyDecision(js, children.failed); d.kind != keepRunning {
+		return d
+	}
+	if successPolicyMet(js, children.successful) {
+		return decision{kind: completeJobSet, reason: jobset.ReasonAllJobsCompleted, message: "the success policy is met"}
+	}
+	return decision{kind: keepRunning}
+}
+
+// childrenPlan is the create and delete work that converges the child Jobs
+// on the current restart attempt.
+type childrenPlan struct {
+	// create holds the Jobs of the current attempt that can be created now.
+	create []*batchv1.Job
+	// delete holds the Jobs of earlier attempts.
+	delete []*batchv1.Job
+	// blocked counts Jobs of the current attempt that must wait for an
+	// older Job to go away first.
+	blocked int
+	// waiting counts Jobs held back by the startup policy or dependsOn.
+	waiting int
+	// inOrderPending: an InOrder startup has replicatedJobs still to start.
+	inOrderPending bool
+}
+
+// planChildren decides which Jobs to delete and create. A new Job reuses its
+// predecessor's name, so it waits until that name is free. Recreate creates
+// each Job as soon as its own predecessor is gone; BlockingRecreate creates
+// none until every Job of earlier attempts is gone. The startup policy and
+// dependsOn hold back the Jobs of replicatedJobs whose turn has not come,
+// judged by status (replicatedJobsStatus of the same children).
+func planChildren(js *jobset.JobSet, children childJobs, status []jobset.ReplicatedJobStatus) childrenPlan {
+	plan := childrenPlan{delete: children.previous}
+	current := map[string]bool{}
+	for _, job := range children.current() {
+		current[job.Name] = true
+	}
+	taken := children.names()
+	blocking := jobset.RestartStrategyOf(js) == jobset.BlockingRecreate && len(children.previous)+len(children.deleting) > 0
+	allowed, inOrderPending := startupGate(js, status)
+	plan.inOrderPending = inOrderPending
+
+	for _, at := range desiredJobs(js) {
+		name := JobName(js.Name, at.replicatedJob.Name, at.index)
+		switch {
+		case current[name]:
+		case !allowed[at.replicatedJob.Name]:
+			plan.waiting++
+		case blocking || taken[name]:
+			plan.blocked++
+		default:
+			plan.create = append(plan.create, constructJob(js, at))
+		}
+	}
+	return plan
+}
+
+// restarting reports whether a full restart is still under way: Jobs of an
+// earlier attempt remain, or Jobs of the current one are not all created.
+func (p childrenPlan) restarting(js *jobset.JobSet) bool {
+	return js.Status.Restarts > 0 && (len(p.delete) > 0 || p.blocked > 0 || p.waiting > 0 || len(p.create) > 0)
+}

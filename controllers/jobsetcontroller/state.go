@@ -1,0 +1,156 @@
+package jobsetcontroller
+
+import (
+	"slices"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+// childJobs sorts the JobSet's Jobs (found through its UID) by what the
+// reconciler must do with them.
+type childJobs struct {
+	// current: Jobs of the current restart attempt, by state.
+	active     []*batchv1.Job
+	successful []*batchv1.Job
+	failed     []*batchv1.Job
+	// previous: Jobs of an earlier restart attempt, to be deleted.
+	previous []*batchv1.Job
+	// deleting: Jobs already being deleted (a deletion timestamp is set).
+	// They still hold their names.
+	deleting []*batchv1.Job
+}
+
+// classifyJobs sorts Jobs by restart attempt and state.
+func classifyJobs(js *jobset.JobSet, jobs []batchv1.Job) childJobs {
+	var c childJobs
+	for i := range jobs {
+		job := &jobs[i]
+		switch {
+		case job.DeletionTimestamp != nil:
+			c.deleting = append(c.deleting, job)
+		case restartAttempt(job) < js.Status.Restarts:
+			c.previous = append(c.previous, job)
+		case jobFinished(job, batchv1.JobComplete):
+			c.successful = append(c.successful, job)
+		case jobFailure(job) != nil:
+			c.failed = append(c.failed, job)
+		default:
+			c.active = append(c.active, job)
+		}
+	}
+	return c
+}
+
+// current is every Job of the current attempt, whatever its state.
+func (c childJobs) current() []*batchv1.Job {
+	return slices.Concat(c.active, c.successful, c.failed)
+}
+
+// names is the set of Job names still taken in the API server.
+func (c childJobs) names() map[string]bool {
+	taken := map[string]bool{}
+	for _, job := range slices.Concat(c.current(), c.previous, c.deleting) {
+		taken[job.Name] = true
+	}
+	return taken
+}
+
+// restartAttempt reads the restart attempt a Job was created for. A Job
+// without a readable attempt is treated as the oldest, so that it is
+// replaced rather than trusted.
+func restartAttempt(job *batchv1.Job) int32 {
+	n, err := strconv.ParseInt(job.Labels[jobset.RestartsKey], 10, 32)
+	if err != nil {
+		return -1
+	}
+	return int32(n)
+}
+
+// jobFinished reports whether the Job has the given terminal condition.
+func jobFinished(job *batchv1.Job, t batchv1.JobConditionType) bool {
+	return jobCondition(job, t) != nil
+}
+
+// jobFailure returns the condition that says the Job failed: Failed, or
+// FailureTarget, which the Job controller sets as soon as it decides the
+// failure and keeps until the Job's Pods have terminated (only then comes
+// Failed). Acting on FailureTarget lets the failure policy answer first:
+// otherwise the Pods the Job controller deletes would look, to the epoch
+// protocol, like members lost, and start a group restart.
+func jobFailure(job *batchv1.Job) *batchv1.JobCondition {
+	if c := jobCondition(job, batchv1.JobFailed); c != nil {
+		return c
+	}
+	return jobCondition(job, batchv1.JobFailureTarget)
+}
+
+func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range job.Status.Conditions {
+		c := &job.Status.Conditions[i]
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
+// replicatedJobsStatus counts the current Jobs of each replicatedJob by
+// state, in spec order.
+func replicatedJobsStatus(js *jobset.JobSet, c childJobs) []jobset.ReplicatedJobStatus {
+	byName := map[string]*jobset.ReplicatedJobStatus{}
+	out := make([]jobset.ReplicatedJobStatus, len(js.Spec.ReplicatedJobs))
+	for i, rj := range js.Spec.ReplicatedJobs {
+		out[i] = jobset.ReplicatedJobStatus{Name: rj.Name}
+		byName[rj.Name] = &out[i]
+	}
+	count := func(jobs []*batchv1.Job, add func(*jobset.ReplicatedJobStatus, *batchv1.Job)) {
+		for _, job := range jobs {
+			if s, ok := byName[job.Labels[jobset.ReplicatedJobNameKey]]; ok {
+				add(s, job)
+			}
+		}
+	}
+	count(c.successful, func(s *jobset.ReplicatedJobStatus, _ *batchv1.Job) { s.Succeeded++ })
+	count(c.failed, func(s *jobset.ReplicatedJobStatus, _ *batchv1.Job) { s.Failed++ })
+	count(c.active, func(s *jobset.ReplicatedJobStatus, job *batchv1.Job) {
+		if job.Spec.Suspend != nil && *job.Spec.Suspend {
+			s.Suspended++
+		}
+		if job.Status.Active > 0 {
+			s.Active++
+		}
+		if jobReady(job) {
+			s.Ready++
+		}
+	})
+	return out
+}
+
+// jobReady: the Job's ready and succeeded Pods reach its expected Pod count.
+func jobReady(job *batchv1.Job) bool {
+	expected := int32(1)
+	if job.Spec.Parallelism != nil {
+		expected = *job.Spec.Parallelism
+	}
+	if job.Spec.Completions != nil && *job.Spec.Completions < expected {
+		expected = *job.Spec.Completions
+	}
+	ready := int32(0)
+	if job.Status.Ready != nil {
+		ready = *job.Status.Ready
+	}
+	return ready+job.Status.Succeeded >= expected
+}
+
+// failureTime is when a failed Job failed, for finding the first failure.
+func failureTime(job *batchv1.Job) metav1.Time {
+	if c := jobFailure(job); c != nil {
+		return c.LastTransitionTime
+	}
+	return metav1.Time{}
+}

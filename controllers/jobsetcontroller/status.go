@@ -1,0 +1,145 @@
+package jobsetcontroller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/internal/metrics"
+)
+
+// statusUpdate accumulates one reconcile's changes to a JobSet's status, and
+// the events and metrics that record them. Nothing is emitted unless the
+// status write succeeds, so no event or counter describes a state that was
+// never persisted, and a retried reconcile cannot count twice.
+type statusUpdate struct {
+	original *jobset.JobSet
+	js       *jobset.JobSet
+	now      metav1.Time
+	events   []event
+	recorded []func()
+}
+
+type event struct {
+	eventType, reason, action, note string
+}
+
+func newStatusUpdate(js *jobset.JobSet, now metav1.Time) *statusUpdate {
+	return &statusUpdate{original: js, js: js.DeepCopy(), now: now}
+}
+
+func (u *statusUpdate) setCondition(t jobset.JobSetConditionType, status metav1.ConditionStatus, reason, message string) bool {
+	return meta.SetStatusCondition(&u.js.Status.Conditions, metav1.Condition{
+		Type:               string(t),
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: u.js.Generation,
+		LastTransitionTime: u.now,
+	})
+}
+
+func (u *statusUpdate) event(eventType, reason, action, note string) {
+	u.events = append(u.events, event{eventType: eventType, reason: reason, action: action, note: note})
+}
+
+// apply records a decision of the restart machine in the status.
+func (u *statusUpdate) apply(d decision) {
+	ns := u.js.Namespace
+	switch d.kind {
+	case completeJobSet:
+		u.setCondition(jobset.JobSetCompleted, metav1.ConditionTrue, d.reason, d.message)
+		u.js.Status.TerminalState = string(jobset.JobSetCompleted)
+		u.event(corev1.EventTypeNormal, d.reason, "Complete", d.message)
+		u.recorded = append(u.recorded, func() { metrics.JobSetsCompleted.WithLabelValues(ns).Inc() })
+	case failJobSet:
+		u.setCondition(jobset.JobSetFailed, metav1.ConditionTrue, d.reason, d.message)
+		u.js.Status.TerminalState = string(jobset.JobSetFailed)
+		u.event(corev1.EventTypeWarning, d.reason, "Fail", d.message)
+		u.recorded = append(u.recorded, func() { metrics.JobSetsFailed.WithLabelValues(ns, d.reason).Inc() })
+	case restartJobSet:
+		u.js.Status.Restarts++
+		if d.countsTowardMax {
+			u.js.Status.RestartsCountTowardsMax++
+		}
+		u.setCondition(jobset.JobSetRestarting, metav1.ConditionTrue, jobset.ReasonRecreatingJobs,
+			fmt.Sprintf("restart attempt %d: %s", u.js.Status.Restarts, d.message))
+		u.event(corev1.EventTypeWarning, d.reason, "Restart", d.message)
+		u.recorded = append(u.recorded, func() { metrics.JobSetRestarts.WithLabelValues(ns).Inc() })
+	}
+}
+
+// setRestarting moves the Restarting condition of a full restart; it is
+// absent until the first restart.
+func (u *statusUpdate) setRestarting(inProgress bool) {
+	if inProgress {
+		u.setCondition(jobset.JobSetRestarting, metav1.ConditionTrue, jobset.ReasonRecreatingJobs,
+			fmt.Sprintf("recreating the Jobs of restart attempt %d", u.js.Status.Restarts))
+		return
+	}
+	if meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetRestarting)) {
+		u.setCondition(jobset.JobSetRestarting, metav1.ConditionFalse, jobset.ReasonJobsRecreated,
+			fmt.Sprintf("every Job of restart attempt %d exists", u.js.Status.Restarts))
+	}
+}
+
+// setStartupPolicy reports an InOrder startup: in progress until every
+// replicatedJob has started, then completed, for good (a later restart
+// does not reopen it, as in community JobSet).
+func (u *statusUpdate) setStartupPolicy(inOrderPending bool) {
+	p := u.js.Spec.StartupPolicy
+	if p == nil || p.StartupPolicyOrder != jobset.InOrder ||
+		meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetStartupPolicyCompleted)) {
+		return
+	}
+	if inOrderPending {
+		u.setCondition(jobset.JobSetStartupPolicyInProgress, metav1.ConditionTrue, jobset.ReasonStartupPolicyInProgress,
+			"in order startup policy is in progress: each replicatedJob starts once the previous one is ready")
+		return
+	}
+	u.setCondition(jobset.JobSetStartupPolicyInProgress, metav1.ConditionFalse, jobset.ReasonStartupPolicyCompleted,
+		"in order startup policy has completed")
+	u.setCondition(jobset.JobSetStartupPolicyCompleted, metav1.ConditionTrue, jobset.ReasonStartupPolicyCompleted,
+		"in order startup policy has completed")
+}
+
+// setSuspended mirrors spec.suspend in the Suspended condition.
+func (u *statusUpdate) setSuspended() {
+	if ptr.Deref(u.js.Spec.Suspend, false) {
+		if u.setCondition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "the JobSet is suspended") {
+			u.event(corev1.EventTypeNormal, jobset.ReasonSuspended, "Suspend", "suspended every child Job")
+		}
+		return
+	}
+	if meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetSuspended)) {
+		u.setCondition(jobset.JobSetSuspended, metav1.ConditionFalse, jobset.ReasonResumed, "the JobSet is resumed")
+		u.event(corev1.EventTypeNormal, jobset.ReasonResumed, "Resume", "resumed every child Job")
+	}
+}
+
+// write persists the status with a merge patch guarded by the
+// resourceVersion the reconcile read (a stale read fails with a conflict
+// and is retried on fresh state), then emits the queued events and metrics.
+func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
+	if equality.Semantic.DeepEqual(u.original.Status, u.js.Status) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(u.original, client.MergeFromWithOptimisticLock{})
+	if err := r.client.Status().Patch(ctx, u.js, patch); err != nil {
+		return fmt.Errorf("writing the status of JobSet %s: %w", client.ObjectKeyFromObject(u.js), err)
+	}
+	for _, e := range u.events {
+		r.recorder.Eventf(u.js, nil, e.eventType, e.reason, e.action, "%s", e.note)
+	}
+	for _, record := range u.recorded {
+		record()
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+// Package kubeapply reads multi-document YAML manifests and applies them
+// with server-side apply, as `kubectl apply --server-side` does, for the
+// tools and tests that deploy what images/cmd/render-manifests generates.
+package kubeapply
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// FieldManager owns the fields Apply sets.
+const FieldManager = "jobset-tools"
+
+// Read returns the objects of the multi-document YAML file at path.
+func Read(path string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := decoder.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}
+
+// ReadObject reads the file at path, which must hold one object, into
+// into (a typed object such as a JobSet).
+func ReadObject(path string, into any) error {
+	objs, err := Read(path)
+	if err != nil {
+		return err
+	}
+	if len(objs) != 1 {
+		return fmt.Errorf("%s holds %d objects, want 1", path, len(objs))
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, into); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// Apply applies every object of the file at path. A non-empty namespace
+// moves namespaced objects there, with the ServiceAccounts their
+// RoleBindings name (as kustomize's namespace does).
+func Apply(ctx context.Context, c client.Client, path, namespace string, opts ...client.PatchOption) error {
+	objs, err := Read(path)
+	if err != nil {
+		return err
+	}
+	opts = append([]client.PatchOption{client.ForceOwnership, client.FieldOwner(FieldManager)}, opts...)
+	for _, u := range objs {
+		if namespace != "" && u.GetNamespace() != "" {
+			u.SetNamespace(namespace)
+			if err := moveSubjects(u, namespace); err != nil {
+				return err
+			}
+		}
+		if err := c.Patch(ctx, u, client.Apply, opts...); err != nil {
+			return fmt.Errorf("applying %s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
+		}
+	}
+	return nil
+}
+
+func moveSubjects(u *unstructured.Unstructured, namespace string) error {
+	if u.GetKind() != "RoleBinding" {
+		return nil
+	}
+	subjects, _, err := unstructured.NestedSlice(u.Object, "subjects")
+	if err != nil {
+		return err
+	}
+	for _, s := range subjects {
+		if subject, ok := s.(map[string]any); ok && subject["kind"] == "ServiceAccount" {
+			subject["namespace"] = namespace
+		}
+	}
+	return unstructured.SetNestedSlice(u.Object, subjects, "subjects")
+}

@@ -1,0 +1,198 @@
+// Package workload runs the seed's story 1 on a real cluster, for the demo
+// and the benchmarks: with W workers, in place or with Recreate, each in a
+// namespace of its own made afresh with the agent's RBAC, and waits for its
+// workers to run.
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/scheme"
+	"github.com/fastjobset/jobset/tools/testing/kubeapply"
+)
+
+// Cluster is a connection to the cluster and the source tree's root
+// (docs/examples, agent/rbac).
+type Cluster struct {
+	Client    client.Client
+	Clientset *kubernetes.Clientset
+	root      string
+}
+
+// Connect connects to the cluster of kubeconfig.
+func Connect(kubeconfig, root string) (*Cluster, error) {
+	if kubeconfig == "" {
+		return nil, errors.New("no cluster: set KUBECONFIG or -kubeconfig (tools/demo.sh and tools/bench/run.sh bring up the local one)")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	s, err := scheme.New()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return nil, err
+	}
+	clientset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{Client: cl, Clientset: clientset, root: root}, nil
+}
+
+// PodState is what a restart must change: the Pod (Recreate) or the
+// worker's restart count (in place).
+type PodState struct {
+	UID      types.UID
+	Restarts int32
+}
+
+// WaitForWorkers polls every 50 ms until w Pods of js run with every
+// container started (the barrier lifted) and done accepts them.
+func (c *Cluster) WaitForWorkers(ctx context.Context, js *jobset.JobSet, w int, done func(map[string]PodState) bool) (map[string]PodState, error) {
+	for {
+		var pods corev1.PodList
+		if err := c.Client.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name}); err != nil {
+			return nil, err
+		}
+		running := map[string]PodState{}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && allStarted(&p) {
+				running[p.Name] = PodState{UID: p.UID, Restarts: workerRestarts(&p)}
+			}
+		}
+		if len(running) == w && done(running) {
+			return running, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for %d workers to run (%d do): %w", w, len(running), ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func allStarted(p *corev1.Pod) bool {
+	statuses := append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...)
+	if len(p.Status.ContainerStatuses) == 0 {
+		return false
+	}
+	for _, cs := range statuses {
+		if cs.State.Running == nil || !ptr.Deref(cs.Started, false) {
+			return false
+		}
+	}
+	return true
+}
+
+func workerRestarts(p *corev1.Pod) int32 {
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name == "worker" {
+			return cs.RestartCount
+		}
+	}
+	return 0
+}
+
+// JobSet is the seed's story 1 (docs/examples/story1-inplace.yaml) with w
+// workers; for Recreate, without the agent and with backoffLimit 0, the
+// way community JobSet users run it.
+func (c *Cluster) JobSet(ns string, strategy jobset.JobSetRestartStrategy, w int) (*jobset.JobSet, error) {
+	js := &jobset.JobSet{}
+	if err := kubeapply.ReadObject(filepath.Join(c.root, "docs/examples/story1-inplace.yaml"), js); err != nil {
+		return nil, err
+	}
+	js.Name, js.Namespace = "bench", ns
+	js.Spec.FailurePolicy.MaxRestarts = 1000
+	js.Spec.FailurePolicy.RestartStrategy = strategy
+	rj := &js.Spec.ReplicatedJobs[0]
+	rj.Replicas = 2
+	rj.Template.Spec.Parallelism = ptr.To(int32(w / 2))
+	rj.Template.Spec.Completions = ptr.To(int32(w / 2))
+	if strategy == jobset.Recreate {
+		rj.Template.Spec.BackoffLimit = ptr.To[int32](0)
+		rj.Template.Spec.PodReplacementPolicy = nil
+		pod := &rj.Template.Spec.Template.Spec
+		pod.InitContainers = nil
+		for i := range pod.Containers {
+			pod.Containers[i].RestartPolicy, pod.Containers[i].RestartPolicyRules = nil, nil
+		}
+	}
+	return js, nil
+}
+
+// RecreateNamespace deletes ns if it exists and creates it afresh, with
+// the agent's RBAC.
+func (c *Cluster) RecreateNamespace(ctx context.Context, ns string) error {
+	if err := c.DeleteNamespace(ctx, ns); err != nil {
+		return err
+	}
+	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+	return kubeapply.Apply(ctx, c.Client, filepath.Join(c.root, "agent/rbac/agent-rbac.yaml"), ns)
+}
+
+// DeleteNamespace deletes ns and waits until it is gone, so that its Pods
+// no longer compete for the node.
+func (c *Cluster) DeleteNamespace(ctx context.Context, ns string) error {
+	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := c.Client.Delete(ctx, obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	for {
+		err := c.Client.Get(ctx, client.ObjectKeyFromObject(obj), &corev1.Namespace{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for namespace %s to go: %w", ns, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// Start runs the JobSet of the strategy with w workers in namespace ns
+// (made afresh) until its workers run, and returns it with their state.
+func (c *Cluster) Start(ctx context.Context, ns string, strategy jobset.JobSetRestartStrategy, w int) (*jobset.JobSet, map[string]PodState, error) {
+	if err := c.RecreateNamespace(ctx, ns); err != nil {
+		return nil, nil, err
+	}
+	js, err := c.JobSet(ns, strategy, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Right after a deployment the webhook may not serve yet: the API
+	// server then answers with an internal error.
+	for err := c.Client.Create(ctx, js.DeepCopy()); err != nil; err = c.Client.Create(ctx, js.DeepCopy()) {
+		if !apierrors.IsInternalError(err) || ctx.Err() != nil {
+			return nil, nil, err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	states, err := c.WaitForWorkers(ctx, js, w, func(map[string]PodState) bool { return true })
+	return js, states, err
+}

@@ -1,0 +1,216 @@
+package jobsetwebhook_test
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/framework"
+	"github.com/fastjobset/jobset/tools/testing/kubeapply"
+	"github.com/fastjobset/jobset/tools/testing/wrappers"
+)
+
+var _ = Describe("JobSet admission", func() {
+	ctx := context.Background()
+	var ns string
+	BeforeEach(func() {
+		ns = framework.TestNamespace(ctx, k8sClient, "admission")
+		warnings.take()
+	})
+
+	It("defaults what InPlaceRestart needs, and admits a complete JobSet without warnings", func() {
+		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).InPlaceReady().Obj()).Obj()
+		spec := &js.Spec.ReplicatedJobs[0].Template.Spec
+		spec.BackoffLimit, spec.PodReplacementPolicy = nil, nil
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+
+		got := &jobset.JobSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), got)).To(Succeed())
+		gotSpec := got.Spec.ReplicatedJobs[0].Template.Spec
+		Expect(*gotSpec.BackoffLimit).To(BeEquivalentTo(math.MaxInt32))
+		Expect(*gotSpec.PodReplacementPolicy).To(Equal(batchv1.Failed))
+		Expect(*got.Spec.Network.EnableDNSHostnames).To(BeTrue())
+		Expect(warnings.take()).To(BeEmpty())
+	})
+
+	It("rejects an InPlaceRestart JobSet without the agent, naming the field and the fix", func() {
+		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		err := k8sClient.Create(ctx, js)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(And(
+			ContainSubstring("spec.replicatedJobs[0].template.spec.template.spec.initContainers"),
+			ContainSubstring("RestartAllContainers"),
+			ContainSubstring("docs/user-guide.md"),
+		))
+	})
+
+	It("injects the agent into a JobSet that only asks for InPlaceRestart and the injection", func() {
+		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+			Annotations(map[string]string{jobset.InjectAgentKey: "true"}).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).Obj()).Obj()
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		Expect(warnings.take()).To(BeEmpty())
+		pod := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+		Expect(pod.InitContainers).To(ConsistOf(HaveField("Name", "jobset-agent")))
+		Expect(pod.Containers[0].RestartPolicyRules).To(HaveLen(1))
+	})
+
+	// Each rule of restartStrategy InPlaceRestart, as users meet it: the
+	// apiserver answers Invalid, naming the field.
+	DescribeTable("rejects an InPlaceRestart JobSet that breaks a rule",
+		func(field string, breakRule func(*jobset.JobSet)) {
+			js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+				ReplicatedJob(wrappers.MakeReplicatedJob("driver").InPlaceReady().Obj()).
+				ReplicatedJob(wrappers.MakeReplicatedJob("workers").Pods(2).InPlaceReady().Obj()).Obj()
+			breakRule(js)
+			err := k8sClient.Create(ctx, js)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+			Expect(err.Error()).To(ContainSubstring(field))
+		},
+		Entry("backoffLimit must be MaxInt32", "spec.replicatedJobs[1].template.spec.backoffLimit",
+			func(js *jobset.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.BackoffLimit = ptr.To[int32](6) }),
+		Entry("podReplacementPolicy must be Failed", "spec.replicatedJobs[1].template.spec.podReplacementPolicy",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed)
+			}),
+		Entry("completions must equal parallelism", "spec.replicatedJobs[1].template.spec.completions",
+			func(js *jobset.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.Completions = ptr.To[int32](3) }),
+		Entry("the agent sidecar must be there", "spec.replicatedJobs[1].template.spec.template.spec.initContainers",
+			func(js *jobset.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.InitContainers = nil }),
+		Entry("the agent needs its environment", "spec.replicatedJobs[1].template.spec.template.spec.initContainers[0].env",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.InitContainers[0].Env = nil
+			}),
+		Entry("startupPolicy InOrder would deadlock the barrier", "spec.startupPolicy.startupPolicyOrder",
+			func(js *jobset.JobSet) {
+				js.Spec.StartupPolicy = &jobset.StartupPolicy{StartupPolicyOrder: jobset.InOrder}
+			}),
+		Entry("dependsOn would deadlock the barrier", "spec.replicatedJobs[1].dependsOn",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].DependsOn = []jobset.DependsOn{{Name: "driver", Status: jobset.DependencyReady}}
+			}),
+	)
+
+	// Community JobSet's rules, as users meet them: Invalid, naming the
+	// field.
+	DescribeTable("rejects a JobSet that breaks a community JobSet rule",
+		func(field string, breakRule func(*jobset.JobSet)) {
+			js := wrappers.MakeJobSet("trainer", ns).
+				ReplicatedJob(wrappers.MakeReplicatedJob("driver").Obj()).
+				ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).Obj()).Obj()
+			breakRule(js)
+			err := k8sClient.Create(ctx, js)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+			Expect(err.Error()).To(ContainSubstring(field))
+		},
+		Entry("the name must be a DNS label (it prefixes Pod hostnames)", "metadata.name",
+			func(js *jobset.JobSet) { js.Name = "trainer.v1" }),
+		Entry("Pod hostnames must fit in 63 characters", "spec.replicatedJobs[1].name",
+			func(js *jobset.JobSet) { js.Name = strings.Repeat("t", 56) }),
+		Entry("success policy targets must exist", "spec.successPolicy.targetReplicatedJobs[0]",
+			func(js *jobset.JobSet) {
+				js.Spec.SuccessPolicy = &jobset.SuccessPolicy{Operator: jobset.OperatorAll, TargetReplicatedJobs: []string{"evaluator"}}
+			}),
+		Entry("failure policy rule targets must exist", "spec.failurePolicy.rules[0].targetReplicatedJobs[0]",
+			func(js *jobset.JobSet) {
+				js.Spec.FailurePolicy = &jobset.FailurePolicy{Rules: []jobset.FailurePolicyRule{
+					{Name: "failFast", Action: jobset.FailJobSet, TargetReplicatedJobs: []string{"evaluator"}},
+				}}
+			}),
+		Entry("failure message patterns must be regular expressions", "spec.failurePolicy.rules[0].onJobFailureMessagePatterns[0]",
+			func(js *jobset.JobSet) {
+				js.Spec.FailurePolicy = &jobset.FailurePolicy{Rules: []jobset.FailurePolicyRule{
+					{Name: "oom", Action: jobset.FailJobSet, OnJobFailureMessagePatterns: []string{"(unclosed"}},
+				}}
+			}),
+		Entry("the coordinator must be a Pod of the JobSet", "spec.coordinator.jobIndex",
+			func(js *jobset.JobSet) {
+				js.Spec.Coordinator = &jobset.Coordinator{ReplicatedJob: "workers", JobIndex: 2}
+			}),
+		Entry("dependsOn must name an earlier replicatedJob", "spec.replicatedJobs[0].dependsOn[0].name",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[0].DependsOn = []jobset.DependsOn{{Name: "workers", Status: jobset.DependencyReady}}
+			}),
+		Entry("a volumeClaimPolicies template must be mounted by some container", "spec.volumeClaimPolicies[0].templates[0].metadata.name",
+			func(js *jobset.JobSet) {
+				js.Spec.VolumeClaimPolicies = wrappers.MakeJobSet("", "").VolumeClaimPolicy("", "checkpoints").Spec.VolumeClaimPolicies
+			}),
+		Entry("a volumeClaimPolicies template's claims live in the JobSet's namespace", "volumeClaimPolicies[].templates[].metadata.namespace",
+			func(js *jobset.JobSet) {
+				js.Spec.VolumeClaimPolicies = wrappers.MakeJobSet("", "").VolumeClaimPolicy("", "checkpoints").Spec.VolumeClaimPolicies
+				js.Spec.VolumeClaimPolicies[0].Templates[0].Namespace = "other"
+				js.Spec.ReplicatedJobs[0] = wrappers.MakeReplicatedJob("driver").MountVolumes("checkpoints").Obj()
+			}),
+	)
+
+	It("rejects adding a replicatedJob to a created JobSet", func() {
+		js := wrappers.MakeJobSet("trainer", ns).ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		patch := client.MergeFrom(js.DeepCopy())
+		js.Spec.ReplicatedJobs = append(js.Spec.ReplicatedJobs, wrappers.MakeReplicatedJob("evaluator").Obj())
+		err := k8sClient.Patch(ctx, js, patch)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring("spec.replicatedJobs"))
+	})
+
+	It("admits every documented example, the community JobSet ones among them", func() {
+		root, err := framework.RepoRoot()
+		Expect(err).NotTo(HaveOccurred())
+		files, err := filepath.Glob(filepath.Join(root, "docs", "examples", "*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(files).NotTo(BeEmpty())
+		for _, f := range files {
+			objs, err := kubeapply.Read(f)
+			Expect(err).NotTo(HaveOccurred())
+			for _, u := range objs {
+				u.SetNamespace(ns)
+				Expect(k8sClient.Create(ctx, u)).To(Succeed(), "%s", filepath.Base(f))
+			}
+		}
+		Expect(warnings.take()).To(BeEmpty())
+	})
+
+	It("relays warnings for likely mistakes", func() {
+		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).Obj()
+		js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.InitContainers[0].StartupProbe = nil
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		Expect(warnings.take()).To(ContainElement(ContainSubstring("no startupProbe")))
+	})
+
+	It("lets a suspended JobSet's Pod template take scheduling directives, and nothing else", func() {
+		js := wrappers.MakeJobSet("trainer", ns).Suspend(true).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+
+		patch := client.MergeFrom(js.DeepCopy())
+		js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "a"}
+		Expect(k8sClient.Patch(ctx, js, patch)).To(Succeed())
+
+		patch = client.MergeFrom(js.DeepCopy())
+		js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Image = "other"
+		err := k8sClient.Patch(ctx, js, patch)
+		Expect(err).To(MatchError(ContainSubstring("spec.replicatedJobs[0]")))
+		Expect(err).To(MatchError(ContainSubstring("only the labels, annotations, nodeSelector")))
+
+		By("and nothing at all once resumed")
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), js)).To(Succeed())
+		patch = client.MergeFrom(js.DeepCopy())
+		js.Spec.Suspend = ptr.To(false)
+		Expect(k8sClient.Patch(ctx, js, patch)).To(Succeed())
+		patch = client.MergeFrom(js.DeepCopy())
+		js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "b"}
+		Expect(k8sClient.Patch(ctx, js, patch)).To(MatchError(ContainSubstring("replicatedJobs are immutable")))
+	})
+})

@@ -1,0 +1,69 @@
+package jobsetwebhook
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+// +kubebuilder:webhook:path=/mutate-jobset-x-k8s-io-v1alpha2-jobset,mutating=true,failurePolicy=fail,sideEffects=None,groups=jobset.x-k8s.io,resources=jobsets,verbs=create;update,versions=v1alpha2,name=mjobset.jobset.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-jobset-x-k8s-io-v1alpha2-jobset,mutating=false,failurePolicy=fail,sideEffects=None,groups=jobset.x-k8s.io,resources=jobsets,verbs=create;update,versions=v1alpha2,name=vjobset.jobset.x-k8s.io,admissionReviewVersions=v1
+
+// Webhook adapts InjectAgent, Default, Validate, ValidateUpdate and
+// Warnings to admission requests.
+type Webhook struct {
+	Agent sidecar.Options
+}
+
+// SetupWithManager serves the JobSet webhooks on the manager's webhook
+// server, injecting the agent described by agent where JobSets ask for it.
+func SetupWithManager(mgr ctrl.Manager, agent sidecar.Options) error {
+	w := Webhook{Agent: agent}
+	return ctrl.NewWebhookManagedBy(mgr, &jobset.JobSet{}).
+		WithDefaulter(w).
+		WithValidator(w).
+		Complete()
+}
+
+// Default implements admission.Defaulter.
+func (w Webhook) Default(_ context.Context, js *jobset.JobSet) error {
+	if wantsAgent(js) {
+		if w.Agent.Image == "" {
+			return apierrors.NewBadRequest(fmt.Sprintf("metadata.annotations[%s]: this webhook has no agent image to inject (start it with --agent-image), so add the agent sidecar by hand; see docs/user-guide.md", jobset.InjectAgentKey))
+		}
+		InjectAgent(js, w.Agent)
+	}
+	Default(js)
+	return nil
+}
+
+// ValidateCreate implements admission.Validator.
+func (Webhook) ValidateCreate(_ context.Context, js *jobset.JobSet) (admission.Warnings, error) {
+	return Warnings(js), invalid(js, Validate(js))
+}
+
+// ValidateUpdate implements admission.Validator.
+func (Webhook) ValidateUpdate(_ context.Context, old, js *jobset.JobSet) (admission.Warnings, error) {
+	return Warnings(js), invalid(js, ValidateUpdate(js, old))
+}
+
+// ValidateDelete implements admission.Validator: deletion is always allowed.
+func (Webhook) ValidateDelete(context.Context, *jobset.JobSet) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// invalid turns field errors into the Invalid status kubectl prints field by
+// field.
+func invalid(js *jobset.JobSet, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(jobset.GroupVersion.WithKind("JobSet").GroupKind(), js.Name, errs)
+}
