@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/fastjobset/jobset/api/scheme"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/framework"
+	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/runfiles"
 )
 

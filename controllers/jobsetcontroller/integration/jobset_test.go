@@ -16,8 +16,8 @@ import (
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/framework"
+	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
