@@ -361,10 +361,22 @@ var _ = Describe("In-place restart", func() {
 		eventuallyEpochs(js, 1, 1)
 
 		By("stopping the controller while the other agents restart")
+		// The last agents joining completes the group restart: a running
+		// controller writes syncedEpoch 2 at once, as it wrote
+		// deprecatedEpoch 1 for the first join above and as the new one
+		// does below. The JobSet is read from the apiserver, so that write
+		// would show, and nothing else writes the JobSet meanwhile: an
+		// unchanged resourceVersion proves the stopped controller wrote
+		// nothing at all, not only that syncedEpoch stayed.
 		stopManager()
+		before := fetch(ctx, js).ResourceVersion
 		agentJoins(pods[1], "2")
 		agentJoins(pods[2], "2")
-		Consistently(func() int32 { s, _ := epochs(js); return s }).Should(BeEquivalentTo(1))
+		Consistently(func(g Gomega) {
+			got := fetch(ctx, js)
+			g.Expect(got.ResourceVersion).To(Equal(before), "the stopped controller wrote the JobSet")
+			g.Expect(ptr.Deref(got.Status.SyncedEpoch, 0)).To(BeEquivalentTo(1))
+		}).Should(Succeed())
 
 		By("starting a new controller")
 		var err error
