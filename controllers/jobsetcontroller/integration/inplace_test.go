@@ -319,7 +319,7 @@ var _ = Describe("In-place restart", func() {
 		// seconds ago (moved back by hand); the Pods restarted five seconds
 		// ago: after that sync, before the next.
 		eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionFalse)
-		stopManager()
+		stopController()
 		Eventually(func() error {
 			fresh := fetch(ctx, js)
 			patch := client.MergeFromWithOptions(fresh.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -345,9 +345,7 @@ var _ = Describe("In-place restart", func() {
 			})
 			agentJoins(pod, "2")
 		}
-		var err error
-		stopManager, err = startController()
-		Expect(err).NotTo(HaveOccurred())
+		restartController()
 
 		eventuallyEpochs(js, 2, 1)
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(BeEquivalentTo(1))
@@ -368,7 +366,7 @@ var _ = Describe("In-place restart", func() {
 		// would show, and nothing else writes the JobSet meanwhile: an
 		// unchanged resourceVersion proves the stopped controller wrote
 		// nothing at all, not only that syncedEpoch stayed.
-		stopManager()
+		stopController()
 		before := fetch(ctx, js).ResourceVersion
 		agentJoins(pods[1], "2")
 		agentJoins(pods[2], "2")
@@ -379,9 +377,7 @@ var _ = Describe("In-place restart", func() {
 		}).Should(Succeed())
 
 		By("starting a new controller")
-		var err error
-		stopManager, err = startController()
-		Expect(err).NotTo(HaveOccurred())
+		restartController()
 		eventuallyEpochs(js, 2, 1)
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(BeEquivalentTo(1))
 	})

@@ -56,6 +56,29 @@ func startController() (stop func(), err error) {
 	})
 }
 
+// stopController stops the suite's controller for the rest of the spec, or
+// until restartController. The controller is shared by every spec: whether
+// the spec passes or fails in between, its cleanup starts a new one, so
+// that a failure does not leave the later specs without a controller.
+func stopController() {
+	GinkgoHelper()
+	stopManager()
+	stopManager = nil
+	DeferCleanup(func() {
+		if stopManager == nil {
+			restartController()
+		}
+	})
+}
+
+// restartController starts a new controller after stopController.
+func restartController() {
+	GinkgoHelper()
+	var err error
+	stopManager, err = startController()
+	Expect(err).NotTo(HaveOccurred())
+}
+
 var _ = AfterSuite(func() {
 	if stopManager != nil {
 		stopManager()
