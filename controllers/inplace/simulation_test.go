@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+
+	"github.com/fastjobset/jobset/agent"
 )
 
 // member models one worker Pod: its epoch annotation (kept across an
@@ -17,17 +19,23 @@ type member struct {
 	restarting bool
 }
 
-// agentStep is the agent side of the protocol (package agent's Next),
-// restated here so that this package stays free of the agent.
-func agentStep(m *member, synced, deprecated int32) {
-	switch {
-	case m.joined == 0:
+// agentStep applies the decision of the real agent (package agent's Next)
+// to the modelled Pod, so that Decide is checked against the agent as it
+// ships rather than against a restatement of it that could drift.
+func agentStep(t *testing.T, m *member, synced, deprecated int32) {
+	t.Helper()
+	switch a := agent.Next(m.joined, agent.Epochs{Synced: synced, Deprecated: deprecated}); a {
+	case agent.Join:
 		m.joined = synced + 1
 		m.annotation = strconv.Itoa(int(m.joined))
 		m.restarting = false
-	case m.joined <= deprecated:
+	case agent.Restart:
 		m.joined = 0 // exits with the restart code; the kubelet restarts the Pod
 		m.restarting = true
+	case agent.Lift, agent.Wait:
+		// The barrier is not modelled: the controller does not see it.
+	default:
+		t.Fatalf("agent.Next returned an unknown action %d", int(a))
 	}
 }
 
@@ -79,7 +87,7 @@ func TestSimulatedGroupRestarts(t *testing.T) {
 				reconcile()
 			case r < 9:
 				i := rng.IntN(n)
-				agentStep(&group[i], synced, deprecated)
+				agentStep(t, &group[i], synced, deprecated)
 			case failures < 3 && synced >= 1:
 				// A worker fails: the kubelet restarts its Pod in place.
 				i := rng.IntN(n)
@@ -92,7 +100,7 @@ func TestSimulatedGroupRestarts(t *testing.T) {
 		for round := 0; round < 4*n+8; round++ {
 			reconcile()
 			for i := range group {
-				agentStep(&group[i], synced, deprecated)
+				agentStep(t, &group[i], synced, deprecated)
 			}
 		}
 		reconcile()
