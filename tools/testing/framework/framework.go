@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -193,17 +194,19 @@ func (e *Environment) StartManager(cacheOptions cache.Options, setup func(ctrl.M
 func waitForWebhookServer(ctx context.Context, o envtest.WebhookInstallOptions) error {
 	addr := net.JoinHostPort(o.LocalServingHost, strconv.Itoa(o.LocalServingPort))
 	dialer := &net.Dialer{Timeout: time.Second}
-	deadline := time.Now().Add(Timeout)
-	for {
+	lastErr := errors.New("not probed")
+	err := wait.PollUntilContextTimeout(ctx, Interval, Timeout, true, func(context.Context) (bool, error) {
 		conn, err := tls.DialWithDialer(dialer, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // readiness probe only
-		if err == nil {
-			return conn.Close()
+		if err != nil {
+			lastErr = err
+			return false, nil
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("webhook server at %s not serving: %w", addr, err)
-		}
-		time.Sleep(Interval)
+		return true, conn.Close()
+	})
+	if wait.Interrupted(err) {
+		return fmt.Errorf("webhook server at %s not serving: %w", addr, lastErr)
 	}
+	return err
 }
 
 // CreateNamespace creates a namespace named after prefix plus a random

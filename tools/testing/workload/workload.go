@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -67,28 +68,30 @@ type PodState struct {
 }
 
 // WaitForWorkers polls every 50 ms until w Pods of js run with every
-// container started (the barrier lifted) and done accepts them.
+// container started (the barrier lifted) and done accepts them. The
+// benchmarks time restarts with it: the interval is their resolution.
 func (c *Cluster) WaitForWorkers(ctx context.Context, js *jobset.JobSet, w int, done func(map[string]PodState) bool) (map[string]PodState, error) {
-	for {
+	var running map[string]PodState
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		var pods corev1.PodList
 		if err := c.Client.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name}); err != nil {
-			return nil, err
+			return false, err
 		}
-		running := map[string]PodState{}
+		running = map[string]PodState{}
 		for _, p := range pods.Items {
 			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && allStarted(&p) {
 				running[p.Name] = PodState{UID: p.UID, Restarts: workerRestarts(&p)}
 			}
 		}
-		if len(running) == w && done(running) {
-			return running, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for %d workers to run (%d do): %w", w, len(running), ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
+		return len(running) == w && done(running), nil
+	})
+	if wait.Interrupted(err) {
+		return nil, fmt.Errorf("waiting for %d workers to run (%d do): %w", w, len(running), err)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return running, nil
 }
 
 func allStarted(p *corev1.Pod) bool {
@@ -159,20 +162,17 @@ func (c *Cluster) DeleteNamespace(ctx context.Context, ns string) error {
 	if err := c.Client.Delete(ctx, obj); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	for {
+	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		err := c.Client.Get(ctx, client.ObjectKeyFromObject(obj), &corev1.Namespace{})
 		if apierrors.IsNotFound(err) {
-			return nil
+			return true, nil
 		}
-		if err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for namespace %s to go: %w", ns, ctx.Err())
-		case <-time.After(500 * time.Millisecond):
-		}
+		return false, err
+	})
+	if wait.Interrupted(err) {
+		return fmt.Errorf("waiting for namespace %s to go: %w", ns, err)
 	}
+	return err
 }
 
 // Start runs the JobSet of the strategy with w workers in namespace ns
@@ -187,11 +187,19 @@ func (c *Cluster) Start(ctx context.Context, ns string, strategy jobset.JobSetRe
 	}
 	// Right after a deployment the webhook may not serve yet: the API
 	// server then answers with an internal error.
-	for err := c.Client.Create(ctx, js.DeepCopy()); err != nil; err = c.Client.Create(ctx, js.DeepCopy()) {
-		if !apierrors.IsInternalError(err) || ctx.Err() != nil {
-			return nil, nil, err
+	var createErr error
+	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		createErr = c.Client.Create(ctx, js.DeepCopy())
+		if apierrors.IsInternalError(createErr) {
+			return false, nil
 		}
-		time.Sleep(200 * time.Millisecond)
+		return createErr == nil, createErr
+	})
+	if wait.Interrupted(err) && createErr != nil {
+		return nil, nil, createErr
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	states, err := c.WaitForWorkers(ctx, js, w, func(map[string]PodState) bool { return true })
 	return js, states, err

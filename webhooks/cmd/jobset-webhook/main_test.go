@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -51,12 +52,11 @@ func TestCertificateRenewal(t *testing.T) {
 	w.admitInjected(t, "before")
 	first := w.secret(t).Data["tls.crt"]
 
-	var renewed bool
-	for deadline := time.Now().Add(framework.Timeout); time.Now().Before(deadline) && !renewed; time.Sleep(framework.Interval) {
-		renewed = !bytes.Equal(w.secret(t).Data["tls.crt"], first)
-	}
-	if !renewed {
-		t.Fatalf("the serving certificate was not renewed within %s, though it expires after 6 s", framework.Timeout)
+	err := wait.PollUntilContextTimeout(w.ctx, framework.Interval, framework.Timeout, true, func(context.Context) (bool, error) {
+		return !bytes.Equal(w.secret(t).Data["tls.crt"], first), nil
+	})
+	if err != nil {
+		t.Fatalf("the serving certificate was not renewed within %s, though it expires after 6 s: %v", framework.Timeout, err)
 	}
 	w.admitInjected(t, "after")
 }
@@ -120,18 +120,17 @@ func (w *runningWebhook) admitInjected(t *testing.T, name string) *jobset.JobSet
 		Annotations(map[string]string{jobset.InjectAgentKey: "true"}).
 		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
 	var lastErr error
-	for deadline := time.Now().Add(framework.Timeout); time.Now().Before(deadline); time.Sleep(framework.Interval) {
+	err := wait.PollUntilContextTimeout(w.ctx, framework.Interval, framework.Timeout, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-w.done:
 			t.Fatalf("the webhook stopped: %v", err)
 		default:
 		}
-		if lastErr = w.env.Client.Create(w.ctx, js.DeepCopy()); lastErr == nil {
-			break
-		}
-	}
-	if lastErr != nil {
-		t.Fatalf("admission never worked with the self-managed certificate: %v", lastErr)
+		lastErr = w.env.Client.Create(ctx, js.DeepCopy())
+		return lastErr == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("admission never worked with the self-managed certificate: %v (%v)", lastErr, err)
 	}
 	got := &jobset.JobSet{}
 	if err := w.env.Client.Get(w.ctx, client.ObjectKeyFromObject(js), got); err != nil {
@@ -153,13 +152,12 @@ func (w *runningWebhook) secret(t *testing.T) *corev1.Secret {
 // rotator writes the certificate into the Secret and waits for it to show
 // up in the webhook's certificate directory.
 func mountSecret(ctx context.Context, c client.Client, key client.ObjectKey, dir string) {
-	for ctx.Err() == nil {
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		secret := &corev1.Secret{}
 		if err := c.Get(ctx, key, secret); err == nil {
 			for name, data := range secret.Data {
 				_ = os.WriteFile(filepath.Join(dir, name), data, 0o600)
 			}
 		}
-		time.Sleep(framework.Interval)
-	}
+	}, framework.Interval)
 }
