@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/fastjobset/jobset/agent"
@@ -122,7 +123,7 @@ func FuzzDecide(f *testing.F) {
 			return // states the apiserver's schema refuses
 		}
 		s := Snapshot{Synced: synced, Deprecated: deprecated, ExpectedPods: expected, MaxRestarts: maxRestarts, RestartsUsed: used}
-		for i, e := range splitComma(epochs) {
+		for i, e := range strings.Split(epochs, ",") {
 			s.Pods = append(s.Pods, Pod{Name: strconv.Itoa(i), Epoch: e, FailureSignal: map[bool]string{true: "x"}[i%3 == 0]})
 		}
 		d := Decide(s)
@@ -133,16 +134,4 @@ func FuzzDecide(f *testing.F) {
 			t.Fatalf("a refused restart changed the epochs: %+v", d)
 		}
 	})
-}
-
-func splitComma(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == ',' {
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return out
 }

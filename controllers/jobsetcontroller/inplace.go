@@ -41,6 +41,15 @@ func podToJobSet(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
+// recordEpochs mirrors the epochs of an InPlaceRestart JobSet in the
+// gauges, from every reconcile; a JobSet that is gone loses its series.
+func recordEpochs(js *jobset.JobSet) {
+	if jobset.RestartStrategyOf(js) != jobset.InPlaceRestart {
+		return
+	}
+	metrics.SetEpochs(js.Namespace, js.Name, ptr.Deref(js.Status.SyncedEpoch, 0), ptr.Deref(js.Status.DeprecatedEpoch, 0))
+}
+
 func inPlaceRestartEnabled(js *jobset.JobSet) bool {
 	return jobset.RestartStrategyOf(js) == jobset.InPlaceRestart && !ptr.Deref(js.Spec.Suspend, false)
 }
@@ -160,14 +169,11 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 			u.markSynced(jobset.ReasonInPlaceRestartCompleted, note)
 			u.event(corev1.EventTypeNormal, jobset.ReasonInPlaceRestartCompleted, "RestartInPlace", note)
 		} else {
-			u.markSynced(jobset.ReasonEpochSynced, fmt.Sprintf("every live Pod joined epoch %d", d.Synced))
+			note := fmt.Sprintf("every live Pod joined epoch %d", d.Synced)
+			u.markSynced(jobset.ReasonEpochSynced, note)
+			u.logOnly(jobset.ReasonEpochSynced, note)
 		}
 	}
-	name := js.Name
-	u.recorded = append(u.recorded, func() {
-		metrics.SyncedEpoch.WithLabelValues(ns, name).Set(float64(d.Synced))
-		metrics.DeprecatedEpoch.WithLabelValues(ns, name).Set(float64(d.Deprecated))
-	})
 }
 
 // markSynced sets InPlaceRestarting False with a transition time of now,

@@ -1,4 +1,4 @@
-// Package jobset is the JobSet reconciler: it keeps a JobSet's child Jobs
+// Package jobsetcontroller is the JobSet reconciler: it keeps a JobSet's child Jobs
 // and headless Service converged on its spec and reports their state in its
 // status. The policies (success, failure, restart, suspend) are pure
 // functions over the JobSet and its children; the reconciler gathers state,
@@ -7,6 +7,7 @@ package jobsetcontroller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/internal/metrics"
 )
 
 // JobOwnerUIDIndex indexes Jobs by the UID of their controlling JobSet. Jobs
@@ -118,9 +121,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// 1. Get the JobSet; leave alone those another controller manages.
 	js := &jobset.JobSet{}
 	if err := r.client.Get(ctx, req.NamespacedName, js); err != nil {
+		if apierrors.IsNotFound(err) {
+			metrics.ForgetJobSet(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if js.DeletionTimestamp != nil || !managedHere(js) {
+	log := ctrl.LoggerFrom(ctx).WithValues("jobSet", klog.KObj(js))
+	ctx = ctrl.LoggerInto(ctx, log)
+	if js.DeletionTimestamp != nil {
+		metrics.ForgetJobSet(js.Namespace, js.Name)
+		return ctrl.Result{}, nil
+	}
+	if !managedHere(js) {
+		log.V(2).Info("Left alone: managed by another controller", "managedBy", *js.Spec.ManagedBy)
 		return ctrl.Result{}, nil
 	}
 
@@ -137,6 +150,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// 3. A finished JobSet only stops what still runs, and goes once its
 	// ttlSecondsAfterFinished is over.
 	if finished(js) {
+		recordEpochs(js)
 		if err := r.deleteJobs(ctx, children.active); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -147,6 +161,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status := replicatedJobsStatus(js, children)
 	plan := planChildren(js, children, status)
 	d := decide(js, children)
+	log.V(2).Info("Reconciling", "activeJobs", len(children.active), "create", len(plan.create),
+		"delete", len(plan.delete), "decision", d.kind)
 
 	// 5. Apply: children first, then one status write, then events.
 	update := newStatusUpdate(js, metav1.NewTime(r.clock.Now()))
@@ -171,7 +187,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	update.apply(d)
 	update.setSuspended()
-	return ctrl.Result{}, r.writeStatus(ctx, update)
+	if err := r.writeStatus(ctx, update); err != nil {
+		return ctrl.Result{}, err
+	}
+	recordEpochs(update.js)
+	return ctrl.Result{}, nil
 }
 
 // convergeChildren creates the missing children and moves every active Job
@@ -188,6 +208,9 @@ func (r *Reconciler) convergeChildren(ctx context.Context, js *jobset.JobSet, ch
 			return err
 		}
 	}
+	if len(plan.create) > 0 {
+		ctrl.LoggerFrom(ctx).V(2).Info("Creating Jobs", "count", len(plan.create))
+	}
 	if err := r.forEach(ctx, plan.create, func(job *batchv1.Job) error {
 		if err := r.client.Create(ctx, job); err != nil {
 			if apierrors.IsAlreadyExists(err) {
@@ -203,14 +226,26 @@ func (r *Reconciler) convergeChildren(ctx context.Context, js *jobset.JobSet, ch
 	if err := r.forEach(ctx, suspend, func(job *batchv1.Job) error {
 		suspended := job.DeepCopy()
 		suspended.Spec.Suspend = ptr.To(true)
-		return r.client.Patch(ctx, suspended, client.MergeFrom(job))
+		return r.patchJob(ctx, job, suspended)
 	}); err != nil {
 		return fmt.Errorf("suspending Jobs: %w", err)
 	}
 	if err := r.forEach(ctx, resume, func(job *batchv1.Job) error {
-		return r.client.Update(ctx, resumedJob(js, job))
+		return r.patchJob(ctx, job, resumedJob(js, job))
 	}); err != nil {
 		return fmt.Errorf("resuming Jobs: %w", err)
+	}
+	return nil
+}
+
+// patchJob is the one way a Job is changed: a merge patch from the cached
+// Job, guarded by its resourceVersion so that a change made since (by the
+// Job controller, or Kueue) fails with a conflict and is retried on fresh
+// state instead of being overwritten.
+func (r *Reconciler) patchJob(ctx context.Context, cached, changed *batchv1.Job) error {
+	ctrl.LoggerFrom(ctx).V(2).Info("Patching Job", "job", klog.KObj(changed), "suspend", ptr.Deref(changed.Spec.Suspend, false))
+	if err := r.client.Patch(ctx, changed, client.MergeFromWithOptions(cached, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("patching Job %s: %w", changed.Name, err)
 	}
 	return nil
 }
@@ -232,6 +267,9 @@ func (r *Reconciler) ensureExists(ctx context.Context, what string, obj client.O
 // deleteJobs deletes in the foreground: a Job stays visible, holding its
 // name, until its Pods are gone, which is what BlockingRecreate waits for.
 func (r *Reconciler) deleteJobs(ctx context.Context, jobs []*batchv1.Job) error {
+	if len(jobs) > 0 {
+		ctrl.LoggerFrom(ctx).V(2).Info("Deleting Jobs", "count", len(jobs))
+	}
 	return r.forEach(ctx, jobs, func(job *batchv1.Job) error {
 		err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationForeground),
 			client.Preconditions{UID: &job.UID})
@@ -242,18 +280,14 @@ func (r *Reconciler) deleteJobs(ctx context.Context, jobs []*batchv1.Job) error 
 	})
 }
 
-// forEach runs write for every Job, in parallel, and returns the first error.
+// forEach runs write for every Job, in parallel, and returns every error:
+// with thousands of Jobs, the first alone may hide that all failed alike.
 func (r *Reconciler) forEach(ctx context.Context, jobs []*batchv1.Job, write func(*batchv1.Job) error) error {
 	errs := make([]error, len(jobs))
 	workqueue.ParallelizeUntil(ctx, writeParallelism, len(jobs), func(i int) {
 		errs[i] = write(jobs[i])
 	})
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // expire deletes a finished JobSet whose ttlSecondsAfterFinished is over,
@@ -267,6 +301,7 @@ func (r *Reconciler) expire(ctx context.Context, js *jobset.JobSet) (ctrl.Result
 	if remaining > 0 {
 		return ctrl.Result{RequeueAfter: remaining}, nil
 	}
+	ctrl.LoggerFrom(ctx).Info("Deleting the finished JobSet: its ttlSecondsAfterFinished is over")
 	err := r.client.Delete(ctx, js, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &js.UID})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("deleting JobSet %s after its ttlSecondsAfterFinished: %w", js.Name, err)

@@ -22,6 +22,10 @@ const (
 	restartJobSet
 )
 
+func (k decisionKind) String() string {
+	return [...]string{"KeepRunning", "Complete", "Fail", "Restart"}[k]
+}
+
 // decision is what the policies decided for one reconcile. Policies are pure
 // functions returning one; the reconciler applies it.
 type decision struct {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
@@ -27,6 +28,8 @@ type statusUpdate struct {
 	recorded []func()
 }
 
+// event is a decision to log and, unless its eventType is empty, to emit
+// as an event.
 type event struct {
 	eventType, reason, action, note string
 }
@@ -48,6 +51,12 @@ func (u *statusUpdate) setCondition(t jobset.JobSetConditionType, status metav1.
 
 func (u *statusUpdate) event(eventType, reason, action, note string) {
 	u.events = append(u.events, event{eventType: eventType, reason: reason, action: action, note: note})
+}
+
+// logOnly records a decision that is logged once persisted but is too
+// routine for an event (a group syncing without a restart).
+func (u *statusUpdate) logOnly(reason, note string) {
+	u.events = append(u.events, event{reason: reason, note: note})
 }
 
 // apply records a decision of the restart machine in the status.
@@ -124,11 +133,14 @@ func (u *statusUpdate) setSuspended() {
 	}
 }
 
-// write persists the status with a merge patch guarded by the
+// writeStatus persists the status with a merge patch guarded by the
 // resourceVersion the reconcile read (a stale read fails with a conflict
-// and is retried on fresh state), then emits the queued events and metrics.
+// and is retried on fresh state), then logs and emits the queued events,
+// which are the reconcile's decisions, and records the metrics.
 func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
+	log := ctrl.LoggerFrom(ctx)
 	if equality.Semantic.DeepEqual(u.original.Status, u.js.Status) {
+		log.V(2).Info("Status unchanged")
 		return nil
 	}
 	patch := client.MergeFromWithOptions(u.original, client.MergeFromWithOptimisticLock{})
@@ -136,7 +148,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
 		return fmt.Errorf("writing the status of JobSet %s: %w", client.ObjectKeyFromObject(u.js), err)
 	}
 	for _, e := range u.events {
-		r.recorder.Eventf(u.js, nil, e.eventType, e.reason, e.action, "%s", e.note)
+		log.Info(e.note, "reason", e.reason, "restarts", u.js.Status.Restarts, "inPlaceRestarts", u.js.Status.InPlaceRestarts,
+			"syncedEpoch", ptr.Deref(u.js.Status.SyncedEpoch, 0), "deprecatedEpoch", ptr.Deref(u.js.Status.DeprecatedEpoch, 0))
+		if e.eventType != "" {
+			r.recorder.Eventf(u.js, nil, e.eventType, e.reason, e.action, "%s", e.note)
+		}
 	}
 	for _, record := range u.recorded {
 		record()

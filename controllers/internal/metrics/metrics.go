@@ -63,3 +63,18 @@ func init() {
 	crmetrics.Registry.MustRegister(JobSetsCompleted, JobSetsFailed, JobSetRestarts,
 		InPlaceRestarts, InPlaceRestartDuration, SyncedEpoch, DeprecatedEpoch)
 }
+
+// SetEpochs mirrors an InPlaceRestart JobSet's status epochs. It is called on
+// every reconcile, not only when they change, so that a newly elected
+// controller reports every JobSet before its epochs next move.
+func SetEpochs(namespace, name string, synced, deprecated int32) {
+	SyncedEpoch.WithLabelValues(namespace, name).Set(float64(synced))
+	DeprecatedEpoch.WithLabelValues(namespace, name).Set(float64(deprecated))
+}
+
+// ForgetJobSet deletes the series of a JobSet that is gone, so that deleted
+// JobSets do not accumulate.
+func ForgetJobSet(namespace, name string) {
+	SyncedEpoch.DeleteLabelValues(namespace, name)
+	DeprecatedEpoch.DeleteLabelValues(namespace, name)
+}

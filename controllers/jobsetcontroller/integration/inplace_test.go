@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -96,7 +97,7 @@ var _ = Describe("In-place restart", func() {
 	}
 	// syncedAtOne: a JobSet whose Pods all joined epoch 1.
 	syncedAtOne := func(js *jobset.JobSet, n int) []*corev1.Pod {
-		pods := startPods(js, repeat("1", n)...)
+		pods := startPods(js, slices.Repeat([]string{"1"}, n)...)
 		eventuallyEpochs(js, 1, 0)
 		return pods
 	}
@@ -382,11 +383,3 @@ var _ = Describe("In-place restart", func() {
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(BeEquivalentTo(1))
 	})
 })
-
-func repeat(s string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = s
-	}
-	return out
-}
