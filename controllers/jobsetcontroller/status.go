@@ -122,7 +122,11 @@ func (u *statusUpdate) setStartupPolicy(inOrderPending bool) {
 // setSuspended mirrors spec.suspend in the Suspended condition.
 func (u *statusUpdate) setSuspended() {
 	if ptr.Deref(u.js.Spec.Suspend, false) {
-		if u.setCondition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "the JobSet is suspended") {
+		// An event for the transition only: a spec change while suspended
+		// moves the condition's observedGeneration, not the state.
+		wasSuspended := meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetSuspended))
+		u.setCondition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "the JobSet is suspended")
+		if !wasSuspended {
 			u.event(corev1.EventTypeNormal, jobset.ReasonSuspended, "Suspend", "suspended every child Job")
 		}
 		return

@@ -355,6 +355,12 @@ func TestStatusUpdateSetSuspended(t *testing.T) {
 			js:             statusTestJobSet(suspend(true), suspendedNow),
 			wantConditions: []metav1.Condition{suspendedNow},
 		},
+		"still suspended, spec changed since: observedGeneration moves, no second event": {
+			js: statusTestJobSet(suspend(true), suspended),
+			wantConditions: []metav1.Condition{
+				condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "the JobSet is suspended", generation, earlier),
+			},
+		},
 		"resumed: False now, with an event": {
 			js: statusTestJobSet(suspend(false), suspended),
 			wantConditions: []metav1.Condition{
