@@ -112,9 +112,13 @@ func (a *Agent) follow(ctx context.Context) bool {
 			return true
 		}
 		resourceVersion = next
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
 			klog.InfoS("JobSet watch reported an error; resuming", "err", err)
 			_ = a.backoff.wait(ctx, err)
+		default:
+			_ = a.backoff.rewatch(ctx)
 		}
 	}
 	return false

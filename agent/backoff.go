@@ -8,10 +8,19 @@ import (
 	"github.com/fastjobset/jobset/agent/kubeclient"
 )
 
+// rewatchSpread bounds the jittered pause before an agent re-watches after
+// its watch ended cleanly or with 410 Gone. An API server that restarts or
+// rolls out ends every agent's watch in the same instant; without the pause
+// thousands of agents would open their watches again in that instant too.
+// The watch resumes from its resourceVersion, so the pause loses no event.
+const rewatchSpread = time.Second
+
 // backoff spaces retries of failed API calls: exponential, with full jitter
 // (a uniform delay between 0 and the exponential bound), so that thousands
-// of agents restarted at once do not retry in lockstep; and never sooner
-// than a 429's Retry-After.
+// of agents restarted at once do not retry in lockstep. A 429's or 503's
+// Retry-After is a floor the jitter is added to: the API server tells every
+// agent the same number of seconds, and Retry-After alone would bring the
+// whole fleet back in the same second.
 type backoff struct {
 	base, max time.Duration
 	attempt   int
@@ -32,9 +41,15 @@ func (b *backoff) delay(err error) time.Duration {
 	}
 	d := time.Duration(b.jitter() * float64(bound))
 	if after, ok := kubeclient.RetryAfter(err); ok {
-		d = max(d, after)
+		d += after
 	}
 	return d
+}
+
+// rewatch pauses, jittered, before re-opening a watch that ended without an
+// error to retry (see rewatchSpread).
+func (b *backoff) rewatch(ctx context.Context) error {
+	return b.sleep(ctx, time.Duration(b.jitter()*float64(rewatchSpread)))
 }
 
 // wait sleeps before the next retry after err.

@@ -33,7 +33,9 @@
 // # Load on the API server
 //
 // Thousands of agents restart at once in a group restart. Every failed call
-// is retried with exponential backoff and full jitter, honouring a 429's
-// Retry-After; an expired watch resumes from its last resourceVersion (or
-// starts afresh after 410 Gone) without losing the agent's epoch.
+// is retried with exponential backoff and full jitter, added to a 429's
+// Retry-After (which the API server gives every agent alike); a watch that
+// ends resumes after a jittered pause of up to a second, from its last
+// resourceVersion (or afresh after 410 Gone), without losing the agent's
+// epoch, so an API server rollout does not bring every watch back at once.
 package agent

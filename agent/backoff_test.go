@@ -1,0 +1,56 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/fastjobset/jobset/agent/kubeclient"
+)
+
+func TestBackoffDelay(t *testing.T) {
+	tooMany := &kubeclient.StatusError{Code: 429, RetryAfter: time.Second}
+	cases := map[string]struct {
+		attempt int
+		jitter  float64
+		err     error
+		want    time.Duration
+	}{
+		"first retry, no jitter":                {attempt: 0, jitter: 0, err: errors.New("reset"), want: 0},
+		"first retry, full jitter":              {attempt: 0, jitter: 0.5, err: errors.New("reset"), want: 50 * time.Millisecond},
+		"exponential":                           {attempt: 3, jitter: 0.5, err: errors.New("reset"), want: 400 * time.Millisecond},
+		"capped":                                {attempt: 40, jitter: 0.5, err: errors.New("reset"), want: 15 * time.Second},
+		"Retry-After is a floor":                {attempt: 0, jitter: 0, err: tooMany, want: time.Second},
+		"jitter is added to Retry-After":        {attempt: 2, jitter: 0.5, err: tooMany, want: time.Second + 200*time.Millisecond},
+		"two agents told the same Retry-After…": {attempt: 4, jitter: 0.1, err: tooMany, want: time.Second + 160*time.Millisecond},
+		"…come back at different times":         {attempt: 4, jitter: 0.9, err: tooMany, want: time.Second + 1440*time.Millisecond},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := newBackoff()
+			b.attempt = tc.attempt
+			b.jitter = func() float64 { return tc.jitter }
+			if got := b.delay(tc.err); got != tc.want {
+				t.Errorf("delay = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBackoffRewatchIsJittered(t *testing.T) {
+	var asked []time.Duration
+	b := newBackoff()
+	b.sleep = func(_ context.Context, d time.Duration) error { asked = append(asked, d); return nil }
+	for _, j := range []float64{0, 0.25, 0.999} {
+		b.jitter = func() float64 { return j }
+		_ = b.rewatch(context.Background())
+	}
+	want := []time.Duration{0, rewatchSpread / 4, time.Duration(0.999 * float64(rewatchSpread))}
+	for i := range want {
+		if asked[i] != want[i] {
+			t.Errorf("re-watch pauses = %v, want %v", asked, want)
+			break
+		}
+	}
+}
