@@ -193,12 +193,32 @@ func (u *statusUpdate) setInvalidEpochs(invalid []inplace.InvalidEpoch) {
 		}
 		return
 	}
-	descriptions := make([]string, len(invalid))
-	for i, e := range invalid {
-		descriptions[i] = e.String()
-	}
-	note := fmt.Sprintf("ignored for sync until fixed (only the agent writes %s): %s", jobset.EpochKey, strings.Join(descriptions, "; "))
+	note := fmt.Sprintf("ignored for sync until fixed (only the agent writes %s): %s", jobset.EpochKey, describeInvalidEpochs(invalid))
 	if u.setCondition(jobset.JobSetInvalidEpoch, metav1.ConditionTrue, jobset.ReasonInvalidEpoch, note) {
 		u.event(corev1.EventTypeWarning, jobset.ReasonInvalidEpoch, "ReadEpochs", note)
 	}
+}
+
+// A condition's message is limited to 32 KiB by the CRD's schema, and a
+// status write with a longer one fails, taking every other status change
+// with it: an admin who "resets" the epochs of a thousand Pods must not
+// leave the JobSet unable to record even its failure. So the message names
+// a few Pods, each with a shortened value, and counts the rest.
+const (
+	invalidEpochsNamed    = 10
+	invalidEpochValueSize = 32
+)
+
+func describeInvalidEpochs(invalid []inplace.InvalidEpoch) string {
+	descriptions := make([]string, 0, min(len(invalid), invalidEpochsNamed)+1)
+	for _, e := range invalid[:min(len(invalid), invalidEpochsNamed)] {
+		if len(e.Value) > invalidEpochValueSize {
+			e.Value = e.Value[:invalidEpochValueSize] + "..."
+		}
+		descriptions = append(descriptions, e.String())
+	}
+	if more := len(invalid) - invalidEpochsNamed; more > 0 {
+		descriptions = append(descriptions, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(descriptions, "; ")
 }

@@ -1,15 +1,19 @@
 package jobsetcontroller
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -47,5 +51,45 @@ func TestEpochSnapshotDoomedJobs(t *testing.T) {
 		if got[name] != w {
 			t.Errorf("Pod %s: EndsJob = %v, want %v", name, got[name], w)
 		}
+	}
+}
+
+// The InvalidEpoch message stays within the CRD's 32 KiB limit on a
+// condition message however many Pods, and however long their values, an
+// admin "reset": past it, every status write of the JobSet would fail.
+func TestInvalidEpochMessageIsBounded(t *testing.T) {
+	const crdMessageLimit = 32768
+	invalid := func(n, valueSize int) []inplace.InvalidEpoch {
+		out := make([]inplace.InvalidEpoch, n)
+		for i := range out {
+			out[i] = inplace.InvalidEpoch{Pod: fmt.Sprintf("%s-%d", strings.Repeat("p", 240), i),
+				Value: strings.Repeat("9", valueSize), Problem: "not a decimal int32"}
+		}
+		return out
+	}
+	for name, tc := range map[string]struct {
+		invalid  []inplace.InvalidEpoch
+		contains []string
+	}{
+		"a few: each named": {invalid: invalid(3, 5), contains: []string{"p-0 ", "p-2 ", `"99999"`}},
+		"thousands":         {invalid: invalid(5000, 5), contains: []string{"p-9 ", "and 4990 more"}},
+		"huge values":       {invalid: invalid(20, 100_000), contains: []string{`"` + strings.Repeat("9", 32) + `..."`, "and 10 more"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			u := nextReconcile(t, statusTestJobSet(nil))
+			u.setInvalidEpochs(tc.invalid)
+			c := meta.FindStatusCondition(u.js.Status.Conditions, string(jobset.JobSetInvalidEpoch))
+			if c == nil {
+				t.Fatal("no InvalidEpoch condition")
+			}
+			if len(c.Message) > crdMessageLimit {
+				t.Errorf("message is %d bytes, over the CRD's limit of %d", len(c.Message), crdMessageLimit)
+			}
+			for _, want := range tc.contains {
+				if !strings.Contains(c.Message, want) {
+					t.Errorf("message %.300q... does not contain %q", c.Message, want)
+				}
+			}
+		})
 	}
 }
