@@ -62,6 +62,26 @@ func nextReconcile(t *testing.T, js *jobset.JobSet) *statusUpdate {
 	return newStatusUpdate(js, metav1.NewTime(clock.Now()))
 }
 
+// checkStep runs one step of a reconcile's status update on js and compares
+// the conditions and queued events; the steps record no metrics (the
+// decisions they follow do).
+func checkStep(t *testing.T, js *jobset.JobSet, step func(*statusUpdate), wantConditions []metav1.Condition, wantEvents []event) {
+	t.Helper()
+	before := js.DeepCopy()
+	u := nextReconcile(t, js)
+	step(u)
+	if diff := cmp.Diff(wantConditions, u.js.Status.Conditions); diff != "" {
+		t.Errorf("conditions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantEvents, u.events, cmp.AllowUnexported(event{})); diff != "" {
+		t.Errorf("queued events (-want +got):\n%s", diff)
+	}
+	if len(u.recorded) != 0 {
+		t.Errorf("queued %d metrics", len(u.recorded))
+	}
+	checkOriginalUntouched(t, before, js)
+}
+
 // checkOriginalUntouched: the update works on a copy, so that the JobSet
 // read stays the base of the status patch.
 func checkOriginalUntouched(t *testing.T, before, after *jobset.JobSet) {
@@ -247,16 +267,7 @@ func TestStatusUpdateSetRestarting(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			before := tc.js.DeepCopy()
-			u := nextReconcile(t, tc.js)
-			u.setRestarting(tc.inProgress)
-			if diff := cmp.Diff(tc.wantConditions, u.js.Status.Conditions); diff != "" {
-				t.Errorf("conditions (-want +got):\n%s", diff)
-			}
-			if len(u.events) != 0 || len(u.recorded) != 0 {
-				t.Errorf("setRestarting queued events %v or metrics (%d): the restart decision records those", u.events, len(u.recorded))
-			}
-			checkOriginalUntouched(t, before, tc.js)
+			checkStep(t, tc.js, func(u *statusUpdate) { u.setRestarting(tc.inProgress) }, tc.wantConditions, nil)
 		})
 	}
 }
@@ -314,16 +325,7 @@ func TestStatusUpdateSetStartupPolicy(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			before := tc.js.DeepCopy()
-			u := nextReconcile(t, tc.js)
-			u.setStartupPolicy(tc.pending)
-			if diff := cmp.Diff(tc.wantConditions, u.js.Status.Conditions); diff != "" {
-				t.Errorf("conditions (-want +got):\n%s", diff)
-			}
-			if len(u.events) != 0 || len(u.recorded) != 0 {
-				t.Errorf("setStartupPolicy queued events %v or metrics (%d)", u.events, len(u.recorded))
-			}
-			checkOriginalUntouched(t, before, tc.js)
+			checkStep(t, tc.js, func(u *statusUpdate) { u.setStartupPolicy(tc.pending) }, tc.wantConditions, nil)
 		})
 	}
 }
@@ -382,16 +384,7 @@ func TestStatusUpdateSetSuspended(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			before := tc.js.DeepCopy()
-			u := nextReconcile(t, tc.js)
-			u.setSuspended()
-			if diff := cmp.Diff(tc.wantConditions, u.js.Status.Conditions); diff != "" {
-				t.Errorf("conditions (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantEvents, u.events, cmp.AllowUnexported(event{})); diff != "" {
-				t.Errorf("queued events (-want +got):\n%s", diff)
-			}
-			checkOriginalUntouched(t, before, tc.js)
+			checkStep(t, tc.js, (*statusUpdate).setSuspended, tc.wantConditions, tc.wantEvents)
 		})
 	}
 }
