@@ -265,12 +265,20 @@ up() {
     --initial-cluster jobset-cluster=http://127.0.0.1:2380 --unsafe-no-fsync --log-level warn
   start containerd /usr/bin/containerd --config "$C/containerd.toml"
   wait_for etcd 60 in_ns curl -sf http://127.0.0.1:2379/health
+  # The API server reaches the kubelet (logs, exec, port-forward) at the
+  # Node's InternalIP, which the kubelet's --node-ip sets: by default it
+  # prefers the Hostname, jobset-node, which no DNS it can ask resolves.
+  # Without --kubelet-certificate-authority it does not verify the kubelet's
+  # self-signed serving certificate, and the kubelet (anonymous,
+  # AlwaysAllow) asks it for no client certificate: both ends are reachable
+  # only inside the namespace.
   start kube-apiserver "$k/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 \
     --bind-address=0.0.0.0 --advertise-address="$NODE_IP" --secure-port="$API_PORT" \
     --cert-dir="$C/pki/apiserver" --token-auth-file="$C/pki/tokens.csv" --authorization-mode=Node,RBAC \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$C/pki/sa.pub" --service-account-signing-key-file="$C/pki/sa.key" \
-    --service-cluster-ip-range="$SERVICE_CIDR" --allow-privileged=true
+    --service-cluster-ip-range="$SERVICE_CIDR" --allow-privileged=true \
+    --kubelet-preferred-address-types=InternalIP
   start_on_host nsforward "$CLUSTERBIN/nsforward" -netns "$C/ns/net" -listen "$HOST_API" -target "$NODE_IP:$API_PORT"
   wait_for containerd 60 in_ns ctr --address "$C/run/containerd.sock" version
   import_images "$CLUSTERBIN/pause.tar" "$@"
