@@ -3,41 +3,42 @@ package agent_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 )
 
-// applyManifest creates every object of a YAML file, with namespace
-// "default" replaced by ns.
-func applyManifest(ctx context.Context, c client.Client, file, ns string) {
+// kubectlApply applies a file of agent/rbac the way the user guide says
+// to, with the envtest kubectl: `kubectl apply -f agent/rbac/<file> [args]`.
+func kubectlApply(file string, args ...string) {
 	root, err := framework.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
-	data, err := os.ReadFile(filepath.Join(root, "agent", "rbac", file))
-	Expect(err).NotTo(HaveOccurred())
-	for _, doc := range strings.Split(strings.ReplaceAll(string(data), "namespace: default", "namespace: "+ns), "\n---\n") {
-		obj := &unstructured.Unstructured{}
-		Expect(yaml.Unmarshal([]byte(doc), &obj.Object)).To(Succeed())
-		if len(obj.Object) == 0 {
-			continue
-		}
-		err := c.Create(ctx, obj)
-		if err != nil && !strings.Contains(err.Error(), "already exists") {
-			Expect(err).NotTo(HaveOccurred(), "%s %s", obj.GetKind(), obj.GetName())
-		}
-	}
+	out, err := env.Kubectl(append([]string{"apply", "-f", filepath.Join(root, "agent", "rbac", file)}, args...)...)
+	Expect(err).NotTo(HaveOccurred(), out)
+}
+
+// agentCan asks the authorizer whether the jobset-agent ServiceAccount of
+// saNamespace may verb resource in namespace, as the agent's token would be
+// (username and groups).
+func agentCan(ctx context.Context, saNamespace, namespace, verb, group, resource string) bool {
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   "system:serviceaccount:" + saNamespace + ":jobset-agent",
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: namespace, Verb: verb, Group: group, Resource: resource,
+		},
+	}}
+	Expect(env.Client.Create(ctx, review)).To(Succeed())
+	return review.Status.Allowed
 }
 
 var _ = Describe("Agent RBAC and the epoch-only admission policy", func() {
@@ -45,8 +46,8 @@ var _ = Describe("Agent RBAC and the epoch-only admission policy", func() {
 		ctx := context.Background()
 		c := env.Client
 		ns := framework.TestNamespace(ctx, c, "agent-rbac")
-		applyManifest(ctx, c, "agent-rbac.yaml", ns)
-		applyManifest(ctx, c, "epoch-only-policy.yaml", ns)
+		kubectlApply("agent-rbac.yaml", "-n", ns)
+		kubectlApply("epoch-only-policy.yaml")
 
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "worker", Namespace: ns,
@@ -85,5 +86,38 @@ var _ = Describe("Agent RBAC and the epoch-only admission policy", func() {
 
 		By("leaving other identities unaffected")
 		Expect(patch(c, `{"metadata":{"labels":{"app":"relabelled"}}}`)).To(Succeed())
+	})
+
+	It("applies into any namespace with kubectl apply -n, and binds that namespace's agent only", func(ctx context.Context) {
+		c := env.Client
+		teamA := framework.TestNamespace(ctx, c, "team-a")
+		teamB := framework.TestNamespace(ctx, c, "team-b")
+		for _, ns := range []string{teamA, teamB} {
+			kubectlApply("agent-rbac.yaml", "-n", ns)
+			Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "jobset-agent"}, &corev1.ServiceAccount{})).To(Succeed())
+		}
+
+		By("granting each namespace's agent what it needs there")
+		needs := []struct{ verb, group, resource string }{
+			{"get", jobset.GroupVersion.Group, "jobsets"},
+			{"list", jobset.GroupVersion.Group, "jobsets"},
+			{"watch", jobset.GroupVersion.Group, "jobsets"},
+			{"patch", "", "pods"},
+		}
+		for _, ns := range []string{teamA, teamB} {
+			for _, n := range needs {
+				Expect(agentCan(ctx, ns, ns, n.verb, n.group, n.resource)).To(BeTrue(), "%s's agent: %s %s", ns, n.verb, n.resource)
+			}
+		}
+
+		By("and nothing in the other namespace, nor more than it needs")
+		for _, n := range needs {
+			Expect(agentCan(ctx, teamA, teamB, n.verb, n.group, n.resource)).To(BeFalse(), "%s's agent in %s: %s %s", teamA, teamB, n.verb, n.resource)
+			Expect(agentCan(ctx, teamB, teamA, n.verb, n.group, n.resource)).To(BeFalse(), "%s's agent in %s: %s %s", teamB, teamA, n.verb, n.resource)
+		}
+		for _, verb := range []string{"get", "update", "delete", "create"} {
+			Expect(agentCan(ctx, teamA, teamA, verb, "", "pods")).To(BeFalse(), "%s pods", verb)
+		}
+		Expect(agentCan(ctx, teamA, teamA, "patch", jobset.GroupVersion.Group, "jobsets")).To(BeFalse(), "patch jobsets")
 	})
 })

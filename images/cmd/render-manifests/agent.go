@@ -22,8 +22,16 @@ const EpochOnlyPolicyName = "jobset-agent-epoch-only"
 // agentRBAC is what the agent needs in a namespace that runs InPlaceRestart
 // JobSets: one watch on its JobSet (get/list/watch) and a patch of its own
 // Pod's epoch annotation (agent/agent.go).
-func agentRBAC(namespace string) []client.Object {
-	meta := metav1.ObjectMeta{Name: AgentName, Namespace: namespace}
+//
+// No object names a namespace, so that one manifest serves every namespace:
+// `kubectl apply -n team-a -f agent-rbac.yaml` (or kustomize's namespace)
+// puts all three in team-a. The RoleBinding's subject leaves its namespace
+// out too: RBAC validation allows that for a ServiceAccount subject of a
+// RoleBinding (not of a ClusterRoleBinding), and the authorizer then takes
+// the RoleBinding's own namespace. It binds team-a's jobset-agent and no
+// other, exactly as `namespace: team-a` would, with nothing to rewrite.
+func agentRBAC() []client.Object {
+	meta := metav1.ObjectMeta{Name: AgentName}
 	return []client.Object{
 		&corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
@@ -40,7 +48,7 @@ func agentRBAC(namespace string) []client.Object {
 		&rbacv1.RoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
 			ObjectMeta: meta,
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: AgentName, Namespace: namespace}},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: AgentName}},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: AgentName},
 		},
 	}

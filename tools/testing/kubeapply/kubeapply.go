@@ -58,9 +58,9 @@ func ReadObject(path string, into any) error {
 	return nil
 }
 
-// Apply applies every object of the file at path. A non-empty namespace
-// moves namespaced objects there, with the ServiceAccounts their
-// RoleBindings name (as kustomize's namespace does).
+// Apply applies every object of the file at path. A non-empty namespace is
+// that of `kubectl apply -n`: namespaced objects that name none go there,
+// and one that names another is an error.
 func Apply(ctx context.Context, c client.Client, path, namespace string, opts ...client.PatchOption) error {
 	objs, err := Read(path)
 	if err != nil {
@@ -68,11 +68,8 @@ func Apply(ctx context.Context, c client.Client, path, namespace string, opts ..
 	}
 	opts = append([]client.PatchOption{client.ForceOwnership, client.FieldOwner(FieldManager)}, opts...)
 	for _, u := range objs {
-		if namespace != "" && u.GetNamespace() != "" {
-			u.SetNamespace(namespace)
-			if err := moveSubjects(u, namespace); err != nil {
-				return err
-			}
+		if err := setNamespace(c, u, namespace); err != nil {
+			return fmt.Errorf("%s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
 		}
 		if err := c.Patch(ctx, u, client.Apply, opts...); err != nil {
 			return fmt.Errorf("applying %s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
@@ -81,18 +78,19 @@ func Apply(ctx context.Context, c client.Client, path, namespace string, opts ..
 	return nil
 }
 
-func moveSubjects(u *unstructured.Unstructured, namespace string) error {
-	if u.GetKind() != "RoleBinding" {
+func setNamespace(c client.Client, u *unstructured.Unstructured, namespace string) error {
+	switch {
+	case namespace == "" || u.GetNamespace() == namespace:
 		return nil
+	case u.GetNamespace() != "":
+		return fmt.Errorf("names namespace %s, not %s", u.GetNamespace(), namespace)
 	}
-	subjects, _, err := unstructured.NestedSlice(u.Object, "subjects")
+	namespaced, err := c.IsObjectNamespaced(u)
 	if err != nil {
 		return err
 	}
-	for _, s := range subjects {
-		if subject, ok := s.(map[string]any); ok && subject["kind"] == "ServiceAccount" {
-			subject["namespace"] = namespace
-		}
+	if namespaced {
+		u.SetNamespace(namespace)
 	}
-	return unstructured.SetNestedSlice(u.Object, subjects, "subjects")
+	return nil
 }
