@@ -248,6 +248,8 @@ node_ready() {
 import_images() { # tar...
   local tar
   for tar in "$@"; do
+    # nsenter --mount starts ctr in /: a relative path would not be found.
+    tar=$(realpath "$tar")
     in_ns ctr --address "$C/run/containerd.sock" -n k8s.io images import "$tar" >/dev/null
     log "imported $(basename "$tar")"
   done
