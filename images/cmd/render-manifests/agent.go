@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
-	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
 // AgentName names the agent's ServiceAccount, Role and RoleBinding; the
@@ -41,7 +40,7 @@ func agentRBAC() []client.Object {
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
 			ObjectMeta: meta,
 			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{jobset.GroupVersion.Group}, Resources: []string{"jobsets"}, Verbs: []string{"get", "list", "watch"}},
+				{APIGroups: []string{agentspec.Group}, Resources: []string{agentspec.Resource}, Verbs: []string{"get", "list", "watch"}},
 				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"patch"}},
 			},
 		},
