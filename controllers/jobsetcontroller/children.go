@@ -117,6 +117,9 @@ func constructJob(js *jobset.JobSet, at jobIndexes) *batchv1.Job {
 	pod := &job.Spec.Template
 	pod.Labels = withAll(pod.Labels, identity)
 	pod.Annotations = withAll(pod.Annotations, identity)
+	// Only a Pod's agent writes its epoch, once it joined: a copied one
+	// would make new Pods look joined before their agents started.
+	delete(pod.Annotations, jobset.EpochKey)
 	for _, key := range placementKeys {
 		if v, ok := job.Annotations[key]; ok {
 			pod.Annotations[key] = v
