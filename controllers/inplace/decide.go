@@ -9,16 +9,25 @@
 // epoch == S.
 //
 //   - Sync: every expected live Pod reports the same epoch e > S: S := e.
+//     The expected count is the Jobs' indexes that have not completed.
 //   - Deprecate: otherwise, some live Pod reports m > S: D := max(D, m-1).
 //     (m <= S+1, so this sets D := S: every Pod still at S restarts.)
-//   - Fast failure detection: in sync (S >= 1, D < S), a Pod at S failed,
-//     is being deleted or shows a lasting failure signal: D := S at once,
-//     without waiting for the failed Pod's agent to come back at S+1.
-//     Only when some live Pod is still at S or below: Pods that all arrive
-//     at S+1 (after a full restart or a resume) gather and sync without a
+//   - Fast failure detection: in sync (S >= 1, D < S), a member of the
+//     synced group failed, is being deleted or shows a failure signal:
+//     D := S at once, without waiting for its agent to come back at S+1.
+//   - Regathering: after a full restart or a suspension the controller
+//     recreated every Pod; the new Pods gather at S+1 and sync without a
 //     group restart.
-//   - Budget: a group restart that starts counts toward maxRestarts; one
-//     beyond it fails the JobSet instead.
+//   - Budget, counted exactly once per group restart whatever the
+//     controller saw: a group restart counts when it starts (D := S); an
+//     epoch that syncs past S without one having started (every member
+//     restarted or was replaced before a reconcile saw it) counts then. A
+//     full restart that a group restart in progress escalates to is the
+//     same failure and does not count again.
+//   - Lost index: a Pod deleted while it ran whose worker exited 0 ends
+//     Succeeded, and its Job counts the index complete and never replaces
+//     it. The group cannot be whole again in place, so the JobSet restarts
+//     fully: never a smaller group.
 package inplace
 
 import (
@@ -30,11 +39,16 @@ import (
 // Pod is what the protocol reads of one Pod of the JobSet's current Jobs.
 type Pod struct {
 	Name string
+	// Index identifies the Pod's place in the group (its Job and completion
+	// index); a replacement has the same Index as the Pod it replaces.
+	Index string
+	// IndexComplete: the Pod's Job counts its index complete (whichever
+	// Pod completed it), so the Pod's own failure is old news.
+	IndexComplete bool
 	// Epoch is the raw jobset.sigs.k8s.io/epoch annotation, "" if absent.
 	Epoch string
-	// Succeeded Pods finished their work: they leave both the expected
-	// count and the epoch set, so that a late group restart cannot wait for
-	// them forever.
+	// Succeeded Pods finished their work: they leave the epoch set, and
+	// their Job's completed indexes leave the expected count.
 	Succeeded bool
 	// Failed Pods (and Pods being deleted) are not live: the Job controller
 	// replaces them, and the replacement joins at S+1.
@@ -51,9 +65,14 @@ type Pod struct {
 // Snapshot is the state the decision is made on.
 type Snapshot struct {
 	Synced, Deprecated int32
-	// ExpectedPods is the sum over replicatedJobs of replicas * parallelism.
+	// ExpectedPods is the sum over replicatedJobs of replicas * parallelism,
+	// minus the indexes the Jobs count complete (from the Jobs' status:
+	// the Pods that completed them may be gone).
 	ExpectedPods int32
-	Pods         []Pod
+	// Regathering: the controller recreated every Pod (a full restart or a
+	// suspension) since the group last synced.
+	Regathering bool
+	Pods        []Pod
 	// MaxRestarts and RestartsUsed (full restarts counted toward the
 	// budget plus group restarts in place) bound new group restarts.
 	MaxRestarts, RestartsUsed int32
@@ -71,6 +90,11 @@ type Decision struct {
 	// RestartCompleted: this decision syncs the epoch that a group restart
 	// was waiting for.
 	RestartCompleted bool
+	// FullRestart: a member left in a way the Job will not replace (Trigger
+	// says which); the JobSet must recreate its Jobs. FullRestartCounts says
+	// whether it counts toward maxRestarts (it does not when it escalates a
+	// group restart already counted).
+	FullRestart, FullRestartCounts bool
 	// BudgetExceeded: a group restart should start but maxRestarts is
 	// spent; the JobSet fails with Message, and the epochs stay.
 	BudgetExceeded bool
@@ -89,21 +113,27 @@ func (i InvalidEpoch) String() string {
 	return fmt.Sprintf("Pod %s has epoch %q: %s", i.Pod, i.Value, i.Problem)
 }
 
+// RestartInProgress reports whether a group restart started and has not
+// synced yet: a full restart now is its escalation, the same failure.
+func RestartInProgress(synced, deprecated int32) bool {
+	return synced >= 1 && deprecated == synced
+}
+
 // Decide applies the protocol to one snapshot.
 func Decide(s Snapshot) Decision {
 	d := Decision{Synced: s.Synced, Deprecated: s.Deprecated}
+	inProgress := RestartInProgress(s.Synced, s.Deprecated)
 
 	// One pass over the Pods, without copying them: this runs on every
 	// Pod event of JobSets with thousands of Pods.
-	expected, live, valid := s.ExpectedPods, int32(0), int32(0)
+	live, valid := int32(0), int32(0)
 	minEpoch, maxEpoch := int32(0), int32(0)
-	memberLeft := false // some live Pod is still at S or below
+	lost := ""
 	for _, p := range s.Pods {
-		switch {
-		case p.Succeeded:
-			expected--
-			continue
-		case p.Failed || p.Deleting:
+		if p.Succeeded && p.Deleting && !p.EndsJob && lost == "" {
+			lost = fmt.Sprintf("Pod %s was deleted and its worker exited 0: its Job counts index %s complete and will not replace it", p.Name, p.Index)
+		}
+		if p.Succeeded || p.Failed || p.Deleting {
 			continue
 		}
 		live++
@@ -119,43 +149,55 @@ func Decide(s Snapshot) Decision {
 			minEpoch = e
 		}
 		maxEpoch = max(maxEpoch, e)
-		memberLeft = memberLeft || e <= s.Synced
 		valid++
 	}
 
-	// Sync: every expected live Pod joined the same new epoch.
-	if expected > 0 && live == expected && valid == live && maxEpoch > s.Synced && minEpoch == maxEpoch {
-		inRestart := s.Synced >= 1 && s.Deprecated == s.Synced
-		// Every member restarted before any reconcile saw it (a coalesced
-		// burst): still a group restart, which the budget must count.
-		if unseen := signalledPod(s.Pods); s.Synced >= 1 && !inRestart && unseen != "" {
-			if s.RestartsUsed >= s.MaxRestarts {
-				return d.exceedBudget(s, unseen)
-			}
-			d.Deprecated, d.RestartStarted, d.Trigger = s.Synced, true, unseen
-			inRestart = true
+	// A lost index: only a full restart makes the group whole again.
+	if lost != "" {
+		if !inProgress && s.RestartsUsed >= s.MaxRestarts {
+			return d.exceedBudget(s, lost, "a full restart")
 		}
-		d.Synced = maxEpoch
-		d.RestartCompleted = inRestart
+		d.FullRestart, d.FullRestartCounts, d.Trigger = true, !inProgress, lost
 		return d
 	}
 
-	// Deprecate: a Pod is ahead of the synced epoch, or, in sync, a Pod shows
-	// a failure that will bring it there.
+	// Sync: every expected live Pod joined the same new epoch.
+	if s.ExpectedPods > 0 && live == s.ExpectedPods && valid == live && maxEpoch > s.Synced && minEpoch == maxEpoch {
+		switch {
+		case s.Regathering || s.Synced == 0:
+		case inProgress:
+			d.RestartCompleted = true
+		default:
+			// The epoch moved past a synced group that no reconcile saw
+			// break: every member restarted or was replaced meanwhile.
+			// Still a group restart, which the budget must count.
+			trigger := fmt.Sprintf("every live Pod joined epoch %d before a group restart was seen to start (its members restarted or were replaced)", maxEpoch)
+			if s.RestartsUsed >= s.MaxRestarts {
+				return d.exceedBudget(s, trigger, "an in-place group restart")
+			}
+			d.Deprecated, d.RestartStarted, d.RestartCompleted, d.Trigger = s.Synced, true, true, trigger
+		}
+		d.Synced = maxEpoch
+		return d
+	}
+
+	// Deprecate: a Pod is ahead of the synced epoch, or, in sync, a member
+	// shows a failure that will bring it there. New Pods that regather
+	// after a full restart or a suspension deprecate nothing.
+	if s.Regathering || s.Synced == 0 || inProgress {
+		return d
+	}
 	trigger := ""
 	if maxEpoch > s.Synced {
 		trigger = fmt.Sprintf("Pod %s joined epoch %d", livePodAt(s.Pods, maxEpoch, s.Synced), maxEpoch)
-	} else if s.Synced >= 1 && s.Deprecated < s.Synced {
+	} else {
 		trigger = failureTrigger(s.Pods, s.Synced)
 	}
-	// Only members of the synced group need deprecating. When no live Pod
-	// is at S or below (a full restart or a resume replaced them all), the
-	// new Pods simply gather at S+1 and sync: no group restart happens.
-	if trigger == "" || s.Deprecated >= s.Synced || !memberLeft {
+	if trigger == "" {
 		return d
 	}
 	if s.RestartsUsed >= s.MaxRestarts {
-		return d.exceedBudget(s, trigger)
+		return d.exceedBudget(s, trigger, "an in-place group restart")
 	}
 	d.Deprecated = s.Synced
 	d.RestartStarted = true
@@ -163,21 +205,11 @@ func Decide(s Snapshot) Decision {
 	return d
 }
 
-func (d Decision) exceedBudget(s Snapshot, trigger string) Decision {
+func (d Decision) exceedBudget(s Snapshot, trigger, restart string) Decision {
 	d.BudgetExceeded = true
-	d.Message = fmt.Sprintf("%s, but an in-place group restart would exceed failurePolicy.maxRestarts (%d): %d restarts used (full restarts counted toward the limit plus in-place group restarts)",
-		trigger, s.MaxRestarts, s.RestartsUsed)
+	d.Message = fmt.Sprintf("%s, but %s would exceed failurePolicy.maxRestarts (%d): %d restarts used (full restarts counted toward the limit plus in-place group restarts)",
+		trigger, restart, s.MaxRestarts, s.RestartsUsed)
 	return d
-}
-
-// signalledPod describes the first live Pod with a failure signal, or "".
-func signalledPod(pods []Pod) string {
-	for _, p := range pods {
-		if !p.Succeeded && !p.Failed && !p.Deleting && !p.EndsJob && p.FailureSignal != "" {
-			return fmt.Sprintf("Pod %s: %s", p.Name, p.FailureSignal)
-		}
-	}
-	return ""
 }
 
 // parseEpoch accepts what an agent can write: an integer from 1 (the first
@@ -210,11 +242,22 @@ func livePodAt(pods []Pod, epoch, synced int32) string {
 // failureTrigger finds the first sign that a member of the synced group (a
 // Pod at epoch S) is lost: it failed, is being deleted, or shows a failure
 // signal. Pods of earlier epochs are old news: a failed Pod stays in the API
-// long after its replacement joined.
+// long after its replacement joined. So is a Pod that joined S and failed
+// before S synced: its replacement at S (live, or finished since) was the
+// member.
 func failureTrigger(pods []Pod, synced int32) string {
 	member := strconv.Itoa(int(synced))
+	replaced := map[string]bool{}
 	for _, p := range pods {
-		if p.Succeeded || p.EndsJob || p.Epoch != member {
+		if !p.Failed && !p.Deleting && p.Epoch == member && p.Index != "" {
+			replaced[p.Index] = true
+		}
+	}
+	for _, p := range pods {
+		if p.Succeeded || p.EndsJob || p.IndexComplete || p.Epoch != member {
+			continue
+		}
+		if (p.Failed || p.Deleting) && replaced[p.Index] {
 			continue
 		}
 		switch {

@@ -2,6 +2,7 @@ package inplace
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,7 +12,7 @@ import (
 func at(epochs ...string) []Pod {
 	pods := make([]Pod, len(epochs))
 	for i, e := range epochs {
-		pods[i] = Pod{Name: fmt.Sprintf("w-%d", i), Epoch: e}
+		pods[i] = Pod{Name: fmt.Sprintf("w-%d", i), Index: strconv.Itoa(i), Epoch: e}
 	}
 	return pods
 }
@@ -60,10 +61,36 @@ func TestDecide(t *testing.T) {
 		},
 
 		// Succeeded and failed Pods.
-		"succeeded Pods leave the expected count and the epoch set": {
-			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 3, MaxRestarts: 3, RestartsUsed: 1,
+		"succeeded Pods leave the epoch set; their completed indexes leave the expected count": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
 				Pods: with(at("2", "2", "1"), 2, func(p *Pod) { p.Succeeded = true })},
 			want: Decision{Synced: 2, Deprecated: 1, RestartCompleted: true},
+		},
+		// Issue 15 item 4: the expected count came from Pod objects, so a
+		// completed Pod that the Pod GC removed held the group forever.
+		"a completed index whose Pod is gone still leaves the expected count": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1, Pods: at("2", "2")},
+			want:     Decision{Synced: 2, Deprecated: 1, RestartCompleted: true},
+		},
+		// Issue 15 item 0: a deleted worker that exits 0 ends Succeeded and
+		// its Job never replaces it; the group synced without it.
+		"a member deleted whose worker exited 0: the JobSet restarts fully, counted": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
+				Pods: with(at("1", "1", "1"), 2, func(p *Pod) { p.Succeeded, p.Deleting = true, true })},
+			want: Decision{Synced: 1, FullRestart: true, FullRestartCounts: true,
+				Trigger: "Pod w-2 was deleted and its worker exited 0: its Job counts index 2 complete and will not replace it"},
+		},
+		"the same during the group restart it started: escalated, not counted again": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 1, RestartsUsed: 1,
+				Pods: with(at("2", "1", "1"), 2, func(p *Pod) { p.Succeeded, p.Deleting = true, true })},
+			want: Decision{Synced: 1, Deprecated: 1, FullRestart: true,
+				Trigger: "Pod w-2 was deleted and its worker exited 0: its Job counts index 2 complete and will not replace it"},
+		},
+		"the same with the budget spent: fail": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 1, RestartsUsed: 1,
+				Pods: with(at("1", "1", "1"), 2, func(p *Pod) { p.Succeeded, p.Deleting = true, true })},
+			want: Decision{Synced: 1, BudgetExceeded: true,
+				Message: "Pod w-2 was deleted and its worker exited 0: its Job counts index 2 complete and will not replace it, but a full restart would exceed failurePolicy.maxRestarts (1): 1 restarts used (full restarts counted toward the limit plus in-place group restarts)"},
 		},
 		"a failed Pod is not live; its replacement joins at S+1 and the group syncs": {
 			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
@@ -86,6 +113,13 @@ func TestDecide(t *testing.T) {
 			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
 				Pods: with(at("1", "1"), 0, func(p *Pod) { p.Deleting = true })},
 			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Trigger: "Pod w-0 is being deleted"},
+		},
+		// Issue 15 item 5: a Pod that joined the gather and then failed was
+		// taken for a lost member once the group synced.
+		"a Pod that joined S and failed before S synced is old news: its replacement was the member": {
+			snapshot: Snapshot{Synced: 2, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
+				Pods: append(with(at("2"), 0, func(p *Pod) { p.Failed = true; p.Name = "old" }), at("2", "2")...)},
+			want: Decision{Synced: 2, Deprecated: 1},
 		},
 		"a Pod that failed in an earlier epoch is old news": {
 			snapshot: Snapshot{Synced: 2, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
@@ -116,27 +150,31 @@ func TestDecide(t *testing.T) {
 			want: Decision{Synced: 1},
 		},
 
-		"every member restarted before a reconcile saw it: counted as a group restart": {
-			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
-				Pods: with(at("2", "2"), 0, func(p *Pod) { p.FailureSignal = "container worker restarted after exiting with code 1" })},
+		// Issue 15 item 10: every member restarted while the controller was
+		// down; the trigger's exit code was gone, so the sync was plain.
+		"every member restarted or was replaced before a reconcile saw it: counted as a group restart": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3, Pods: at("2", "2")},
 			want: Decision{Synced: 2, Deprecated: 1, RestartStarted: true, RestartCompleted: true,
-				Trigger: "Pod w-0: container worker restarted after exiting with code 1"},
+				Trigger: "every live Pod joined epoch 2 before a group restart was seen to start (its members restarted or were replaced)"},
 		},
 		"the same, with the budget spent: fail": {
-			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 0,
-				Pods: with(at("2", "2"), 0, func(p *Pod) { p.FailureSignal = "restarted" })},
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 0, Pods: at("2", "2")},
 			want: Decision{Synced: 1, BudgetExceeded: true,
-				Message: "Pod w-0: restarted, but an in-place group restart would exceed failurePolicy.maxRestarts (0): 0 restarts used (full restarts counted toward the limit plus in-place group restarts)"},
+				Message: "every live Pod joined epoch 2 before a group restart was seen to start (its members restarted or were replaced), but an in-place group restart would exceed failurePolicy.maxRestarts (0): 0 restarts used (full restarts counted toward the limit plus in-place group restarts)"},
 		},
 
-		// Pods that all arrive at S+1 (full restart, resume) are no group restart.
+		// Pods the controller recreated (full restart, resume) are no group restart.
 		"after a full restart or a resume, new Pods gather at S+1 without a deprecation": {
-			snapshot: Snapshot{Synced: 3, Deprecated: 2, ExpectedPods: 3, Pods: at("4", "", "4"), MaxRestarts: 0, RestartsUsed: 0},
+			snapshot: Snapshot{Synced: 3, Deprecated: 2, ExpectedPods: 3, Regathering: true, Pods: at("4", "", "4"), MaxRestarts: 0, RestartsUsed: 0},
 			want:     Decision{Synced: 3, Deprecated: 2},
 		},
 		"and sync there, completing no group restart": {
-			snapshot: Snapshot{Synced: 3, Deprecated: 2, ExpectedPods: 3, Pods: at("4", "4", "4")},
+			snapshot: Snapshot{Synced: 3, Deprecated: 2, ExpectedPods: 3, Regathering: true, Pods: at("4", "4", "4")},
 			want:     Decision{Synced: 4, Deprecated: 2},
+		},
+		"a full restart that escalated a group restart: its Pods sync without completing it": {
+			snapshot: Snapshot{Synced: 3, Deprecated: 3, ExpectedPods: 3, Regathering: true, Pods: at("4", "4", "4")},
+			want:     Decision{Synced: 4, Deprecated: 3},
 		},
 
 		// The restart budget.

@@ -1,0 +1,667 @@
+package inplace
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fastjobset/jobset/agent"
+)
+
+// The checker explores every interleaving, up to a bound, of a small
+// InPlaceRestart JobSet: three worker Pods (slots) over two replicated Jobs,
+// the real agent (agent.Next) in each Pod, a kubelet, a Job controller, and
+// our controller running the real Decide on an informer cache that may lag
+// behind the API server per object. The world may fail workers, evict,
+// delete and garbage-collect Pods, and let workers finish. In every reachable
+// state it checks:
+//
+//   - safety: no worker starts at epoch e unless every slot that still has
+//     work has a Pod whose agent joined e, and no two workers run at
+//     different epochs;
+//   - budget exactness: group restarts counted never exceed the disruptions
+//     of a synced group that happened, and equal them once the group is quiet;
+//   - liveness: with no more faults, fair quiet steps reach a synced group
+//     of every slot that still has work, with every worker running.
+//
+// A violation prints the shortest trace that reaches it.
+
+const (
+	slots       = 3
+	maxObjects  = 5 // three Pods and two replacements
+	maxFailures = 2 // faults injected per run: one failure during a gather
+	maxRestarts = 10
+)
+
+// jobOf maps a slot to its replicated Job: slots 0 and 1 are the two
+// indexes of Job "a", slot 2 the only index of Job "b".
+var jobOf = [slots]int{0, 0, 1}
+
+type phase uint8
+
+const (
+	running phase = iota
+	failed
+	succeeded
+)
+
+// pod is one Pod object as the kubelet and the API server know it.
+type pod struct {
+	exists   bool
+	slot     int8
+	gen      int8 // replacement number within the slot
+	phase    phase
+	deleting bool
+	// exitZeroOnDelete: the worker exits 0 on SIGTERM.
+	exitZeroOnDelete bool
+	// annotation is the epoch annotation in the API (0: none). The agent
+	// writes it directly, so it is never stale.
+	annotation int8
+	agentUp    bool
+	joined     int8 // the running agent's epoch (0: not joined)
+	restarting bool // the kubelet is restarting every container
+	worker     int8 // the epoch the running worker started at (0: not running)
+	// signal: the Pod's status in the API shows a dated failure since its
+	// agent started (a worker terminated non-zero, or the restart began).
+	signal bool
+	// held: our controller's finalizer is on the Pod, so that a deletion
+	// cannot complete before the controller has seen how it ended.
+	held bool
+	// counted: the Job controller accounted for the terminated Pod (its
+	// tracking finalizer holds the Pod until then).
+	counted bool
+}
+
+// cached is what the controller's informer holds of one Pod.
+type cached struct {
+	exists     bool
+	slot, gen  int8
+	phase      phase
+	deleting   bool
+	annotation int8
+	signal     bool
+}
+
+func (p pod) view() cached {
+	if !p.exists {
+		return cached{}
+	}
+	return cached{exists: true, slot: p.slot, gen: p.gen, phase: p.phase, deleting: p.deleting, annotation: p.annotation, signal: p.signal}
+}
+
+type state struct {
+	pods  [maxObjects]pod
+	cache [maxObjects]cached
+	// completed: the Job counts the slot's index complete; completedCache
+	// is the controller's informer copy of the Jobs' status.
+	completed, completedCache [slots]bool
+	// made counts the Pods the Job controller created per slot.
+	made [slots]int8
+	// finished: the slot's worker finished its work on its own (ground
+	// truth: the slot has no work left).
+	finished [slots]bool
+
+	synced, deprecated, inPlaceRestarts int8
+	// fullRestarts counts the full restarts that count toward maxRestarts;
+	// regathering: Pods were recreated since the group last synced.
+	fullRestarts int8
+	regathering  bool
+	jobSetFailed bool
+
+	failures int8 // faults injected so far
+	// disruptions counts the synced groups that lost a member; disrupted
+	// says the current synced group did already.
+	disruptions int8
+	disrupted   bool
+}
+
+func initial() state {
+	var s state
+	for i := range slots {
+		s.pods[i] = pod{exists: true, slot: int8(i), agentUp: true, held: true}
+		s.made[i] = 1
+	}
+	return s
+}
+
+// live: a Pod of the slot that can still work (not terminal, not deleting).
+func (p pod) live() bool { return p.exists && p.phase == running && !p.deleting }
+
+func (p pod) name() string { return podName(p.slot, p.gen) }
+
+// podNames are precomputed: names are needed for every Decide.
+var podNames = func() (names [slots][maxObjects]string) {
+	for slot := range slots {
+		for gen := range maxObjects {
+			names[slot][gen] = fmt.Sprintf("w%d-%d", slot, gen)
+		}
+	}
+	return names
+}()
+
+func podName(slot, gen int8) string { return podNames[slot][gen] }
+
+// member: the Pod belongs to the synced group.
+func (s *state) member(p pod) bool {
+	return p.live() && s.synced >= 1 && p.joined == s.synced && !p.restarting
+}
+
+// disrupt records the ground truth of a fault on Pod i: the first loss of a
+// member since the group synced is one group restart owed.
+func (s *state) disrupt(i int) {
+	if s.member(s.pods[i]) && !s.disrupted {
+		s.disruptions++
+		s.disrupted = true
+	}
+}
+
+// describing turns on step labels, which only traces need: formatting them
+// for each of millions of steps would dominate the run.
+var describing bool
+
+func describe(format string, args ...any) string {
+	if !describing {
+		return ""
+	}
+	return fmt.Sprintf(format, args...)
+}
+
+type step struct {
+	label string
+	next  state
+	// violation, when set, is a safety or budget failure of this step.
+	violation *violation
+}
+
+// violation is a broken property; kind groups violations so that each kind
+// is reported once, with its shortest trace.
+type violation struct {
+	kind, message string
+}
+
+func violated(kind, format string, args ...any) *violation {
+	return &violation{kind: kind, message: fmt.Sprintf(format, args...)}
+}
+
+// faults are the world's steps: each costs one of maxFailures, except the
+// Pod garbage collector, which is free.
+func faults(s state) []step {
+	var out []step
+	add := func(n state, format string, args ...any) {
+		out = append(out, step{label: describe(format, args...), next: n})
+	}
+	for i, p := range s.pods {
+		if !p.exists {
+			continue
+		}
+		// The Pod GC collects terminated Pods (beyond a threshold of
+		// thousands): long after the controller released them.
+		if p.phase != running && !p.deleting && !p.held && p.counted {
+			n := s
+			n.pods[i] = pod{}
+			add(n, "PodGC removes %s", p.name())
+		}
+		if s.failures >= maxFailures || !p.live() {
+			continue
+		}
+		if p.worker != 0 {
+			for _, reported := range []bool{true, false} {
+				n := s
+				n.failures++
+				n.disrupt(i)
+				q := &n.pods[i]
+				q.worker, q.restarting, q.agentUp, q.joined, q.signal = 0, true, false, 0, reported
+				add(n, "worker of %s exits 1 (status reported: %v)", p.name(), reported)
+			}
+			n := s
+			n.failures++
+			q := &n.pods[i]
+			q.phase, q.worker, q.agentUp = succeeded, 0, false
+			n.finished[p.slot] = true
+			add(n, "worker of %s finishes its work (exit 0)", p.name())
+		}
+		n := s
+		n.failures++
+		n.disrupt(i)
+		q := &n.pods[i]
+		q.phase, q.worker, q.agentUp, q.restarting = failed, 0, false, false
+		add(n, "%s is evicted (Failed, object kept)", p.name())
+
+		// Only a worker that runs can exit 0 on SIGTERM; a Pod deleted
+		// before its worker started ends Failed.
+		exits := []bool{false}
+		if p.worker != 0 {
+			exits = append(exits, true)
+		}
+		for _, zero := range exits {
+			n := s
+			n.failures++
+			n.disrupt(i)
+			n.pods[i].deleting, n.pods[i].exitZeroOnDelete = true, zero
+			add(n, "%s is deleted (worker exits 0 on SIGTERM: %v)", p.name(), zero)
+		}
+	}
+	// The NCCL pattern: one fault makes every running worker exit at once,
+	// and the controller sees none of the exits.
+	if s.failures < maxFailures {
+		n, any := s, false
+		for i, p := range s.pods {
+			if p.live() && p.worker != 0 {
+				n.disrupt(i)
+				q := &n.pods[i]
+				q.worker, q.restarting, q.agentUp, q.joined, q.signal = 0, true, false, 0, false
+				any = true
+			}
+		}
+		if any {
+			n.failures++
+			add(n, "every running worker exits 1")
+		}
+	}
+	return out
+}
+
+// quiet are the steps that happen without faults: kubelet, agents, Job
+// controller, informers and our controller. They are listed in a fixed
+// order so that running them round-robin is fair.
+func quiet(s state) []step {
+	var out []step
+	add := func(n state, format string, args ...any) {
+		out = append(out, step{label: describe(format, args...), next: n})
+	}
+	for i, p := range s.pods {
+		if !p.exists {
+			continue
+		}
+		switch {
+		case p.deleting && p.phase == running:
+			n := s
+			q := &n.pods[i]
+			q.phase, q.worker, q.agentUp, q.restarting = failed, 0, false, false
+			if p.exitZeroOnDelete {
+				q.phase = succeeded
+			}
+			add(n, "kubelet terminates %s", p.name())
+		case p.deleting && !p.held && p.counted:
+			n := s
+			n.pods[i] = pod{}
+			add(n, "the deleted %s goes away", p.name())
+		case p.restarting && p.phase == running:
+			n := s
+			q := &n.pods[i]
+			q.restarting, q.agentUp, q.joined, q.signal = false, true, 0, false
+			add(n, "kubelet restarts the containers of %s", p.name())
+		case p.agentUp && p.live():
+			if st, ok := agentStep(s, i); ok {
+				out = append(out, st)
+			}
+		}
+	}
+	if n, ok := jobController(s); ok {
+		add(n, "Job controller")
+	}
+	for i := range s.pods {
+		if s.cache[i] != s.pods[i].view() {
+			n := s
+			n.cache[i] = s.pods[i].view()
+			add(n, "informer delivers Pod object %d", i)
+		}
+	}
+	if s.completedCache != s.completed {
+		n := s
+		n.completedCache = s.completed
+		add(n, "informer delivers the Jobs")
+	}
+	if !s.jobSetFailed {
+		if st, ok := reconcile(s); ok {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// agentStep runs the real agent's decision in Pod i.
+func agentStep(s state, i int) (step, bool) {
+	p := s.pods[i]
+	n := s
+	q := &n.pods[i]
+	switch agent.Next(int32(p.joined), agent.Epochs{Synced: int32(s.synced), Deprecated: int32(s.deprecated)}) {
+	case agent.Join:
+		q.joined, q.annotation = s.synced+1, s.synced+1
+		return step{label: describe("agent of %s joins epoch %d", p.name(), q.joined), next: n}, true
+	case agent.Restart:
+		q.worker, q.restarting, q.agentUp, q.joined = 0, true, false, 0
+		return step{label: describe("agent of %s exits with the restart code", p.name()), next: n}, true
+	case agent.Lift:
+		if p.worker != 0 {
+			return step{}, false
+		}
+		q.worker = p.joined
+		st := step{label: describe("agent of %s lifts its barrier: worker starts at epoch %d", p.name(), p.joined), next: n}
+		st.violation = unsafeStart(n, i)
+		return st, true
+	}
+	return step{}, false
+}
+
+// unsafeStart checks, when the worker of Pod i starts, that no worker runs
+// at another epoch.
+func unsafeStart(s state, i int) *violation {
+	e := s.pods[i].worker
+	for _, p := range s.pods {
+		if p.exists && p.worker != 0 && p.worker != e {
+			return violated("safety: mixed epochs", "the worker of %s starts at epoch %d while the worker of %s runs at epoch %d", s.pods[i].name(), e, p.name(), p.worker)
+		}
+	}
+	return nil
+}
+
+// incompleteSync checks that a group syncing at epoch e has every slot with
+// work left: some Pod of the slot joined e (it may have failed since, which
+// is a new failure, not a smaller group).
+func incompleteSync(s state, e int8) *violation {
+	for slot := range slots {
+		if s.finished[slot] {
+			continue
+		}
+		joined := false
+		for _, p := range s.pods {
+			joined = joined || (p.exists && int(p.slot) == slot && p.annotation == e)
+		}
+		if !joined {
+			return violated("safety: incomplete group", "the group syncs at epoch %d without slot %d: no Pod of it joined", e, slot)
+		}
+	}
+	return nil
+}
+
+// jobController counts completed indexes and replaces Pods that failed or
+// went away (podReplacementPolicy: Failed: only once they are terminal).
+func jobController(s state) (state, bool) {
+	n, changed := s, false
+	for slot := range slots {
+		hasLive, hasSucceeded := false, false
+		for i, p := range s.pods {
+			if !p.exists || int(p.slot) != slot {
+				continue
+			}
+			if p.phase != running && !p.counted {
+				n.pods[i].counted, changed = true, true
+			}
+			hasLive = hasLive || p.phase == running
+			hasSucceeded = hasSucceeded || p.phase == succeeded
+		}
+		if hasSucceeded && !n.completed[slot] {
+			n.completed[slot], changed = true, true
+		}
+		if hasLive || n.completed[slot] {
+			continue
+		}
+		free := -1
+		for i, p := range n.pods {
+			if !p.exists && n.cache[i] == (cached{}) {
+				free = i
+				break
+			}
+		}
+		if free < 0 {
+			continue // the model's bound; faults are limited so this is rare
+		}
+		n.pods[free] = pod{exists: true, slot: int8(slot), gen: n.made[slot], agentUp: true, held: true}
+		n.made[slot]++
+		changed = true
+	}
+	return n, changed
+}
+
+// snapshot reads the protocol's inputs from Pods and Jobs as the
+// reconciler does: the current attempt's Pods, the expected count from the
+// Jobs' completed indexes.
+func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot {
+	snap := Snapshot{
+		Synced: int32(s.synced), Deprecated: int32(s.deprecated),
+		ExpectedPods: slots, Regathering: s.regathering,
+		MaxRestarts: maxRestarts, RestartsUsed: int32(s.inPlaceRestarts + s.fullRestarts),
+	}
+	for _, done := range completed {
+		if done {
+			snap.ExpectedPods--
+		}
+	}
+	for _, c := range pods {
+		if !c.exists {
+			continue
+		}
+		p := Pod{
+			Name:  podName(c.slot, c.gen),
+			Index: podNames[c.slot][0],
+			// The Job's completed indexes, read with the Pods.
+			IndexComplete: completed[c.slot],
+			Succeeded:     c.phase == succeeded,
+			Failed:        c.phase == failed,
+			Deleting:      c.deleting,
+		}
+		if c.annotation != 0 {
+			p.Epoch = strconv.Itoa(int(c.annotation))
+		}
+		if c.signal {
+			p.FailureSignal = "a container terminated with exit code 1"
+		}
+		snap.Pods = append(snap.Pods, p)
+	}
+	return snap
+}
+
+// reconcile runs the real Decide on the controller's cache. A decision that
+// writes is made again on a fresh read of the Pods and Jobs (the cache may
+// be behind), and that one is applied, as the reconciler does. Then the
+// controller releases its finalizer from terminated Pods whose end it saw,
+// except a lost index, which the full restart resolves.
+func reconcile(s state) (step, bool) {
+	d := Decide(snapshot(s, s.cache, s.completedCache))
+	if d.Synced != int32(s.synced) || d.Deprecated != int32(s.deprecated) || d.FullRestart || d.BudgetExceeded {
+		var fresh [maxObjects]cached
+		for i, p := range s.pods {
+			fresh[i] = p.view()
+		}
+		d = Decide(snapshot(s, fresh, s.completed))
+	}
+	n := s
+	for i, c := range s.cache {
+		if c.exists && s.pods[i].exists && c.phase != running && !(c.phase == succeeded && c.deleting) {
+			n.pods[i].held = false
+		}
+	}
+	var label string
+	switch {
+	case d.BudgetExceeded:
+		n.jobSetFailed = true
+		label = describe("controller fails the JobSet: %s", d.Message)
+	case d.FullRestart:
+		if d.FullRestartCounts {
+			n.fullRestarts++
+		}
+		n.regathering = true
+		// The Jobs are recreated: every Pod of the old attempt goes, the
+		// new ones start from scratch with no index complete.
+		n.pods, n.cache = [maxObjects]pod{}, [maxObjects]cached{}
+		n.completed, n.completedCache, n.finished = [slots]bool{}, [slots]bool{}, [slots]bool{}
+		for slot := range slots {
+			n.pods[slot] = pod{exists: true, slot: int8(slot), gen: n.made[slot], agentUp: true, held: true}
+			n.made[slot]++
+		}
+		label = describe("controller restarts the JobSet fully (counted: %v): %s", d.FullRestartCounts, d.Trigger)
+	default:
+		n.synced, n.deprecated = int8(d.Synced), int8(d.Deprecated)
+		if d.RestartStarted {
+			n.inPlaceRestarts++
+		}
+		if n.synced != s.synced {
+			n.disrupted, n.regathering = false, false
+		}
+		label = describe("controller: synced %d->%d, deprecated %d->%d", s.synced, n.synced, s.deprecated, n.deprecated)
+		if d.RestartStarted {
+			label += describe(", group restart %d starts (%s)", n.inPlaceRestarts, d.Trigger)
+		}
+	}
+	if n == s {
+		return step{}, false
+	}
+	st := step{label: label, next: n}
+	if n.synced != s.synced {
+		st.violation = incompleteSync(s, n.synced)
+	}
+	if st.violation == nil && n.inPlaceRestarts+n.fullRestarts > n.disruptions {
+		st.violation = violated("budget: over-counted", "budget: %d restarts counted (%d in place, %d full), but the synced group was disrupted %d times",
+			n.inPlaceRestarts+n.fullRestarts, n.inPlaceRestarts, n.fullRestarts, n.disruptions)
+	}
+	return st, true
+}
+
+// settle runs quiet steps, always the first enabled one, until none is
+// left, and checks the quiet state against liveness and exactness. Every
+// quiet step makes progress, so any order ends; the result of a state is
+// remembered for every state on its path.
+func (c *checker) settle(s state) *violation {
+	var path []state
+	var v *violation
+	for {
+		if known, ok := c.settled[s]; ok {
+			v = known
+			break
+		}
+		path = append(path, s)
+		steps := quiet(s)
+		if len(steps) == 0 {
+			v = converged(s)
+			break
+		}
+		if len(path) > 500 {
+			v = violated("liveness: no quiet state", "liveness: no quiet state after %d quiet steps", len(path))
+			break
+		}
+		s = steps[0].next
+	}
+	for _, p := range path {
+		c.settled[p] = v
+	}
+	return v
+}
+
+// converged checks a quiet state: every slot with work left runs its worker
+// in the synced group, and every disruption was counted once.
+func converged(s state) *violation {
+	if s.jobSetFailed {
+		return violated("liveness: JobSet failed", "liveness: the JobSet failed")
+	}
+	for slot := range slots {
+		if s.finished[slot] {
+			continue
+		}
+		if s.completed[slot] {
+			return violated("liveness: group shrank", "liveness: with no more faults, slot %d's index counts complete but its worker never finished: the group shrank", slot)
+		}
+		ok := false
+		for _, p := range s.pods {
+			ok = ok || (p.live() && int(p.slot) == slot && p.joined == s.synced && p.worker == s.synced && s.synced >= 1)
+		}
+		if !ok {
+			return violated("liveness: stalled", "liveness: with no more faults, slot %d has no Pod running its worker at the synced epoch %d", slot, s.synced)
+		}
+	}
+	if s.inPlaceRestarts+s.fullRestarts != s.disruptions {
+		return violated("budget: miscounted", "budget: %d restarts counted for %d disruptions of a synced group", s.inPlaceRestarts+s.fullRestarts, s.disruptions)
+	}
+	return nil
+}
+
+// checker holds the explored states: each state's index in states, and
+// how it was first reached (a shortest path, as the search is breadth
+// first).
+type checker struct {
+	index   map[state]int32
+	states  []state
+	parent  []int32 // -1 for the initial state
+	settled map[state]*violation
+}
+
+func (c *checker) add(s state, parent int32) bool {
+	if _, ok := c.index[s]; ok {
+		return false
+	}
+	c.index[s] = int32(len(c.states))
+	c.states = append(c.states, s)
+	c.parent = append(c.parent, parent)
+	return true
+}
+
+// trace replays the path to state i with labels, ending with last.
+func (c *checker) trace(i int32, last string) string {
+	var path []state
+	for ; i >= 0; i = c.parent[i] {
+		path = append(path, c.states[i])
+	}
+	describing = true
+	defer func() { describing = false }()
+	var lines []string
+	for k := len(path) - 1; k > 0; k-- {
+		from, to := path[k], path[k-1]
+		for _, st := range append(quiet(from), faults(from)...) {
+			if st.next == to {
+				lines = append(lines, st.label)
+				break
+			}
+		}
+	}
+	if last != "" {
+		lines = append(lines, last)
+	}
+	for i := range lines {
+		lines[i] = fmt.Sprintf("%3d. %s", i+1, lines[i])
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestProtocolChecker explores the model breadth first, so that each kind
+// of violation is reported with a shortest trace; states past a violation
+// are not explored.
+func TestProtocolChecker(t *testing.T) {
+	c := &checker{index: map[state]int32{}, settled: map[state]*violation{}}
+	c.add(initial(), -1)
+	reported := map[string]bool{}
+	report := func(v *violation, at int32, last string) {
+		if !reported[v.kind] {
+			reported[v.kind] = true
+			t.Errorf("%s\n%s", v.message, c.trace(at, last))
+		}
+	}
+	for i := int32(0); int(i) < len(c.states); i++ {
+		s := c.states[i]
+		if v := c.settle(s); v != nil {
+			report(v, i, "... then quiet steps until nothing changes")
+			continue
+		}
+		for _, st := range append(quiet(s), faults(s)...) {
+			if st.violation != nil {
+				describing = true
+				_, labelled := findStep(s, st.next)
+				describing = false
+				report(st.violation, i, labelled)
+				continue
+			}
+			c.add(st.next, i)
+		}
+	}
+	t.Logf("explored %d states", len(c.states))
+}
+
+// findStep finds the labelled step from s to next.
+func findStep(s, next state) (step, string) {
+	for _, st := range append(quiet(s), faults(s)...) {
+		if st.next == next {
+			return st, st.label
+		}
+	}
+	return step{}, ""
+}
