@@ -2,9 +2,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -13,6 +20,7 @@ import (
 
 	"github.com/fastjobset/jobset/api/scheme"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
+	"github.com/fastjobset/jobset/controllers/leadership"
 	"github.com/fastjobset/jobset/controllers/placement"
 )
 
@@ -25,8 +33,10 @@ type options struct {
 	metricsAddr, probeAddr string
 	leaderElect            bool
 	leaderElectionNS       string
-	qps                    float64
-	burst, concurrency     int
+	// The lease: see leadership's defaults for why these values.
+	leaseDuration, renewDeadline, retryPeriod time.Duration
+	qps                                       float64
+	burst, concurrency                        int
 }
 
 func main() {
@@ -35,6 +45,9 @@ func main() {
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles at a time.")
 	flag.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the Pod's namespace).")
+	flag.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", leadership.DefaultLeaseDuration, "How long a standby waits, after it last saw the lease renewed, before it takes the lease.")
+	flag.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", leadership.DefaultRenewDeadline, "How long the leader tries to renew the lease before it stops reconciling (shorter than the lease duration).")
+	flag.DurationVar(&o.retryPeriod, "leader-elect-retry-period", leadership.DefaultRetryPeriod, "How often the leader renews and a standby tries to take the lease.")
 	flag.Float64Var(&o.qps, "kube-api-qps", 500, "Sustained queries per second to the API server.")
 	flag.IntVar(&o.burst, "kube-api-burst", 500, "Burst of queries to the API server.")
 	flag.IntVar(&o.concurrency, "concurrency", 10, "JobSets reconciled in parallel.")
@@ -43,52 +56,116 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
-	if err := run(o); err != nil {
+	cfg, err := ctrl.GetConfig()
+	if err == nil {
+		err = run(ctrl.SetupSignalHandler(), cfg, o)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "jobset-controller:", err)
 		os.Exit(1)
 	}
 }
 
-func run(o options) error {
+// run serves probes and metrics for the life of the process and runs the
+// controllers: with leader election, in terms that survive API server
+// outages and lost leases (package leadership); it returns when ctx ends.
+func run(ctx context.Context, cfg *rest.Config, o options) error {
 	s, err := scheme.New()
 	if err != nil {
 		return err
 	}
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return err
-	}
+	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  s,
-		Cache:                   jobsetcontroller.CacheOptions(),
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsAddr != "0"},
-		HealthProbeBindAddress:  o.probeAddr,
-		LeaderElection:          o.leaderElect,
-		LeaderElectionID:        "jobset-controller.jobset.x-k8s.io",
-		LeaderElectionNamespace: o.leaderElectionNS,
-	})
+	mgrOptions := ctrl.Options{
+		Scheme: s,
+		Cache:  jobsetcontroller.CacheOptions(),
+		// The process serves these across terms.
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	}
+	setup := func(ctx context.Context, mgr ctrl.Manager) error {
+		if err := jobsetcontroller.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+			return fmt.Errorf("registering field indexes: %w", err)
+		}
+		reconciler := jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"))
+		if err := reconciler.SetupWithManager(mgr, o.concurrency); err != nil {
+			return fmt.Errorf("setting up the JobSet reconciler: %w", err)
+		}
+		placementReconciler := placement.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"))
+		if err := placementReconciler.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the exclusive placement reconciler: %w", err)
+		}
+		return nil
+	}
+
+	ready := healthz.Ping
+	var controllers func(context.Context) error
+	if o.leaderElect {
+		runner, err := leadership.New(cfg, leadership.Config{
+			LeaseNamespace: o.leaderElectionNS, LeaseName: leaseName,
+			LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline, RetryPeriod: o.retryPeriod,
+			Manager: mgrOptions, Setup: setup,
+		})
+		if err != nil {
+			return err
+		}
+		ready, controllers = runner.Ready, runner.Run
+	} else {
+		mgr, err := ctrl.NewManager(cfg, mgrOptions)
+		if err != nil {
+			return fmt.Errorf("building the manager: %w", err)
+		}
+		if err := setup(ctx, mgr); err != nil {
+			return err
+		}
+		controllers = mgr.Start
+	}
+
+	servers, err := startServers(ctx, cfg, o, ready)
 	if err != nil {
-		return fmt.Errorf("building the manager: %w", err)
-	}
-	ctx := ctrl.SetupSignalHandler()
-	if err := jobsetcontroller.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
-		return fmt.Errorf("registering field indexes: %w", err)
-	}
-	reconciler := jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"))
-	if err := reconciler.SetupWithManager(mgr, o.concurrency); err != nil {
-		return fmt.Errorf("setting up the JobSet reconciler: %w", err)
-	}
-	placementReconciler := placement.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"))
-	if err := placementReconciler.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the exclusive placement reconciler: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return err
+	err = controllers(ctx)
+	servers.Wait()
+	return err
+}
+
+// leaseName is the leader election Lease.
+const leaseName = "jobset-controller.jobset.x-k8s.io"
+
+// startServers serves /healthz, /readyz and the metrics until ctx ends.
+func startServers(ctx context.Context, cfg *rest.Config, o options, ready healthz.Checker) (*sync.WaitGroup, error) {
+	var wg sync.WaitGroup
+	if o.metricsAddr != "0" {
+		httpClient, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			return nil, err
+		}
+		metrics, err := metricsserver.NewServer(metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: true}, cfg, httpClient)
+		if err != nil {
+			return nil, fmt.Errorf("metrics server: %w", err)
+		}
+		wg.Go(func() {
+			if err := metrics.Start(ctx); err != nil {
+				ctrl.Log.Error(err, "metrics server")
+			}
+		})
 	}
-	return mgr.Start(ctx)
+	if o.probeAddr != "0" {
+		listener, err := net.Listen("tcp", o.probeAddr)
+		if err != nil {
+			return nil, fmt.Errorf("health probes: %w", err)
+		}
+		mux := http.NewServeMux()
+		for path, check := range map[string]healthz.Checker{"/healthz": healthz.Ping, "/readyz": ready} {
+			h := http.StripPrefix(path, &healthz.Handler{Checks: map[string]healthz.Checker{path[1:]: check}})
+			mux.Handle(path, h)
+			mux.Handle(path+"/", h)
+		}
+		server := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		wg.Go(func() { _ = server.Serve(listener) })
+		context.AfterFunc(ctx, func() { _ = server.Close() })
+	}
+	return &wg, nil
 }

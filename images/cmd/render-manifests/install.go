@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fastjobset/jobset/controllers/leadership"
 	"github.com/fastjobset/jobset/images/internal/oci"
 	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 )
@@ -110,6 +112,7 @@ func writeInstall(w io.Writer, in installInputs, img images) error {
 	objs = append(objs, bindings(controllerRBAC, ControllerName)...)
 	objs = append(objs, bindings(webhookRBAC, WebhookName)...)
 	objs = append(objs, webhookService(), controllerDeployment(img), webhookDeployment(img))
+	objs = append(objs, disruptionBudget(ControllerName), disruptionBudget(WebhookName))
 	objs = append(objs, webhookConfigs...)
 	objs = append(objs, epochOnlyPolicy()...)
 
@@ -220,25 +223,49 @@ func webhookService() client.Object {
 	}
 }
 
-// deployment is what both binaries share: one nonroot, read-only,
-// capability-less container with health probes on :8081.
-func deployment(name, image string, replicas int32, args []string) *appsv1.Deployment {
+// Replicas of each Deployment: a standby controller takes over a crashed
+// leader within seconds, and the API server calls the other webhook replica
+// while one restarts (its webhooks fail closed on JobSet Pods).
+const replicas = 2
+
+// deployment is what both binaries share: replicas nonroot, read-only,
+// capability-less containers with health probes on :8081, spread over
+// nodes and zones, updated one new Pod at a time with none taken away
+// before its successor is ready.
+func deployment(name, image string, args []string) *appsv1.Deployment {
 	labels := partOf(name)
-	probe := func(path string) *corev1.Probe {
+	probe := func(path string, period int32) *corev1.Probe {
 		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 			Path: path, Port: intstr.FromString("health"),
-		}}, PeriodSeconds: 10}
+		}}, PeriodSeconds: period}
+	}
+	spread := func(key string) corev1.TopologySpreadConstraint {
+		// ScheduleAnyway: on one node (or one zone) both still run.
+		return corev1.TopologySpreadConstraint{
+			MaxSkew: 1, TopologyKey: key, WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
+		}
 	}
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
+			Replicas: ptr.To[int32](replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Strategy: appsv1.DeploymentStrategy{
+				Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{
+					MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+					MaxSurge:       ptr.To(intstr.FromInt32(1)),
+				},
+			},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: name,
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{
+						spread(corev1.LabelHostname), spread(corev1.LabelTopologyZone),
+					},
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   ptr.To(true),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
@@ -252,8 +279,10 @@ func deployment(name, image string, replicas int32, args []string) *appsv1.Deplo
 							{Name: "health", ContainerPort: 8081},
 							{Name: "metrics", ContainerPort: 8443},
 						},
-						LivenessProbe:  probe("/healthz"),
-						ReadinessProbe: probe("/readyz"),
+						LivenessProbe: probe("/healthz", 10),
+						// A rolling update goes on when the new Pod is ready:
+						// probe often, so it does not wait out a long period.
+						ReadinessProbe: probe("/readyz", 2),
 						Resources: corev1.ResourceRequirements{
 							Requests: corev1.ResourceList{
 								corev1.ResourceCPU:    resource.MustParse("100m"),
@@ -273,12 +302,27 @@ func deployment(name, image string, replicas int32, args []string) *appsv1.Deplo
 	}
 }
 
-func controllerDeployment(img images) client.Object {
-	return deployment(ControllerName, img.Controller, 1, []string{"--leader-elect"})
+// controllerLease are the controller's leader election flags, spelt out
+// so that operators see and tune them (leadership's defaults say why these
+// values).
+var controllerLease = []string{
+	"--leader-elect",
+	"--leader-elect-lease-duration=" + leadership.DefaultLeaseDuration.String(),
+	"--leader-elect-renew-deadline=" + leadership.DefaultRenewDeadline.String(),
+	"--leader-elect-retry-period=" + leadership.DefaultRetryPeriod.String(),
 }
 
+func controllerDeployment(img images) client.Object {
+	return deployment(ControllerName, img.Controller, controllerLease)
+}
+
+// webhookDrain is how long a stopping webhook Pod keeps serving: the API
+// server goes on sending it admission requests until kube-proxy has taken
+// it out of the Service, and a refused call fails admission.
+const webhookDrain = 5
+
 func webhookDeployment(img images) client.Object {
-	d := deployment(WebhookName, img.Webhook, 1, []string{
+	d := deployment(WebhookName, img.Webhook, []string{
 		"--agent-image=" + img.Agent,
 		"--cert-dir=" + webhookCertDir,
 		"--service-name=" + WebhookServiceName,
@@ -287,6 +331,7 @@ func webhookDeployment(img images) client.Object {
 	pod := &d.Spec.Template.Spec
 	c := &pod.Containers[0]
 	c.Ports = append(c.Ports, corev1.ContainerPort{Name: "webhook", ContainerPort: 9443})
+	c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: webhookDrain}}}
 	c.Env = []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
 		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"},
 	}}}
@@ -296,4 +341,18 @@ func webhookDeployment(img images) client.Object {
 		SecretName: WebhookSecretName, Optional: ptr.To(true),
 	}}}}
 	return d
+}
+
+// disruptionBudget keeps one Pod of name through voluntary disruptions
+// (drains, evictions); a Pod that is not ready anyway may still be evicted.
+func disruptionBudget(name string) client.Object {
+	return &policyv1.PodDisruptionBudget{
+		TypeMeta:   metav1.TypeMeta{APIVersion: policyv1.SchemeGroupVersion.String(), Kind: "PodDisruptionBudget"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: partOf(name)},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable:               ptr.To(intstr.FromInt32(1)),
+			Selector:                   &metav1.LabelSelector{MatchLabels: partOf(name)},
+			UnhealthyPodEvictionPolicy: ptr.To(policyv1.AlwaysAllow),
+		},
+	}
 }

@@ -3,16 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fastjobset/jobset/images/internal/oci"
@@ -82,7 +88,7 @@ func TestInstallIsAcceptedByTheAPIServer(t *testing.T) {
 	}
 	for kind, want := range map[string]int{
 		"Namespace": 1, "CustomResourceDefinition": 1, "ServiceAccount": 2, "ClusterRole": 2, "Role": 1,
-		"ClusterRoleBinding": 2, "RoleBinding": 1, "Service": 1, "Deployment": 2,
+		"ClusterRoleBinding": 2, "RoleBinding": 1, "Service": 1, "Deployment": 2, "PodDisruptionBudget": 2,
 		"MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	} {
@@ -167,5 +173,96 @@ func TestImageRefs(t *testing.T) {
 	}
 	if _, err := imageRefs("r", "t", tars[:2]); err == nil {
 		t.Error("pinning two of three images: no error")
+	}
+}
+
+// TestInstallIsHighlyAvailable checks what lets the controller and the
+// webhook ride out a lost Pod, a drain and a rolling update: two replicas
+// of each, spread, none taken down before its successor is ready, a
+// disruption budget each, a webhook that drains before it stops, and a
+// controller lease with which a standby takes over a crashed leader within
+// 5 s.
+func TestInstallIsHighlyAvailable(t *testing.T) {
+	objs := generateInstall(t, images{Controller: "c", Webhook: "w", Agent: "a"})
+	deployments := map[string]*appsv1.Deployment{}
+	budgets := map[string]*policyv1.PodDisruptionBudget{}
+	for _, obj := range objs {
+		u := obj.(*unstructured.Unstructured)
+		switch u.GetKind() {
+		case "Deployment":
+			d := &appsv1.Deployment{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
+				t.Fatal(err)
+			}
+			deployments[d.Name] = d
+		case "PodDisruptionBudget":
+			b := &policyv1.PodDisruptionBudget{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, b); err != nil {
+				t.Fatal(err)
+			}
+			budgets[b.Name] = b
+		}
+	}
+	for _, name := range []string{ControllerName, WebhookName} {
+		d := deployments[name]
+		if d == nil {
+			t.Fatalf("no Deployment %s", name)
+		}
+		if got := ptr.Deref(d.Spec.Replicas, 1); got != 2 {
+			t.Errorf("%s: %d replicas, want 2", name, got)
+		}
+		if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable == nil || ru.MaxUnavailable.IntValue() != 0 {
+			t.Errorf("%s: a rolling update may take a Pod away before its successor is ready (%+v)", name, d.Spec.Strategy)
+		}
+		hosts := false
+		for _, c := range d.Spec.Template.Spec.TopologySpreadConstraints {
+			hosts = hosts || c.TopologyKey == corev1.LabelHostname
+		}
+		if !hosts {
+			t.Errorf("%s: its Pods are not spread over nodes", name)
+		}
+		b := budgets[name]
+		if b == nil {
+			t.Errorf("%s: no PodDisruptionBudget", name)
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+		if err != nil || !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+			t.Errorf("%s: the PodDisruptionBudget's selector %v does not select its Pods (%v)", name, b.Spec.Selector, err)
+		}
+		if b.Spec.MinAvailable == nil || b.Spec.MinAvailable.IntValue() != 1 {
+			t.Errorf("%s: PodDisruptionBudget minAvailable %v, want 1", name, b.Spec.MinAvailable)
+		}
+	}
+
+	if d := deployments[WebhookName]; d != nil {
+		c := d.Spec.Template.Spec.Containers[0]
+		if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil || c.Lifecycle.PreStop.Sleep.Seconds < 1 {
+			t.Errorf("the webhook stops serving at once when told to stop, while the API server still calls it")
+		}
+	}
+	if d := deployments[ControllerName]; d != nil {
+		flags := map[string]string{}
+		for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+			k, v, _ := strings.Cut(a, "=")
+			flags[k] = v
+		}
+		if _, ok := flags["--leader-elect"]; !ok {
+			t.Fatalf("the controller does not elect a leader: %v", flags)
+		}
+		lease, err1 := time.ParseDuration(flags["--leader-elect-lease-duration"])
+		renew, err2 := time.ParseDuration(flags["--leader-elect-renew-deadline"])
+		retry, err3 := time.ParseDuration(flags["--leader-elect-retry-period"])
+		if err := errors.Join(err1, err2, err3); err != nil {
+			t.Fatalf("the controller's lease flags: %v", err)
+		}
+		// A standby sees the last renewal up to one jittered retry (2.2 x)
+		// late, and takes the lease at its first retry after it expired.
+		if worst := lease + time.Duration(2*2.2*float64(retry)); worst > 5*time.Second {
+			t.Errorf("a crashed leader is replaced up to %s after the crash, want at most 5 s (lease %s, retry %s)", worst, lease, retry)
+		}
+		if lease-renew < 500*time.Millisecond || float64(renew) <= 1.2*float64(retry) {
+			t.Errorf("unsafe lease: duration %s, renew deadline %s, retry %s", lease, renew, retry)
+		}
 	}
 }

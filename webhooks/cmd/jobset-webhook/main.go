@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"strings"
@@ -21,6 +22,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -105,6 +108,14 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	s, err := scheme.New()
 	if err != nil {
 		return err
+	}
+	// Building the manager asks the API server for REST mappings: without
+	// one it would fail, and the webhook crash-loop through the outage.
+	if err := waitForAPIServer(ctx, cfg); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return nil
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: s,
@@ -198,16 +209,56 @@ func setupWebhooks(mgr ctrl.Manager, agent sidecar.Options) error {
 	return podwebhook.SetupWithManager(mgr)
 }
 
+// apiServerBackoff paces the webhook's waits for the API server: capped
+// low, so that it serves soon after an outage ends.
+var apiServerBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Cap: 5 * time.Second, Steps: math.MaxInt32}
+
+// waitForAPIServer returns once the API server answers discovery, or ctx
+// ends.
+func waitForAPIServer(ctx context.Context, cfg *rest.Config) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	log := ctrl.Log.WithName("setup")
+	err = wait.ExponentialBackoffWithContext(ctx, apiServerBackoff, func(context.Context) (bool, error) {
+		if _, err := dc.ServerVersion(); err != nil {
+			log.Info("Waiting for the API server", "err", err.Error())
+			return false, nil
+		}
+		return true, nil
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
 // ensureSecret creates the (empty) Secret the rotator keeps the certificate
-// in, unless it exists: the rotator only updates it.
+// in, unless it exists: the rotator only updates it. Without an API server
+// it waits for one (a webhook that exits here would crash-loop through an
+// outage and come back late); only ctx ends the wait.
 func ensureSecret(ctx context.Context, cfg *rest.Config, key types.NamespacedName) error {
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return err
 	}
-	err = c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating Secret %s for the serving certificate: %w", key, err)
+	log := ctrl.Log.WithName("setup")
+	err = wait.ExponentialBackoffWithContext(ctx, apiServerBackoff, func(ctx context.Context) (bool, error) {
+		err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
+		switch {
+		case err == nil || apierrors.IsAlreadyExists(err):
+			return true, nil
+		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+			// No retry fixes RBAC or a bad name.
+			return false, fmt.Errorf("creating Secret %s for the serving certificate: %w", key, err)
+		default:
+			log.Info("Waiting for the API server to create the certificate Secret", "secret", key, "err", err.Error())
+			return false, nil
+		}
+	})
+	if ctx.Err() != nil {
+		return nil // told to stop while waiting: not a failure
 	}
-	return nil
+	return err
 }

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -74,6 +75,13 @@ type runningWebhook struct {
 // mounting the certificate Secret.
 func startWebhook(t *testing.T, adjust func(*options)) *runningWebhook {
 	t.Helper()
+	return startWebhookVia(t, adjust, nil)
+}
+
+// startWebhookVia is startWebhook with the webhook (not the "kubelet")
+// reaching the apiserver through the config via makes.
+func startWebhookVia(t *testing.T, adjust func(*options), via func(*rest.Config) *rest.Config) *runningWebhook {
+	t.Helper()
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 	env, err := framework.Start(framework.WithWebhooks())
 	if err != nil {
@@ -103,7 +111,11 @@ func startWebhook(t *testing.T, adjust func(*options)) *runningWebhook {
 	}
 	w := &runningWebhook{env: env, ctx: ctx, o: o, done: make(chan error, 1)}
 	var running sync.WaitGroup
-	running.Go(func() { w.done <- run(ctx, env.Config, o) })
+	cfg := env.Config
+	if via != nil {
+		cfg = via(cfg)
+	}
+	running.Go(func() { w.done <- run(ctx, cfg, o) })
 	running.Go(func() { mountSecret(ctx, env.Client, client.ObjectKey{Namespace: ns, Name: o.secret}, o.certDir) })
 	t.Cleanup(func() {
 		cancel()
@@ -155,8 +167,14 @@ func mountSecret(ctx context.Context, c client.Client, key client.ObjectKey, dir
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		secret := &corev1.Secret{}
 		if err := c.Get(ctx, key, secret); err == nil {
+			// Each file whole or not at all, as the kubelet's atomic
+			// writer does: the webhook server fails to start on a
+			// half-written certificate.
 			for name, data := range secret.Data {
-				_ = os.WriteFile(filepath.Join(dir, name), data, 0o600)
+				tmp := filepath.Join(dir, "."+name+".tmp")
+				if os.WriteFile(tmp, data, 0o600) == nil {
+					_ = os.Rename(tmp, filepath.Join(dir, name))
+				}
 			}
 		}
 	}, framework.Interval)
