@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -14,6 +15,15 @@ import (
 // thousands of agents would open their watches again in that instant too.
 // The watch resumes from its resourceVersion, so the pause loses no event.
 const rewatchSpread = time.Second
+
+// unreachableMax caps the backoff while no API server answers at all
+// (connection refused or reset, timeouts): a refused connection costs the
+// API server nothing, and the group restart an outage interrupted resumes
+// only once every agent is back, so the fleet must return within seconds
+// of the API server, not within the 30 s cap that protects a server that
+// answers (429, 5xx). Spread uniformly over 2 s, 5000 agents reconnect at
+// 2500 a second, the rate at which their kubelets come back too.
+const unreachableMax = 2 * time.Second
 
 // backoff spaces retries of failed API calls: exponential, with full jitter
 // (a uniform delay between 0 and the exponential bound), so that thousands
@@ -38,6 +48,10 @@ func (b *backoff) delay(err error) time.Duration {
 	bound := b.max
 	if b.attempt < 20 { // 100ms << 20 is far above max
 		bound = min(b.max, b.base<<b.attempt)
+	}
+	var answered *kubeclient.StatusError
+	if !errors.As(err, &answered) {
+		bound = min(bound, unreachableMax)
 	}
 	d := time.Duration(b.jitter() * float64(bound))
 	if after, ok := kubeclient.RetryAfter(err); ok {

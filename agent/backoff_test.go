@@ -11,6 +11,7 @@ import (
 
 func TestBackoffDelay(t *testing.T) {
 	tooMany := &kubeclient.StatusError{Code: 429, RetryAfter: time.Second}
+	unavailable := &kubeclient.StatusError{Code: 503}
 	cases := map[string]struct {
 		attempt int
 		jitter  float64
@@ -20,7 +21,9 @@ func TestBackoffDelay(t *testing.T) {
 		"first retry, no jitter":                {attempt: 0, jitter: 0, err: errors.New("reset"), want: 0},
 		"first retry, full jitter":              {attempt: 0, jitter: 0.5, err: errors.New("reset"), want: 50 * time.Millisecond},
 		"exponential":                           {attempt: 3, jitter: 0.5, err: errors.New("reset"), want: 400 * time.Millisecond},
-		"capped":                                {attempt: 40, jitter: 0.5, err: errors.New("reset"), want: 15 * time.Second},
+		"capped":                                {attempt: 40, jitter: 0.5, err: unavailable, want: 15 * time.Second},
+		"no API server: capped low":             {attempt: 40, jitter: 0.5, err: errors.New("connection refused"), want: time.Second},
+		"no API server: exponential below":      {attempt: 3, jitter: 0.5, err: errors.New("connection refused"), want: 400 * time.Millisecond},
 		"Retry-After is a floor":                {attempt: 0, jitter: 0, err: tooMany, want: time.Second},
 		"jitter is added to Retry-After":        {attempt: 2, jitter: 0.5, err: tooMany, want: time.Second + 200*time.Millisecond},
 		"two agents told the same Retry-After…": {attempt: 4, jitter: 0.1, err: tooMany, want: time.Second + 160*time.Millisecond},
