@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,6 +100,85 @@ var _ = Describe("JobSet admission", func() {
 		Entry("dependsOn would deadlock the barrier", "spec.replicatedJobs[1].dependsOn",
 			func(js *jobset.JobSet) {
 				js.Spec.ReplicatedJobs[1].DependsOn = []jobset.DependsOn{{Name: "driver", Status: jobset.DependencyReady}}
+			}),
+		Entry("the agent must take its worker with it on every exit (the KEP's In [88] does not)",
+			"spec.replicatedJobs[1].template.spec.template.spec.initContainers[0].restartPolicyRules: Invalid value",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.InitContainers[0].RestartPolicyRules = []corev1.ContainerRestartRule{{
+					Action: corev1.ContainerRestartRuleActionRestartAllContainers,
+					ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{
+						Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{88}},
+				}}
+			}),
+		Entry("a Pod template must not carry the epoch annotation",
+			"spec.replicatedJobs[1].template.spec.template.metadata.annotations[jobset.sigs.k8s.io/epoch]",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.Template.Annotations = map[string]string{jobset.EpochKey: "3"}
+			}),
+		Entry("backoffLimitPerIndex would leave a failed index unreplaced", "spec.replicatedJobs[1].template.spec.backoffLimitPerIndex",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.BackoffLimitPerIndex = ptr.To[int32](2)
+			}),
+		Entry("FailIndex would leave a failed index unreplaced", "spec.replicatedJobs[1].template.spec.podFailurePolicy.rules[0].action",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+					Action: batchv1.PodFailurePolicyActionFailIndex,
+					OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+						Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}},
+				}}}
+			}),
+	)
+
+	It("injects a worker rule that leaves out the exit codes podFailurePolicy maps to FailJob, and an agent that restarts all on every exit", func() {
+		rj := wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).Obj()
+		rj.Template.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+			Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+				ContainerName: ptr.To("worker"), Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}},
+		}}}
+		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+			Annotations(map[string]string{jobset.InjectAgentKey: "true"}).ReplicatedJob(rj).Obj()
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		Expect(warnings.take()).To(BeEmpty())
+
+		got := &jobset.JobSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), got)).To(Succeed())
+		pod := got.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+		Expect(pod.Containers[0].RestartPolicyRules).To(ConsistOf(HaveField("ExitCodes.Values", ConsistOf(int32(0), int32(42)))))
+		Expect(pod.InitContainers[0].RestartPolicyRules).To(ConsistOf(And(
+			HaveField("Action", corev1.ContainerRestartRuleActionRestartAllContainers),
+			HaveField("ExitCodes.Operator", corev1.ContainerRestartRuleOnExitCodesOpNotIn),
+			HaveField("ExitCodes.Values", BeEmpty()))))
+		Expect(pod.InitContainers[0].StartupProbe.FailureThreshold).To(BeEquivalentTo(math.MaxInt32))
+	})
+
+	// Shapes that are risky rather than wrong: admitted, with a warning
+	// that says what goes wrong and the fix.
+	DescribeTable("warns about an InPlaceRestart JobSet that may restart more than it must",
+		func(warning string, risk func(*jobset.JobSet)) {
+			js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+				ReplicatedJob(wrappers.MakeReplicatedJob("workers").Pods(2).InPlaceReady().Obj()).Obj()
+			risk(js)
+			Expect(k8sClient.Create(ctx, js)).To(Succeed())
+			Expect(warnings.take()).To(ContainElement(ContainSubstring(warning)))
+		},
+		Entry("the agent's rule leaves out exit 0", "the agent restarts alone when it exits 0",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.InitContainers[0].RestartPolicyRules[0].ExitCodes.Values = []int32{0}
+			}),
+		Entry("the agent's startup probe gives up during a long gather", "startupProbe: gives up after 10m0s",
+			func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.InitContainers[0].StartupProbe.FailureThreshold = 600
+			}),
+		Entry("a worker rule restarts in place on a FailJob code", "which podFailurePolicy.rules[0] maps to FailJob",
+			func(js *jobset.JobSet) {
+				spec := &js.Spec.ReplicatedJobs[0].Template.Spec
+				spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+					Action: batchv1.PodFailurePolicyActionFailJob,
+					OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+						Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}},
+				}}}
+				spec.Template.Spec.Containers[0].RestartPolicyRules[0].ExitCodes.Values = []int32{0}
 			}),
 	)
 

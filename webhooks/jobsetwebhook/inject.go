@@ -11,11 +11,11 @@ func wantsAgent(js *jobset.JobSet) bool {
 }
 
 // InjectAgent adds to every Pod template that has no agent yet the agent
-// sidecar exactly as docs/user-guide.md shows it, and a
-// RestartAllContainers rule for non-zero exits to every container without
-// restart rules of its own.
+// sidecar exactly as docs/user-guide.md shows it, and to every container
+// without restart rules of its own a RestartAllContainers rule for the
+// non-zero exits that its Job's podFailurePolicy does not map to FailJob.
 func InjectAgent(js *jobset.JobSet, o sidecar.Options) {
 	for i := range js.Spec.ReplicatedJobs {
-		sidecar.Inject(&js.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec, o)
+		sidecar.Inject(&js.Spec.ReplicatedJobs[i].Template.Spec, o)
 	}
 }

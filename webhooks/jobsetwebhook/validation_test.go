@@ -3,13 +3,13 @@ package jobsetwebhook
 import (
 	"math"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -157,6 +157,77 @@ func TestValidate(t *testing.T) {
 			}),
 			want: []string{"FieldValueForbidden spec.replicatedJobs[1].dependsOn"},
 		},
+
+		// Issue 15 item 1: an agent that stops alone must take its worker
+		// with it.
+		"in place: the KEP's agent rule In [88] lets a crashed agent restart alone": {
+			js:   mutate(inPlace().Obj(), func(js *jobset.JobSet) { setAgentRule(js, corev1.ContainerRestartRuleOnExitCodesOpIn, 88) }),
+			want: []string{"FieldValueInvalid " + agentRules},
+		},
+		"in place: an agent rule that leaves out a crash code (NotIn [0, 2])": {
+			js:   mutate(inPlace().Obj(), func(js *jobset.JobSet) { setAgentRule(js, corev1.ContainerRestartRuleOnExitCodesOpNotIn, 0, 2) }),
+			want: []string{"FieldValueInvalid " + agentRules},
+		},
+		"in place: an agent whose Restart rule comes first restarts alone": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				c := &workers(js).Template.Spec.Template.Spec.InitContainers[0]
+				c.RestartPolicyRules = append([]corev1.ContainerRestartRule{{
+					Action:    corev1.ContainerRestartRuleActionRestart,
+					ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{1}},
+				}}, c.RestartPolicyRules...)
+			}),
+			want: []string{"FieldValueInvalid " + agentRules},
+		},
+		"in place: the agent's NotIn [0] with a livenessProbe: the kubelet stops it alone by design": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				setAgentRule(js, corev1.ContainerRestartRuleOnExitCodesOpNotIn, 0)
+				workers(js).Template.Spec.Template.Spec.InitContainers[0].LivenessProbe = &corev1.Probe{
+					ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}}
+			}),
+			want: []string{"FieldValueInvalid " + agentRules},
+		},
+		"in place: the agent's NotIn [0] with a resize policy that restarts it alone": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				setAgentRule(js, corev1.ContainerRestartRuleOnExitCodesOpNotIn, 0)
+				workers(js).Template.Spec.Template.Spec.InitContainers[0].ResizePolicy = []corev1.ContainerResizePolicy{
+					{ResourceName: corev1.ResourceMemory, RestartPolicy: corev1.RestartContainer}}
+			}),
+			want: []string{"FieldValueInvalid " + agentRules},
+		},
+		"in place: the agent's NotIn [0] alone is only risky (a warning)": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) { setAgentRule(js, corev1.ContainerRestartRuleOnExitCodesOpNotIn, 0) }),
+		},
+
+		// Issue 15 item 2: a template's epoch makes every Pod born "at 1".
+		"in place: the epoch annotation on a Pod template": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				workers(js).Template.Spec.Template.Annotations = map[string]string{jobset.EpochKey: "1"}
+			}),
+			want: []string{"FieldValueForbidden spec.replicatedJobs[1].template.spec.template.metadata.annotations[jobset.sigs.k8s.io/epoch]"},
+		},
+
+		// Issue 15 item 7: a failed index is never replaced.
+		"in place: backoffLimitPerIndex and maxFailedIndexes": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				workers(js).Template.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
+				workers(js).Template.Spec.MaxFailedIndexes = ptr.To[int32](0)
+			}),
+			want: []string{
+				"FieldValueForbidden spec.replicatedJobs[1].template.spec.backoffLimitPerIndex",
+				"FieldValueForbidden spec.replicatedJobs[1].template.spec.maxFailedIndexes",
+			},
+		},
+		"in place: a podFailurePolicy rule FailIndex": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				workers(js).Template.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+					{Action: batchv1.PodFailurePolicyActionFailJob, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+						Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}}},
+					{Action: batchv1.PodFailurePolicyActionFailIndex, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+						Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{43}}},
+				}}
+			}),
+			want: []string{"FieldValueForbidden spec.replicatedJobs[1].template.spec.podFailurePolicy.rules[1].action"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -171,6 +242,18 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// agentRules is the field path of the workers' agent's restart rules in
+// inPlace().
+const agentRules = "spec.replicatedJobs[1].template.spec.template.spec.initContainers[0].restartPolicyRules"
+
+// setAgentRule gives the workers' agent one RestartAllContainers rule.
+func setAgentRule(js *jobset.JobSet, op corev1.ContainerRestartRuleOnExitCodesOperator, codes ...int32) {
+	js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.InitContainers[0].RestartPolicyRules = []corev1.ContainerRestartRule{{
+		Action:    corev1.ContainerRestartRuleActionRestartAllContainers,
+		ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: op, Values: codes},
+	}}
 }
 
 func mutateRJ(rj jobset.ReplicatedJob, f func(*jobset.ReplicatedJob)) jobset.ReplicatedJob {
@@ -258,16 +341,78 @@ func TestDefault(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
-	if w := Warnings(inPlace().Obj()); len(w) != 0 {
-		t.Errorf("a complete JobSet gets warnings: %v", w)
+	workersPod := func(js *jobset.JobSet) *corev1.PodSpec { return &js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec }
+	failJob42 := &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+		Action: batchv1.PodFailurePolicyActionFailJob,
+		OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+			ContainerName: ptr.To("worker"), Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}},
+	}}}
+	cases := map[string]struct {
+		js   *jobset.JobSet
+		want []string // a substring of each warning, in order
+	}{
+		"a complete JobSet": {js: inPlace().Obj()},
+		"no startup probe on the agent, no restart rule on a worker": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				workersPod(js).InitContainers[0].StartupProbe = nil
+				workersPod(js).Containers[0].RestartPolicyRules = nil
+			}),
+			want: []string{"no startupProbe", "no RestartAllContainers rule"},
+		},
+		// Issue 15 item 1: exit 0 comes only from a SIGTERM, which the
+		// kubelet sends the agent alone only when asked to (liveness,
+		// resize): risky, not wrong.
+		"the agent's rule leaves out exit 0 (the old documented NotIn [0])": {
+			js:   mutate(inPlace().Obj(), func(js *jobset.JobSet) { setAgentRule(js, corev1.ContainerRestartRuleOnExitCodesOpNotIn, 0) }),
+			want: []string{agentRules + ": the agent restarts alone when it exits 0"},
+		},
+		// Issue 15 item 6: waiting is not failing.
+		"the agent's startup probe gives up after ten minutes": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				workersPod(js).InitContainers[0].StartupProbe.FailureThreshold = 600
+			}),
+			want: []string{"spec.replicatedJobs[1].template.spec.template.spec.initContainers[0].startupProbe: gives up after 10m0s"},
+		},
+		// Issue 15 item 12: a hand-written rule that restarts in place on a
+		// FailJob code keeps FailJobSet from ever firing.
+		"a worker rule that restarts in place on a FailJob code": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.PodFailurePolicy = failJob42
+				workersPod(js).Containers[0].RestartPolicyRules = restartAllUnless(0)
+			}),
+			want: []string{"spec.replicatedJobs[1].template.spec.template.spec.containers[0].restartPolicyRules: restarts the Pod in place on exit code 42, which podFailurePolicy.rules[0] maps to FailJob"},
+		},
+		"a worker rule that leaves the FailJob code out": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.PodFailurePolicy = failJob42
+				workersPod(js).Containers[0].RestartPolicyRules = []corev1.ContainerRestartRule{{
+					Action: corev1.ContainerRestartRuleActionRestartAllContainers,
+					ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{
+						Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0, 42, 43}},
+				}}
+			}),
+		},
+		"a FailJob code of another container": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				p := failJob42.DeepCopy()
+				p.Rules[0].OnExitCodes.ContainerName = ptr.To("sidekick")
+				js.Spec.ReplicatedJobs[1].Template.Spec.PodFailurePolicy = p
+				workersPod(js).Containers[0].RestartPolicyRules = restartAllUnless(0)
+			}),
+		},
 	}
-	js := inPlace().Obj()
-	pod := &js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec
-	pod.InitContainers[0].StartupProbe = nil
-	pod.Containers[0].RestartPolicyRules = nil
-	w := Warnings(js)
-	if len(w) != 2 || !strings.Contains(w[0], "no startupProbe") || !strings.Contains(w[1], "no RestartAllContainers rule") {
-		t.Errorf("warnings = %q", w)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Warnings(tc.js)
+			if len(got) != len(tc.want) {
+				t.Fatalf("warnings = %q, want %d", got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("warning %d = %q, want it to contain %q", i, got[i], w)
+				}
+			}
+		})
 	}
 }
 
@@ -311,7 +456,113 @@ func TestInjectAgentMatchesTheDocumentedManifest(t *testing.T) {
 	if agentC.Env[len(agentC.Env)-1].Value != "42" {
 		t.Errorf("a custom exit code must reach the agent: %+v", agentC.Env)
 	}
-	if rule := agentC.RestartPolicyRules[0].ExitCodes; rule.Operator != corev1.ContainerRestartRuleOnExitCodesOpNotIn || !slices.Equal(rule.Values, []int32{0}) {
-		t.Errorf("the agent's rule must cover every non-zero exit, the custom code included: %+v", rule)
+	// Issue 15 item 1: every exit, 0 (SIGTERM from the kubelet, to the
+	// agent alone) and the custom code included.
+	if rules := agentC.RestartPolicyRules; len(rules) != 1 || rules[0].Action != corev1.ContainerRestartRuleActionRestartAllContainers ||
+		rules[0].ExitCodes.Operator != corev1.ContainerRestartRuleOnExitCodesOpNotIn || len(rules[0].ExitCodes.Values) != 0 {
+		t.Errorf("the agent's rule must restart all containers on every exit (NotIn []), 0 and the custom code included: %+v", rules)
+	}
+	// Issue 15 item 6: waiting is not failing.
+	if got := agentC.StartupProbe.FailureThreshold; got != math.MaxInt32 {
+		t.Errorf("the injected startup probe gives up after %d probes: a long gather kills every waiting agent", got)
+	}
+}
+
+// restartAllUnless is a RestartAllContainers rule for every exit code but
+// the given ones.
+func restartAllUnless(codes ...int32) []corev1.ContainerRestartRule {
+	return []corev1.ContainerRestartRule{{
+		Action:    corev1.ContainerRestartRuleActionRestartAllContainers,
+		ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: codes},
+	}}
+}
+
+// Issue 15 item 12: the injected worker rule leaves out the exit codes
+// that the Job's podFailurePolicy maps to FailJob, so that the Pod fails,
+// the Job fails and the JobSet's failure policy decides; matched as the
+// Job controller matches them (first rule wins, containerName scopes).
+func TestInjectedWorkerRuleLeavesOutFailJobCodes(t *testing.T) {
+	onExit := func(action batchv1.PodFailurePolicyAction, container string, op batchv1.PodFailurePolicyOnExitCodesOperator, codes ...int32) batchv1.PodFailurePolicyRule {
+		r := batchv1.PodFailurePolicyRule{Action: action, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: op, Values: codes}}
+		if container != "" {
+			r.OnExitCodes.ContainerName = ptr.To(container)
+		}
+		return r
+	}
+	const (
+		in    = batchv1.PodFailurePolicyOnExitCodesOpIn
+		notIn = batchv1.PodFailurePolicyOnExitCodesOpNotIn
+	)
+	restartAllOn := func(codes ...int32) []corev1.ContainerRestartRule {
+		return []corev1.ContainerRestartRule{{
+			Action:    corev1.ContainerRestartRuleActionRestartAllContainers,
+			ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: codes},
+		}}
+	}
+	var allButSeven []int32
+	for c := int32(1); c <= 255; c++ {
+		if c != 7 {
+			allButSeven = append(allButSeven, c)
+		}
+	}
+	cases := map[string]struct {
+		rules []batchv1.PodFailurePolicyRule
+		want  []corev1.ContainerRestartRule
+	}{
+		"no podFailurePolicy": {want: restartAllUnless(0)},
+		"story 2: FailJob In [42] for the worker": {
+			rules: []batchv1.PodFailurePolicyRule{onExit(batchv1.PodFailurePolicyActionFailJob, "worker", in, 42)},
+			want:  restartAllUnless(0, 42),
+		},
+		"FailJob In [42] for every container": {
+			rules: []batchv1.PodFailurePolicyRule{onExit(batchv1.PodFailurePolicyActionFailJob, "", in, 42, 3)},
+			want:  restartAllUnless(0, 3, 42),
+		},
+		"FailJob for another container": {
+			rules: []batchv1.PodFailurePolicyRule{onExit(batchv1.PodFailurePolicyActionFailJob, "sidekick", in, 42)},
+			want:  restartAllUnless(0),
+		},
+		"an earlier Ignore rule wins, as in the Job controller": {
+			rules: []batchv1.PodFailurePolicyRule{
+				onExit(batchv1.PodFailurePolicyActionIgnore, "", in, 42),
+				onExit(batchv1.PodFailurePolicyActionFailJob, "worker", in, 42, 43),
+			},
+			want: restartAllUnless(0, 43),
+		},
+		"Count codes still restart in place": {
+			rules: []batchv1.PodFailurePolicyRule{onExit(batchv1.PodFailurePolicyActionCount, "worker", in, 43)},
+			want:  restartAllUnless(0),
+		},
+		"FailJob NotIn [0, 1, 2]: only 1 and 2 restart in place": {
+			rules: []batchv1.PodFailurePolicyRule{onExit(batchv1.PodFailurePolicyActionFailJob, "worker", notIn, 0, 1, 2)},
+			want:  restartAllOn(1, 2),
+		},
+		"FailJob on 254 codes: the rule stays within Pod validation's 255 values": {
+			rules: []batchv1.PodFailurePolicyRule{onExit(batchv1.PodFailurePolicyActionFailJob, "worker", in, allButSeven...)},
+			want:  restartAllOn(7),
+		},
+		"FailJob on every code: no rule, the Pod fails": {
+			rules: []batchv1.PodFailurePolicyRule{onExit(batchv1.PodFailurePolicyActionFailJob, "", notIn, 0)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			js := wrappers.MakeJobSet("t", "ns").RestartStrategy(jobset.InPlaceRestart).
+				ReplicatedJob(wrappers.MakeReplicatedJob("w").Obj()).Obj()
+			if tc.rules != nil {
+				js.Spec.ReplicatedJobs[0].Template.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: tc.rules}
+			}
+			InjectAgent(js, sidecar.Options{Image: "a", RestartExitCode: 42})
+			pod := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+			if diff := cmp.Diff(tc.want, pod.Containers[0].RestartPolicyRules); diff != "" {
+				t.Errorf("worker rules (-want +got):\n%s", diff)
+			}
+			if rules := pod.InitContainers[0].RestartPolicyRules; len(rules) != 1 || len(rules[0].ExitCodes.Values) != 0 {
+				t.Errorf("the agent's rule must restart all on every exit, its restart code 42 included, whatever podFailurePolicy says: %+v", rules)
+			}
+			if len(Warnings(js)) > 0 {
+				t.Errorf("an injected JobSet gets warnings: %q", Warnings(js))
+			}
+		})
 	}
 }

@@ -81,8 +81,13 @@ const (
 	DefaultBarrierPath = "/barrier-is-lifted"
 	// HealthPath answers 200 while the agent runs, barrier or not.
 	HealthPath = "/healthz"
-	// StartupProbePeriodSeconds and StartupProbeFailureThreshold give the
-	// whole group ten minutes to gather.
+	// StartupProbePeriodSeconds and StartupProbeFailureThreshold make the
+	// barrier wait as long as the group takes to gather (the largest
+	// threshold Pod validation allows: 68 years). Waiting is not failing:
+	// a probe that gives up kills every waiting agent, for example while a
+	// replacement Pod is Pending until an autoscaler adds a node, and an
+	// agent that is down when the group syncs joins the epoch after, which
+	// is one more group restart.
 	StartupProbePeriodSeconds    = 1
-	StartupProbeFailureThreshold = 600
+	StartupProbeFailureThreshold = 1<<31 - 1
 )

@@ -276,6 +276,6 @@ func (w *ReplicatedJobWrapper) InPlaceReady() *ReplicatedJobWrapper {
 	spec := &w.Template.Spec
 	spec.BackoffLimit = ptr.To[int32](math.MaxInt32)
 	spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
-	sidecar.Inject(&spec.Template.Spec, sidecar.Options{Image: AgentImage})
+	sidecar.Inject(spec, sidecar.Options{Image: AgentImage})
 	return w
 }

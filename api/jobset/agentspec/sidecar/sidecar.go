@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -28,11 +29,12 @@ type Options struct {
 	RestartExitCode int32
 }
 
-// Inject adds the agent sidecar to a Pod that has none, and the worker
-// restart rule to every container without restart rules of its own.
-// A Pod that already has an agent is left as it is, so Inject is
+// Inject adds the agent sidecar to a Job's Pod template that has none, and
+// the worker restart rule to every container without restart rules of its
+// own. A Pod that already has an agent is left as it is, so Inject is
 // idempotent and never overrides what a user wrote.
-func Inject(pod *corev1.PodSpec, o Options) {
+func Inject(job *batchv1.JobSpec, o Options) {
+	pod := &job.Template.Spec
 	if Index(*pod) >= 0 {
 		return
 	}
@@ -42,8 +44,10 @@ func Inject(pod *corev1.PodSpec, o Options) {
 		if len(c.RestartPolicyRules) > 0 {
 			continue
 		}
-		c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
-		c.RestartPolicyRules = WorkerRestartRules()
+		if rules := WorkerRestartRules(c.Name, job.PodFailurePolicy); rules != nil {
+			c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
+			c.RestartPolicyRules = rules
+		}
 	}
 }
 
@@ -59,13 +63,10 @@ func Container(o Options) corev1.Container {
 		env = append(env, corev1.EnvVar{Name: agentspec.EnvRestartExitCode, Value: strconv.Itoa(int(o.RestartExitCode))})
 	}
 	return corev1.Container{
-		Name:          agentspec.ContainerName,
-		Image:         o.Image,
-		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
-		// The restart code and crashes alike: a crashed agent must not
-		// leave its worker running behind the group (Kubernetes 1.37 has
-		// no rule action that fails the Pod instead).
-		RestartPolicyRules: restartAllUnlessZero(),
+		Name:               agentspec.ContainerName,
+		Image:              o.Image,
+		RestartPolicy:      ptr.To(corev1.ContainerRestartPolicyAlways),
+		RestartPolicyRules: AgentRestartRules(),
 		StartupProbe: &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 				Path: agentspec.DefaultBarrierPath, Port: intstr.FromInt32(agentspec.DefaultBarrierPort)}},
@@ -76,18 +77,106 @@ func Container(o Options) corev1.Container {
 	}
 }
 
-// WorkerRestartRules restart the whole Pod in place when a worker exits
-// non-zero.
-func WorkerRestartRules() []corev1.ContainerRestartRule {
-	return restartAllUnlessZero()
-}
-
-func restartAllUnlessZero() []corev1.ContainerRestartRule {
+// AgentRestartRules restart every container of the Pod whenever the agent
+// stops while its Pod lives, whatever its exit code: the restart code, a
+// crash or an OOM kill, and 0, which is how it answers the SIGTERM of a
+// kubelet that stops it alone (a failed liveness probe, an in-place resize
+// that restarts it). Restarting the agent alone would let it join the next
+// epoch while its worker runs on from before the group restart. (NotIn with
+// no values matches every code; Kubernetes 1.37 has no action that fails
+// the Pod instead.) The Pod being deleted is not affected: the kubelet
+// applies no restart rules to a terminating Pod.
+func AgentRestartRules() []corev1.ContainerRestartRule {
 	return []corev1.ContainerRestartRule{{
 		Action: corev1.ContainerRestartRuleActionRestartAllContainers,
 		ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{
-			Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0}},
+			Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{}},
 	}}
+}
+
+// WorkerRestartRules restart the whole Pod in place when the named worker
+// container exits non-zero, except on the codes that policy (the Job's
+// podFailurePolicy) maps to FailJob: those must fail the Pod, and so the
+// Job, for the JobSet's failure policy to decide (FailJobSet at once, say).
+// Nil when every non-zero code fails the Job.
+//
+// The rule takes the shorter of its two forms, NotIn {0 and the FailJob
+// codes} or In {the other codes of 1..255}, so that it stays within the
+// 255 values Pod validation allows. (Linux exit codes are 0..255; with the
+// In form, a larger code fails the Pod, which its Job replaces.)
+func WorkerRestartRules(container string, policy *batchv1.PodFailurePolicy) []corev1.ContainerRestartRule {
+	notIn, in := []int32{0}, []int32{}
+	for code := int32(1); code <= MaxExitCode; code++ {
+		if _, fails := FailJobRule(container, policy, code); fails {
+			notIn = append(notIn, code)
+		} else {
+			in = append(in, code)
+		}
+	}
+	rule := corev1.ContainerRestartRule{Action: corev1.ContainerRestartRuleActionRestartAllContainers}
+	switch {
+	case len(in) == 0:
+		return nil
+	case len(notIn) <= len(in):
+		rule.ExitCodes = &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: notIn}
+	default:
+		rule.ExitCodes = &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: in}
+	}
+	return []corev1.ContainerRestartRule{rule}
+}
+
+// MaxExitCode is the largest exit code a Linux process can report.
+const MaxExitCode = 255
+
+// FailJobRule returns the index of the podFailurePolicy rule that decides
+// what the named container's exit with code does to its Job, and whether
+// that is FailJob, as the Job controller matches rules: the first rule
+// that matches wins; onExitCodes applies to the named container or, without
+// containerName, to every container; exit code 0 never matches. Rules on
+// Pod conditions are passed over: an exit does not set them.
+func FailJobRule(container string, policy *batchv1.PodFailurePolicy, code int32) (int, bool) {
+	if policy == nil || code == 0 {
+		return -1, false
+	}
+	for i, r := range policy.Rules {
+		e := r.OnExitCodes
+		if e == nil || (e.ContainerName != nil && *e.ContainerName != container) {
+			continue
+		}
+		if slices.Contains(e.Values, code) == (e.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn) {
+			return i, r.Action == batchv1.PodFailurePolicyActionFailJob
+		}
+	}
+	return -1, false
+}
+
+// MatchingRestartRule returns the container's restart rule that the kubelet
+// applies when it exits with code: the first that matches.
+func MatchingRestartRule(c corev1.Container, code int32) (corev1.ContainerRestartRule, bool) {
+	for _, r := range c.RestartPolicyRules {
+		if r.ExitCodes == nil {
+			continue
+		}
+		in := slices.Contains(r.ExitCodes.Values, code)
+		switch r.ExitCodes.Operator {
+		case corev1.ContainerRestartRuleOnExitCodesOpIn:
+			if in {
+				return r, true
+			}
+		case corev1.ContainerRestartRuleOnExitCodesOpNotIn:
+			if !in {
+				return r, true
+			}
+		}
+	}
+	return corev1.ContainerRestartRule{}, false
+}
+
+// RestartsAllOn reports whether the container's exit with code restarts
+// every container of its Pod.
+func RestartsAllOn(c corev1.Container, code int32) bool {
+	r, ok := MatchingRestartRule(c, code)
+	return ok && r.Action == corev1.ContainerRestartRuleActionRestartAllContainers
 }
 
 // Index is the position of the agent sidecar among the Pod's init
