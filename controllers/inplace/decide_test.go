@@ -72,26 +72,6 @@ func TestDecide(t *testing.T) {
 			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1, Pods: at("2", "2")},
 			want:     Decision{Synced: 2, Deprecated: 1, RestartCompleted: true},
 		},
-		// Issue 15 item 0: a deleted worker that exits 0 ends Succeeded and
-		// its Job never replaces it; the group synced without it.
-		"a member deleted whose worker exited 0: the JobSet restarts fully, counted": {
-			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
-				Pods: with(at("1", "1", "1"), 2, func(p *Pod) { p.Succeeded, p.Deleting = true, true })},
-			want: Decision{Synced: 1, FullRestart: true, FullRestartCounts: true,
-				Trigger: "Pod w-2 was deleted and its worker exited 0: its Job counts index 2 complete and will not replace it"},
-		},
-		"the same during the group restart it started: escalated, not counted again": {
-			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 1, RestartsUsed: 1,
-				Pods: with(at("2", "1", "1"), 2, func(p *Pod) { p.Succeeded, p.Deleting = true, true })},
-			want: Decision{Synced: 1, Deprecated: 1, FullRestart: true,
-				Trigger: "Pod w-2 was deleted and its worker exited 0: its Job counts index 2 complete and will not replace it"},
-		},
-		"the same with the budget spent: fail": {
-			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 1, RestartsUsed: 1,
-				Pods: with(at("1", "1", "1"), 2, func(p *Pod) { p.Succeeded, p.Deleting = true, true })},
-			want: Decision{Synced: 1, BudgetExceeded: true,
-				Message: "Pod w-2 was deleted and its worker exited 0: its Job counts index 2 complete and will not replace it, but a full restart would exceed failurePolicy.maxRestarts (1): 1 restarts used (full restarts counted toward the limit plus in-place group restarts)"},
-		},
 		"a failed Pod is not live; its replacement joins at S+1 and the group syncs": {
 			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
 				Pods: append(with(at("1"), 0, func(p *Pod) { p.Failed = true }), at("2", "2")...)},

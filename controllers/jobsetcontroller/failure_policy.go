@@ -6,8 +6,10 @@ import (
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // failurePolicyDecision applies spec.failurePolicy to the failed Jobs of the
@@ -38,6 +40,14 @@ func failurePolicyDecision(js *jobset.JobSet, failed []*batchv1.Job) decision {
 	case jobset.RestartJobSetAndIgnoreMaxRestarts:
 		return restartDecision(false, "%s; %s recreates all Jobs (not counted toward maxRestarts)", why, describeRule(ruleName))
 	default:
+		// The Job failed while an in-place group restart was under way: its
+		// Pods were the ones that restart, and the group restart already
+		// counted. One failure, one unit.
+		if inplace.RestartInProgress(ptr.Deref(js.Status.SyncedEpoch, 0), ptr.Deref(js.Status.DeprecatedEpoch, 0)) &&
+			jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
+			return restartDecision(false, "%s; %s recreates all Jobs (the in-place group restart in progress becomes a full restart; it counts once)",
+				why, describeRule(ruleName))
+		}
 		if used := restartsUsed(js); used >= policy.MaxRestarts {
 			return failDecision(jobset.ReasonReachedMaxRestarts, "%s, and the JobSet has used all %d restarts of failurePolicy.maxRestarts (%d full, %d in place)",
 				why, policy.MaxRestarts, js.Status.RestartsCountTowardsMax, js.Status.InPlaceRestarts)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -51,6 +52,18 @@ func TestFailurePolicyDecision(t *testing.T) {
 			failed:     []*batchv1.Job{workerFailed},
 			wantKind:   failJobSet,
 			wantReason: jobset.ReasonReachedMaxRestarts,
+		},
+		// Issue 15 item 11: the Job failed while the group restart that its
+		// Pods' failure started was under way; it was counted then.
+		"a Job failure during an in-place group restart escalates it: counted once, even with the budget spent": {
+			js: func() *jobset.JobSet {
+				js := base().MaxRestarts(1).RestartStrategy(jobset.InPlaceRestart).Obj()
+				js.Status.SyncedEpoch, js.Status.DeprecatedEpoch, js.Status.InPlaceRestarts = ptr.To[int32](2), ptr.To[int32](2), 1
+				return js
+			}(),
+			failed:     []*batchv1.Job{workerFailed},
+			wantKind:   restartJobSet,
+			wantReason: ReasonRestarting,
 		},
 		"maxRestarts 0 fails on the first failure": {
 			js:         base().MaxRestarts(0).Obj(),

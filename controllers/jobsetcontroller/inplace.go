@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -54,9 +55,15 @@ func inPlaceRestartEnabled(js *jobset.JobSet) bool {
 	return jobset.RestartStrategyOf(js) == jobset.InPlaceRestart && !ptr.Deref(js.Spec.Suspend, false)
 }
 
-// decideEpochs gathers the JobSet's current Pods and runs the epoch
-// protocol on them.
-func (r *Reconciler) decideEpochs(ctx context.Context, js *jobset.JobSet) (inplace.Decision, inplace.Snapshot, error) {
+// decideEpochs runs the epoch protocol on the JobSet's current Pods and
+// Jobs. The cache may be behind the API server, and an epoch decision is
+// acted on at once by every agent, so a decision that writes is made again
+// on a fresh read of the Pods and Jobs: a sync must not count a member that
+// is already gone, and a Pod that its failed Job deletes (the Job's
+// FailureTarget is written before the deletions, but arrives on another
+// informer) must not start a group restart on top of the full restart that
+// answers the same failure.
+func (r *Reconciler) decideEpochs(ctx context.Context, js *jobset.JobSet, jobs []*batchv1.Job) (inplace.Decision, inplace.Snapshot, error) {
 	var pods corev1.PodList
 	// Read only, so the cache's objects are used as they are: no copy of
 	// thousands of Pods on every Pod event.
@@ -64,16 +71,54 @@ func (r *Reconciler) decideEpochs(ctx context.Context, js *jobset.JobSet) (inpla
 		client.MatchingFields{PodJobSetUIDIndex: string(js.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return inplace.Decision{}, inplace.Snapshot{}, fmt.Errorf("listing the Pods of JobSet %s: %w", js.Name, err)
 	}
-	snapshot := epochSnapshot(js, pods.Items, lastSyncTime(js))
+	snapshot := epochSnapshot(js, pods.Items, jobs)
+	d := inplace.Decide(snapshot)
+	if !writes(d, snapshot) {
+		return d, snapshot, nil
+	}
+	fresh, freshJobs, err := r.readChildrenFresh(ctx, js)
+	if err != nil {
+		return inplace.Decision{}, inplace.Snapshot{}, err
+	}
+	snapshot = epochSnapshot(js, fresh, freshJobs)
 	return inplace.Decide(snapshot), snapshot, nil
 }
 
+func writes(d inplace.Decision, s inplace.Snapshot) bool {
+	return d.Synced != s.Synced || d.Deprecated != s.Deprecated || d.BudgetExceeded
+}
+
+// readChildrenFresh lists the JobSet's Pods and current Jobs from the API
+// server, bypassing the cache.
+func (r *Reconciler) readChildrenFresh(ctx context.Context, js *jobset.JobSet) ([]corev1.Pod, []*batchv1.Job, error) {
+	var pods corev1.PodList
+	if err := r.apiReader.List(ctx, &pods, client.InNamespace(js.Namespace),
+		client.MatchingLabels{jobset.JobSetUIDKey: string(js.UID)}); err != nil {
+		return nil, nil, fmt.Errorf("reading the Pods of JobSet %s from the API server: %w", js.Name, err)
+	}
+	var jobs batchv1.JobList
+	if err := r.apiReader.List(ctx, &jobs, client.InNamespace(js.Namespace),
+		client.MatchingLabels{jobset.JobSetUIDKey: string(js.UID)}); err != nil {
+		return nil, nil, fmt.Errorf("reading the Jobs of JobSet %s from the API server: %w", js.Name, err)
+	}
+	var current []*batchv1.Job
+	for i := range jobs.Items {
+		if job := &jobs.Items[i]; job.DeletionTimestamp == nil && restartAttempt(job) == js.Status.Restarts {
+			current = append(current, job)
+		}
+	}
+	return pods.Items, current, nil
+}
+
 // epochSnapshot reads the protocol's inputs: the Pods of the current
-// restart attempt, the expected Pod count and the restart budget.
-func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, syncedAt time.Time) inplace.Snapshot {
+// restart attempt, the expected Pod count (less the indexes the current
+// Jobs count complete, from their status: the Pods that completed them may
+// be gone) and the restart budget.
+func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) inplace.Snapshot {
 	s := inplace.Snapshot{
 		Synced:       ptr.Deref(js.Status.SyncedEpoch, 0),
 		Deprecated:   ptr.Deref(js.Status.DeprecatedEpoch, 0),
+		Regathering:  regathering(js),
 		RestartsUsed: restartsUsed(js),
 	}
 	if js.Spec.FailurePolicy != nil {
@@ -87,13 +132,23 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, syncedAt time.Time) inp
 		rj := &js.Spec.ReplicatedJobs[i]
 		failurePolicies[rj.Name] = rj.Template.Spec.PodFailurePolicy
 	}
+	// A failed Job dooms its Pods: the Job controller deletes them next,
+	// which must not look like members lost. So does a Pod whose failure
+	// fails its Job, seen before the Job's own status. (Pod events arrive in
+	// order, so the failed Pod's status is seen before its siblings'
+	// deletion.)
+	doomedJobs := map[string]bool{}
+	completed := map[string]sets.Set[int]{}
+	for _, job := range jobs {
+		if jobFailure(job) != nil {
+			doomedJobs[job.Name] = true
+		}
+		done := parseIndexes(job.Status.CompletedIndexes)
+		completed[job.Name] = done
+		s.ExpectedPods -= int32(done.Len())
+	}
 	attempt := strconv.Itoa(int(js.Status.Restarts))
 	var current []*corev1.Pod
-	// A Pod whose failure fails its Job dooms the whole Job: the Job
-	// controller deletes its other Pods next, which must not look like
-	// members lost. (Pod events arrive in order, so the failed Pod's status
-	// is seen before its siblings' deletion.)
-	doomedJobs := map[string]bool{}
 	for i := range pods {
 		pod := &pods[i]
 		if pod.Labels[jobset.RestartsKey] != attempt || pod.Labels[jobset.JobSetUIDKey] != string(js.UID) {
@@ -105,17 +160,66 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, syncedAt time.Time) inp
 		}
 	}
 	for _, pod := range current {
+		job := pod.Labels[batchv1.JobNameLabel]
+		index, err := strconv.Atoi(pod.Annotations[batchv1.JobCompletionIndexAnnotation])
+		key := "" // unknown: a Pod the Job controller did not create
+		if job != "" && err == nil {
+			key = job + "/" + strconv.Itoa(index)
+		}
 		s.Pods = append(s.Pods, inplace.Pod{
 			Name:          pod.Name,
+			Index:         key,
+			IndexComplete: key != "" && completed[job].Has(index),
 			Epoch:         pod.Annotations[jobset.EpochKey],
 			Succeeded:     pod.Status.Phase == corev1.PodSucceeded,
 			Failed:        pod.Status.Phase == corev1.PodFailed,
 			Deleting:      pod.DeletionTimestamp != nil,
-			EndsJob:       doomedJobs[pod.Labels[batchv1.JobNameLabel]],
-			FailureSignal: inplace.FailureSignal(pod, syncedAt),
+			EndsJob:       doomedJobs[job],
+			FailureSignal: inplace.FailureSignal(pod, lastSyncTime(js)),
 		})
 	}
 	return s
+}
+
+// parseIndexes reads a Job's status.completedIndexes ("1,3-5").
+func parseIndexes(list string) sets.Set[int] {
+	out := sets.New[int]()
+	for _, part := range strings.Split(list, ",") {
+		first, last, isRange := strings.Cut(part, "-")
+		from, err := strconv.Atoi(first)
+		if err != nil {
+			continue
+		}
+		to := from
+		if isRange {
+			if to, err = strconv.Atoi(last); err != nil {
+				continue
+			}
+		}
+		for i := from; i <= to; i++ {
+			out.Insert(i)
+		}
+	}
+	return out
+}
+
+// regathering: the controller recreated every Pod (a full restart or a
+// suspension) since the group last synced; see markRegathering.
+func regathering(js *jobset.JobSet) bool {
+	c := meta.FindStatusCondition(js.Status.Conditions, string(jobset.JobSetInPlaceRestarting))
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == jobset.ReasonPodsRecreated
+}
+
+// markRegathering records, in the same status write as the full restart or
+// suspension that recreates every Pod, that the new Pods gather at the next
+// epoch without a group restart: a sync past a synced epoch without it is a
+// group restart that the budget counts (Decide).
+func (u *statusUpdate) markRegathering(why string) {
+	if jobset.RestartStrategyOf(u.js) != jobset.InPlaceRestart || ptr.Deref(u.js.Status.SyncedEpoch, 0) < 1 {
+		return
+	}
+	u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonPodsRecreated,
+		fmt.Sprintf("%s: the new Pods gather at epoch %d without an in-place group restart", why, ptr.Deref(u.js.Status.SyncedEpoch, 0)+1))
 }
 
 // restartsUsed is what spec.failurePolicy.maxRestarts limits: full restarts
@@ -143,6 +247,7 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 		u.apply(failDecision(jobset.ReasonReachedMaxRestarts, "%s", d.Message))
 		return
 	}
+
 	if d.Deprecated != s.Deprecated {
 		js.Status.DeprecatedEpoch = ptr.To(d.Deprecated)
 	}

@@ -2,14 +2,17 @@ package jobsetcontroller
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
@@ -41,7 +44,7 @@ func TestEpochSnapshotDoomedJobs(t *testing.T) {
 	otherJob := pod("b-0", "js-workers-1")
 	otherJob.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 
-	s := epochSnapshot(js, []corev1.Pod{fatal, sibling, otherJob, pod("b-1", "js-workers-1")}, time.Time{})
+	s := epochSnapshot(js, []corev1.Pod{fatal, sibling, otherJob, pod("b-1", "js-workers-1")}, nil)
 	got := map[string]bool{}
 	for _, p := range s.Pods {
 		got[p.Name] = p.EndsJob
@@ -50,6 +53,56 @@ func TestEpochSnapshotDoomedJobs(t *testing.T) {
 	for name, w := range want {
 		if got[name] != w {
 			t.Errorf("Pod %s: EndsJob = %v, want %v", name, got[name], w)
+		}
+	}
+}
+
+// Issue 15 items 4, 5 and 11: what the snapshot takes from the Jobs. The
+// expected count leaves out the indexes a Job counts complete (the Pods
+// that completed them may be gone); a Pod's index is its Job and
+// completion index; a Job whose failure is decided (FailureTarget) dooms its
+// Pods, which its controller deletes next.
+func TestEpochSnapshotReadsTheJobs(t *testing.T) {
+	rj := wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).InPlaceReady().Obj()
+	js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).ReplicatedJob(rj).Obj()
+	js.UID = "uid"
+	pod := func(name, job, index string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			jobset.RestartsKey: "0", jobset.JobSetUIDKey: "uid", jobset.ReplicatedJobNameKey: "workers", batchv1.JobNameLabel: job,
+		}, Annotations: map[string]string{jobset.EpochKey: "1", batchv1.JobCompletionIndexAnnotation: index}}}
+	}
+	job := func(name, completed string, conditions ...batchv1.JobConditionType) *batchv1.Job {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: batchv1.JobStatus{CompletedIndexes: completed}}
+		for _, c := range conditions {
+			j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: c, Status: corev1.ConditionTrue})
+		}
+		return j
+	}
+	oldFailed := pod("a-0-old", "js-workers-0", "0")
+	oldFailed.Status.Phase = corev1.PodFailed
+	deleting := pod("b-0", "js-workers-1", "0")
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	pods := []corev1.Pod{oldFailed, pod("a-1", "js-workers-0", "1"), deleting}
+	jobs := []*batchv1.Job{job("js-workers-0", "0"), job("js-workers-1", "", batchv1.JobFailureTarget)}
+
+	s := epochSnapshot(js, pods, jobs)
+	if s.ExpectedPods != 3 {
+		t.Errorf("ExpectedPods = %d, want 3: four indexes, one complete", s.ExpectedPods)
+	}
+	want := []inplace.Pod{
+		{Name: "a-0-old", Index: "js-workers-0/0", IndexComplete: true, Epoch: "1", Failed: true},
+		{Name: "a-1", Index: "js-workers-0/1", Epoch: "1"},
+		{Name: "b-0", Index: "js-workers-1/0", Epoch: "1", Deleting: true, EndsJob: true},
+	}
+	if diff := cmp.Diff(want, s.Pods); diff != "" {
+		t.Errorf("Pods (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseIndexes(t *testing.T) {
+	for list, want := range map[string][]int{"": nil, "0": {0}, "1,3-5,9": {1, 3, 4, 5, 9}} {
+		if got := sets.List(parseIndexes(list)); !slices.Equal(got, want) {
+			t.Errorf("parseIndexes(%q) = %v, want %v", list, got, want)
 		}
 	}
 }

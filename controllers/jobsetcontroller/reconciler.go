@@ -40,9 +40,12 @@ const writeParallelism = 16
 
 // Reconciler reconciles JobSets.
 type Reconciler struct {
-	client   client.Client
-	recorder events.EventRecorder
-	clock    clock.PassiveClock
+	client client.Client
+	// apiReader reads from the API server, bypassing the cache, for the
+	// epoch decisions that must not act on a stale view.
+	apiReader client.Reader
+	recorder  events.EventRecorder
+	clock     clock.PassiveClock
 }
 
 // Option configures a Reconciler.
@@ -56,7 +59,7 @@ func WithClock(c clock.PassiveClock) Option {
 // NewReconciler returns a Reconciler writing through c and reporting
 // through recorder.
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts ...Option) *Reconciler {
-	r := &Reconciler{client: c, recorder: recorder, clock: clock.RealClock{}}
+	r := &Reconciler{client: c, apiReader: c, recorder: recorder, clock: clock.RealClock{}}
 	for _, opt := range opts {
 		opt(r)
 	}
@@ -95,6 +98,7 @@ func indexJobByOwnerUID(o client.Object) []string {
 
 // SetupWithManager registers the reconciler with the manager.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	r.apiReader = mgr.GetAPIReader()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&jobset.JobSet{}).
 		Owns(&batchv1.Job{}).
@@ -178,7 +182,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		update.setStartupPolicy(plan.inOrderPending)
 		// In-place restarts: the epoch protocol over the current Pods.
 		if inPlaceRestartEnabled(js) {
-			epochs, snapshot, err := r.decideEpochs(ctx, js)
+			epochs, snapshot, err := r.decideEpochs(ctx, js, children.current())
 			if err != nil {
 				return ctrl.Result{}, err
 			}

@@ -80,6 +80,7 @@ func (u *statusUpdate) apply(d decision) {
 		}
 		u.setCondition(jobset.JobSetRestarting, metav1.ConditionTrue, jobset.ReasonRecreatingJobs,
 			fmt.Sprintf("restart attempt %d: %s", u.js.Status.Restarts, d.message))
+		u.markRegathering(fmt.Sprintf("restart attempt %d recreates every Job", u.js.Status.Restarts))
 		u.event(corev1.EventTypeWarning, d.reason, "Restart", d.message)
 		u.recorded = append(u.recorded, func() { metrics.JobSetRestarts.WithLabelValues(ns).Inc() })
 	}
@@ -128,6 +129,7 @@ func (u *statusUpdate) setSuspended() {
 		u.setCondition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "the JobSet is suspended")
 		if !wasSuspended {
 			u.event(corev1.EventTypeNormal, jobset.ReasonSuspended, "Suspend", "suspended every child Job")
+			u.markRegathering("the JobSet is suspended")
 		}
 		return
 	}

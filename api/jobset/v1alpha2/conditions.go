@@ -64,6 +64,9 @@ const (
 	// ReasonEpochSynced: every live Pod joined a new epoch, outside a group
 	// restart (first run, after a full restart or a resume).
 	ReasonEpochSynced = "EpochSynced"
+	// ReasonPodsRecreated: a full restart or a suspension recreates every
+	// Pod; the new Pods gather at the next epoch without a group restart.
+	ReasonPodsRecreated = "PodsRecreated"
 	// ReasonEpochsValid: no live Pod reports an invalid epoch any more.
 	ReasonEpochsValid = "EpochsValid"
 	// ReasonInvalidEpoch: a Pod's epoch annotation is not one an agent writes.

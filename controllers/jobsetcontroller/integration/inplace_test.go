@@ -3,10 +3,11 @@ package integration
 import (
 	"slices"
 	"strconv"
-	"time"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -33,7 +35,8 @@ var _ = Describe("In-place restart", func() {
 	// startPods creates n worker Pods of the JobSet's current attempt, as
 	// the Job controller would, each with its agent at the given epoch ("":
 	// the agent has not written one yet).
-	startPods := func(js *jobset.JobSet, epochs ...string) []*corev1.Pod {
+	// startPodsFrom starts them at completion indexes first, first+1, ...
+	startPodsFrom := func(js *jobset.JobSet, first int, epochs ...string) []*corev1.Pod {
 		attempt := strconv.Itoa(int(fetch(ctx, js).Status.Restarts))
 		pods := make([]*corev1.Pod, len(epochs))
 		for i, epoch := range epochs {
@@ -45,7 +48,9 @@ var _ = Describe("In-place restart", func() {
 						jobset.JobSetNameKey: js.Name,
 						jobset.JobSetUIDKey:  string(js.UID),
 						jobset.RestartsKey:   attempt,
+						batchv1.JobNameLabel: jobsetcontroller.JobName(js.Name, "workers", 0),
 					},
+					Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: strconv.Itoa(first + i)},
 				},
 				Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
@@ -53,16 +58,19 @@ var _ = Describe("In-place restart", func() {
 				},
 			}
 			if epoch != "" {
-				pods[i].Annotations = map[string]string{jobset.EpochKey: epoch}
+				pods[i].Annotations[jobset.EpochKey] = epoch
 			}
 			Expect(k8sClient.Create(ctx, pods[i])).To(Succeed())
 		}
 		return pods
 	}
+	startPods := func(js *jobset.JobSet, epochs ...string) []*corev1.Pod {
+		return startPodsFrom(js, 0, epochs...)
+	}
 	// agentJoins writes the epoch annotation, as an agent does.
 	agentJoins := func(pod *corev1.Pod, epoch string) {
 		patch := client.MergeFrom(pod.DeepCopy())
-		pod.Annotations = map[string]string{jobset.EpochKey: epoch}
+		pod.Annotations[jobset.EpochKey] = epoch
 		Expect(k8sClient.Patch(ctx, pod, patch)).To(Succeed())
 	}
 	// kubeletReports sets the Pod's status, as the kubelet does.
@@ -82,6 +90,20 @@ var _ = Describe("In-place restart", func() {
 		Eventually(func(g Gomega) {
 			s, d := epochs(js)
 			g.Expect([]int32{s, d}).To(Equal([]int32{synced, deprecated}), "[syncedEpoch, deprecatedEpoch]")
+		}).Should(Succeed())
+	}
+	// jobControllerCompletes records completed indexes in the status of the
+	// JobSet's only Job, as the Job controller does.
+	jobControllerCompletes := func(js *jobset.JobSet, indexes string) {
+		Eventually(func(g Gomega) {
+			job := &batchv1.Job{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobsetcontroller.JobName(js.Name, "workers", 0)}, job)).To(Succeed())
+			job.Status.CompletedIndexes = indexes
+			job.Status.Succeeded = int32(len(strings.Split(indexes, ",")))
+			if job.Status.StartTime == nil {
+				job.Status.StartTime = ptr.To(metav1.Now())
+			}
+			g.Expect(k8sClient.Status().Update(ctx, job)).To(Succeed())
 		}).Should(Succeed())
 	}
 	// noStatusWrite pokes the Pods (so that the controller reconciles) and
@@ -198,10 +220,14 @@ var _ = Describe("In-place restart", func() {
 			To(ContainSubstring("terminated with exit code 3"))
 	})
 
-	It("lets succeeded Pods leave the group: the rest sync without them", func() {
+	// Issue 15 item 4: the expected count came from Succeeded Pod objects,
+	// so once the Pod GC removed one the group never synced again.
+	It("lets a completed index leave the group, from its Job's status, even once its Pod is gone", func() {
 		js := create(workers(1, 3, 3).Obj())
 		pods := syncedAtOne(js, 3)
 		kubeletReports(pods[2], func(s *corev1.PodStatus) { s.Phase = corev1.PodSucceeded })
+		jobControllerCompletes(js, "2")
+		Expect(k8sClient.Delete(ctx, pods[2])).To(Succeed()) // the Pod GC
 		agentJoins(pods[0], "2")
 		eventuallyEpochs(js, 1, 1)
 		agentJoins(pods[1], "2")
@@ -311,37 +337,24 @@ var _ = Describe("In-place restart", func() {
 		Expect(c.Reason).To(Equal(jobset.ReasonFailJobSetAction))
 	})
 
+	// Issue 15 item 10: seen on the local cluster. Every rank crashed while
+	// the controller was down; after RestartAllContainers no container
+	// shows the trigger's exit code or any finish time, so the old code's
+	// dated signals were gone and the sync looked plain.
 	It("counts a group restart that no reconcile saw start, and starts no second one", func() {
 		js := create(workers(1, 2, 3).Obj())
 		pods := syncedAtOne(js, 2)
 
 		By("every Pod restarting in place and rejoining while the controller is down")
-		// Condition times have a one-second resolution. The group synced ten
-		// seconds ago (moved back by hand); the Pods restarted five seconds
-		// ago: after that sync, before the next.
 		eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionFalse)
 		stopController()
-		Eventually(func() error {
-			fresh := fetch(ctx, js)
-			patch := client.MergeFromWithOptions(fresh.DeepCopy(), client.MergeFromWithOptimisticLock{})
-			meta.FindStatusCondition(fresh.Status.Conditions, string(jobset.JobSetInPlaceRestarting)).LastTransitionTime =
-				metav1.NewTime(time.Now().Add(-10 * time.Second))
-			return k8sClient.Status().Patch(ctx, fresh, patch)
-		}).Should(Succeed())
-		// As the kubelet reports it: the worker that failed carries its exit
-		// time; the containers killed to restart carry none.
-		finishedAt := metav1.NewTime(time.Now().Add(-5 * time.Second))
-		for i, pod := range pods {
-			last := &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "RestartingAllContainers"}
-			if i == 0 {
-				last = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: finishedAt}
-			}
+		for _, pod := range pods {
 			kubeletReports(pod, func(s *corev1.PodStatus) {
 				s.Phase = corev1.PodRunning
 				s.ContainerStatuses = []corev1.ContainerStatus{{
 					Name: "worker", Image: "registry.k8s.io/pause:3.10", RestartCount: 1,
 					State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}},
-					LastTerminationState: corev1.ContainerState{Terminated: last},
+					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "RestartingAllContainers"}},
 				}}
 			})
 			agentJoins(pod, "2")
@@ -351,6 +364,22 @@ var _ = Describe("In-place restart", func() {
 		eventuallyEpochs(js, 2, 1)
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(BeEquivalentTo(1))
 		Consistently(func() []int32 { s, d := epochs(js); return []int32{s, d} }).Should(Equal([]int32{2, 1}))
+	})
+
+	// Issue 15 item 5: a Pod that joined the gather and was then evicted
+	// (phase Failed, object kept) was taken for a member lost once its
+	// replacement let the group sync: a second, spurious group restart.
+	It("ignores a Pod that joined a gather and failed before the sync: its replacement was the member", func() {
+		js := create(workers(1, 2, 3).Obj())
+		pods := syncedAtOne(js, 2)
+		agentJoins(pods[0], "2")
+		eventuallyEpochs(js, 1, 1)
+		agentJoins(pods[1], "2")
+		kubeletReports(pods[1], func(s *corev1.PodStatus) { s.Phase = corev1.PodFailed; s.Reason = "Evicted" })
+		replacement := startPodsFrom(js, 1, "2")[0] // at the evicted Pod's index
+		eventuallyEpochs(js, 2, 1)
+		noStatusWrite(js, pods[0], replacement)
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(BeEquivalentTo(1))
 	})
 
 	It("converges when the controller restarts in the middle of a group restart", func() {
