@@ -7,6 +7,9 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 )
 
 // Kubelet names of the RestartAllContainers action (KEP-5532): the Pod
@@ -18,39 +21,60 @@ const (
 )
 
 // FailureSignal returns a sign that the Pod's containers failed or began
-// restarting since the group synced at syncedAt, or "".
+// restarting since its agent started, or "".
+//
+// Every sign is dated by the node, and so is the reference: the start of
+// the Pod's running agent, which joined the Pod's current epoch. No node
+// time is compared with the controller's (a node clock a second or two
+// ahead made the restart that led to a sync look like a new failure after
+// it, group restart after group restart until the budget ran out).
 //
 // The exit code of the container that triggered an in-place restart is
 // visible in one Pod status update only (about 100 ms) before the kubelet
-// replaces it, so a coalesced reconcile can miss it; its last termination
-// state lasts until the next restart. Every sign must be dated, and not
-// before the sync (times have a one-second resolution): the kubelet
-// reports a Pod's status up to a second late, so right after a group
-// synced a member can still show the restart that brought it there, which
-// must not start another one. Containers waiting with reason
-// RestartingAllContainers, and those the kubelet killed for a restart,
-// carry no time, so they are no sign; the container that triggered the
-// restart is. The Pod condition AllContainersRestarting, set when the
-// restart begins, counts only from the second after the sync. A zero
-// syncedAt (sync time unknown) accepts every dated sign.
-func FailureSignal(pod *corev1.Pod, syncedAt time.Time) string {
-	since := func(t time.Time) bool { return !t.IsZero() && !t.Before(syncedAt) }
+// replaces it; the Pod condition AllContainersRestarting is set when the
+// restart begins. Both count from the agent's start (times have a
+// one-second resolution: a termination in the same second counts, a
+// restart condition must be later). Containers the kubelet killed for a
+// restart carry no time, and while the agent is not running there is no
+// reference: no sign, and the agent's rejoin at the next epoch tells.
+func FailureSignal(pod *corev1.Pod) string {
+	agentStarted, ok := agentStart(pod)
+	if !ok {
+		return ""
+	}
 	for _, c := range pod.Status.Conditions {
-		if c.Type == PodConditionAllContainersRestarting && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(syncedAt) {
+		if c.Type == PodConditionAllContainersRestarting && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(agentStarted) {
 			return "its containers are restarting (" + string(PodConditionAllContainersRestarting) + ")"
 		}
 	}
+	since := func(t metav1.Time) bool { return !t.IsZero() && !t.Time.Before(agentStarted) }
 	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for _, c := range statuses {
-			if t := c.State.Terminated; t != nil && t.ExitCode != 0 && since(t.FinishedAt.Time) {
+			if t := c.State.Terminated; t != nil && t.ExitCode != 0 && since(t.FinishedAt) {
 				return fmt.Sprintf("container %s terminated with exit code %d", c.Name, t.ExitCode)
 			}
-			if t := c.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 && since(t.FinishedAt.Time) {
+			if t := c.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 && since(t.FinishedAt) {
 				return fmt.Sprintf("container %s restarted after exiting with code %d at %s", c.Name, t.ExitCode, t.FinishedAt.UTC().Format(time.RFC3339))
 			}
 		}
 	}
 	return ""
+}
+
+// agentStart is when the Pod's agent sidecar (the restartable init
+// container with a RestartAllContainers rule) last started, if it runs.
+func agentStart(pod *corev1.Pod) (time.Time, bool) {
+	i := sidecar.Index(pod.Spec)
+	if i < 0 {
+		return time.Time{}, false
+	}
+	name := pod.Spec.InitContainers[i].Name
+	for _, c := range pod.Status.InitContainerStatuses {
+		if c.Name == name && c.State.Running != nil && !c.State.Running.StartedAt.IsZero() {
+			return c.State.Running.StartedAt.Time, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // EndsJob reports whether the Pod's failure ends its Job rather than its

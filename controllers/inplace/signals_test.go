@@ -8,6 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 )
 
 func TestEndsJob(t *testing.T) {
@@ -70,53 +73,68 @@ func TestEndsJob(t *testing.T) {
 	}
 }
 
+// Every sign is dated against the start of the Pod's agent, by the same
+// node clock; the controller's own clock plays no part.
 func TestFailureSignal(t *testing.T) {
-	synced := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	before, after := metav1.NewTime(synced.Add(-time.Second)), metav1.NewTime(synced.Add(time.Second))
-	withContainer := func(cs corev1.ContainerStatus) *corev1.Pod {
-		return &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{cs}}}
+	// Node time: the agent started at agentUp and joined the Pod's epoch.
+	agentUp := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	before, after := metav1.NewTime(agentUp.Add(-time.Second)), metav1.NewTime(agentUp.Add(time.Second))
+	pod := func(agentRunning bool, mutate func(*corev1.PodStatus)) *corev1.Pod {
+		p := &corev1.Pod{Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})},
+			Containers:     []corev1.Container{{Name: "worker"}},
+		}}
+		agent := corev1.ContainerStatus{Name: agentspec.ContainerName}
+		if agentRunning {
+			agent.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(agentUp)}
+		}
+		p.Status.InitContainerStatuses = []corev1.ContainerStatus{agent}
+		if mutate != nil {
+			mutate(&p.Status)
+		}
+		return p
 	}
-	restarting := func(at metav1.Time) *corev1.Pod {
-		return &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
-			{Type: PodConditionAllContainersRestarting, Status: corev1.ConditionTrue, LastTransitionTime: at},
-		}}}
+	restarting := func(at metav1.Time) func(*corev1.PodStatus) {
+		return func(s *corev1.PodStatus) {
+			s.Conditions = []corev1.PodCondition{{Type: PodConditionAllContainersRestarting, Status: corev1.ConditionTrue, LastTransitionTime: at}}
+		}
+	}
+	worker := func(cs corev1.ContainerStatus) func(*corev1.PodStatus) {
+		return func(s *corev1.PodStatus) { cs.Name = "worker"; s.ContainerStatuses = []corev1.ContainerStatus{cs} }
 	}
 	exited := func(code int32, reason string, at metav1.Time) corev1.ContainerStatus {
-		return corev1.ContainerStatus{Name: "worker", LastTerminationState: corev1.ContainerState{
+		return corev1.ContainerStatus{LastTerminationState: corev1.ContainerState{
 			Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, FinishedAt: at}}}
 	}
+	terminated := func(code int32, at metav1.Time) corev1.ContainerStatus {
+		return corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: at}}}
+	}
 	cases := map[string]struct {
-		pod      *corev1.Pod
-		syncedAt time.Time
-		want     bool
+		pod  *corev1.Pod
+		want bool
 	}{
-		"a running Pod":                             {pod: &corev1.Pod{}, syncedAt: synced},
-		"restarting since the sync":                 {pod: restarting(after), syncedAt: synced, want: true},
-		"the restart that led to the sync, late":    {pod: restarting(before), syncedAt: synced},
-		"restarting, set in the second of the sync": {pod: restarting(metav1.NewTime(synced)), syncedAt: synced},
-		"the worker exited in the second of the sync": {
-			pod: withContainer(corev1.ContainerStatus{Name: "worker", State: corev1.ContainerState{
-				Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, FinishedAt: metav1.NewTime(synced)}}}),
-			syncedAt: synced, want: true,
-		},
-		"the worker just exited 1": {
-			pod: withContainer(corev1.ContainerStatus{Name: "worker", State: corev1.ContainerState{
-				Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, FinishedAt: after}}}),
-			syncedAt: synced, want: true,
-		},
-		"the worker restarted after exiting 1 since the sync":  {pod: withContainer(exited(1, "Error", after)), syncedAt: synced, want: true},
-		"the worker restarted after exiting 1 before the sync": {pod: withContainer(exited(1, "Error", before)), syncedAt: synced},
-		"killed for a restart: no time, no sign":               {pod: withContainer(exited(137, ReasonRestartingAllContainers, metav1.Time{})), syncedAt: synced},
-		"waiting to restart: no time, no sign": {
-			pod: withContainer(corev1.ContainerStatus{Name: "jobset-agent", State: corev1.ContainerState{
-				Waiting: &corev1.ContainerStateWaiting{Reason: ReasonRestartingAllContainers}}}),
-			syncedAt: synced,
-		},
-		"sync time unknown: any dated sign": {pod: withContainer(exited(1, "Error", before)), want: true},
+		"a running Pod":                                       {pod: pod(true, nil)},
+		"restarting since its agent started":                  {pod: pod(true, restarting(after)), want: true},
+		"the restart that started the agent, reported late":   {pod: pod(true, restarting(before))},
+		"restarting, set in the second the agent started":     {pod: pod(true, restarting(metav1.NewTime(agentUp)))},
+		"the worker exited 1 in the second the agent started": {pod: pod(true, worker(terminated(1, metav1.NewTime(agentUp)))), want: true},
+		"the worker just exited 1":                            {pod: pod(true, worker(terminated(1, after))), want: true},
+		"the worker restarted after exiting 1 since":          {pod: pod(true, worker(exited(1, "Error", after))), want: true},
+		"the worker's exit that restarted the Pod":            {pod: pod(true, worker(exited(1, "Error", before)))},
+		"killed for a restart: no time, no sign":              {pod: pod(true, worker(exited(137, ReasonRestartingAllContainers, metav1.Time{})))},
+		"the agent is not running: no reference, no sign":     {pod: pod(false, worker(exited(1, "Error", after)))},
+		"no agent at all":                                     {pod: &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: PodConditionAllContainersRestarting, Status: corev1.ConditionTrue}}}}},
+		// Issue 15 item 3: with the controller's sync time as the
+		// reference, a node clock 2 s ahead dated the restart that led to
+		// the sync after it: a new group restart after every sync.
+		"a node clock ahead of the controller's changes nothing": {pod: pod(true, func(s *corev1.PodStatus) {
+			worker(exited(1, "Error", before))(s)
+			restarting(metav1.NewTime(agentUp.Add(-2 * time.Second)))(s)
+		})},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := FailureSignal(tc.pod, tc.syncedAt); (got != "") != tc.want {
+			if got := FailureSignal(tc.pod); (got != "") != tc.want {
 				t.Errorf("FailureSignal = %q, want a sign: %v", got, tc.want)
 			}
 		})

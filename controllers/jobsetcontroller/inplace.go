@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -175,7 +174,7 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 			Failed:        pod.Status.Phase == corev1.PodFailed,
 			Deleting:      pod.DeletionTimestamp != nil,
 			EndsJob:       doomedJobs[job],
-			FailureSignal: inplace.FailureSignal(pod, lastSyncTime(js)),
+			FailureSignal: inplace.FailureSignal(pod),
 		})
 	}
 	return s
@@ -228,16 +227,6 @@ func restartsUsed(js *jobset.JobSet) int32 {
 	return js.Status.RestartsCountTowardsMax + js.Status.InPlaceRestarts
 }
 
-// lastSyncTime is when the group last synced: the InPlaceRestarting
-// condition turns False then. Zero when unknown.
-func lastSyncTime(js *jobset.JobSet) time.Time {
-	c := meta.FindStatusCondition(js.Status.Conditions, string(jobset.JobSetInPlaceRestarting))
-	if c == nil || c.Status != metav1.ConditionFalse {
-		return time.Time{}
-	}
-	return c.LastTransitionTime.Time
-}
-
 // applyEpochs records an epoch decision in the status, with its condition,
 // events and metrics.
 func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
@@ -282,8 +271,7 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 }
 
 // markSynced sets InPlaceRestarting False with a transition time of now,
-// even when it was False already: that time is when the group last synced,
-// which fast failure detection compares container terminations with.
+// even when it was False already: that time is when the group last synced.
 func (u *statusUpdate) markSynced(reason, message string) {
 	meta.RemoveStatusCondition(&u.js.Status.Conditions, string(jobset.JobSetInPlaceRestarting))
 	u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionFalse, reason, message)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -53,8 +56,9 @@ var _ = Describe("In-place restart", func() {
 					Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: strconv.Itoa(first + i)},
 				},
 				Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers:    []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}},
+					RestartPolicy:  corev1.RestartPolicyNever,
+					InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "registry.k8s.io/pause:3.10"})},
+					Containers:     []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}},
 				},
 			}
 			if epoch != "" {
@@ -208,8 +212,15 @@ var _ = Describe("In-place restart", func() {
 	It("deprecates at once when a container of a synced Pod terminated non-zero", func() {
 		js := create(workers(1, 2, 3).Obj())
 		pods := syncedAtOne(js, 2)
+		// Dated by the node against its agent's start, never against the
+		// controller's clock.
+		agentStarted := metav1.NewTime(time.Now().Add(-time.Minute))
 		kubeletReports(pods[1], func(s *corev1.PodStatus) {
 			s.Phase = corev1.PodRunning
+			s.InitContainerStatuses = []corev1.ContainerStatus{{
+				Name: agentspec.ContainerName, Image: "registry.k8s.io/pause:3.10",
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: agentStarted}},
+			}}
 			s.ContainerStatuses = []corev1.ContainerStatus{{
 				Name: "worker", Image: "registry.k8s.io/pause:3.10",
 				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error", FinishedAt: metav1.Now()}},
@@ -372,11 +383,11 @@ var _ = Describe("In-place restart", func() {
 	It("ignores a Pod that joined a gather and failed before the sync: its replacement was the member", func() {
 		js := create(workers(1, 2, 3).Obj())
 		pods := syncedAtOne(js, 2)
-		agentJoins(pods[0], "2")
-		eventuallyEpochs(js, 1, 1)
 		agentJoins(pods[1], "2")
+		eventuallyEpochs(js, 1, 1)
 		kubeletReports(pods[1], func(s *corev1.PodStatus) { s.Phase = corev1.PodFailed; s.Reason = "Evicted" })
 		replacement := startPodsFrom(js, 1, "2")[0] // at the evicted Pod's index
+		agentJoins(pods[0], "2")
 		eventuallyEpochs(js, 2, 1)
 		noStatusWrite(js, pods[0], replacement)
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(BeEquivalentTo(1))
