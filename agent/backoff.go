@@ -34,6 +34,12 @@ const unreachableMax = 2 * time.Second
 type backoff struct {
 	base, max time.Duration
 	attempt   int
+	// unreachable: the last error was no answer at all. The first answer
+	// after an outage starts a fresh backoff: the attempts that failed
+	// while nothing answered say nothing about the server now back (which
+	// answers 429 while its storage initialises), and would otherwise make
+	// that first wait up to the 30 s cap.
+	unreachable bool
 	// jitter returns a number in [0, 1); sleep waits or returns ctx's error.
 	jitter func() float64
 	sleep  func(context.Context, time.Duration) error
@@ -49,8 +55,7 @@ func (b *backoff) delay(err error) time.Duration {
 	if b.attempt < 20 { // 100ms << 20 is far above max
 		bound = min(b.max, b.base<<b.attempt)
 	}
-	var answered *kubeclient.StatusError
-	if !errors.As(err, &answered) {
+	if !answered(err) {
 		bound = min(bound, unreachableMax)
 	}
 	d := time.Duration(b.jitter() * float64(bound))
@@ -66,14 +71,25 @@ func (b *backoff) rewatch(ctx context.Context) error {
 	return b.sleep(ctx, time.Duration(b.jitter()*float64(rewatchSpread)))
 }
 
+// answered reports whether err is the API server's answer, not the
+// absence of one.
+func answered(err error) bool {
+	var status *kubeclient.StatusError
+	return errors.As(err, &status)
+}
+
 // wait sleeps before the next retry after err.
 func (b *backoff) wait(ctx context.Context, err error) error {
+	if b.unreachable && answered(err) {
+		b.attempt = 0
+	}
+	b.unreachable = !answered(err)
 	d := b.delay(err)
 	b.attempt++
 	return b.sleep(ctx, d)
 }
 
-func (b *backoff) reset() { b.attempt = 0 }
+func (b *backoff) reset() { b.attempt, b.unreachable = 0, false }
 
 func sleepContext(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

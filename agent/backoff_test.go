@@ -57,3 +57,20 @@ func TestBackoffRewatchIsJittered(t *testing.T) {
 		}
 	}
 }
+
+// TestBackoffAfterAnOutage: the first answer of an API server that comes
+// back (429 while its storage initialises) is retried after its
+// Retry-After, not after the 30 s bound the outage's failed attempts grew.
+func TestBackoffAfterAnOutage(t *testing.T) {
+	var asked []time.Duration
+	b := newBackoff()
+	b.jitter = func() float64 { return 0.5 }
+	b.sleep = func(_ context.Context, d time.Duration) error { asked = append(asked, d); return nil }
+	for range 20 {
+		_ = b.wait(context.Background(), errors.New("connection refused"))
+	}
+	_ = b.wait(context.Background(), &kubeclient.StatusError{Code: 429, RetryAfter: time.Second})
+	if got, want := asked[len(asked)-1], time.Second+50*time.Millisecond; got != want {
+		t.Errorf("first retry after the API server answered again: %v, want %v (Retry-After + a fresh backoff)", got, want)
+	}
+}
