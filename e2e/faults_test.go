@@ -124,7 +124,8 @@ var _ = Describe("Rolling upgrade", Serial, Label("faults"), func() {
 		upgraded := time.Since(rolled)
 		stop := created()
 		report("fault=rolling-upgrade", r)
-		GinkgoWriter.Printf("rollout of both Deployments took %.1f s; %d JobSets created meanwhile\n", upgraded.Seconds(), stop)
+		AddReportEntry("rollout", ReportEntryVisibilityAlways,
+			fmt.Sprintf("both Deployments rolled in %.1f s; %d JobSets created meanwhile, none refused", upgraded.Seconds(), stop))
 		Expect(failures()).To(BeEmpty(), "admission failures a kubectl-like client saw during the rollout")
 		Expect(stop).To(BeNumerically(">", 0))
 		By("no lost status: the group's status is whole after the rollout")

@@ -18,7 +18,7 @@ cluster_with_images
 target="${1:-//e2e:e2e_test}"
 status=0
 bazel_cmd test "$target" --test_output=streamed --test_timeout=1800 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \
-  --test_env=KUBECONFIG="$kubeconfig" --test_env=INSTALL_YAML=images/install.yaml || status=$?
+  --test_env=KUBECONFIG="$kubeconfig" --test_env=INSTALL_YAML=images/install.yaml "${cluster_env[@]}" || status=$?
 
 package="${target#//}"; package="${package%%:*}"
 log="bazel-testlogs/${package}/${target##*:}/test.log"

@@ -101,7 +101,6 @@ type Runner struct {
 	lock   resourcelock.Interface
 	api    rest.Interface
 	synced atomic.Bool
-	leader atomic.Bool
 }
 
 // New checks the configuration and creates the lock with this process's
@@ -152,9 +151,6 @@ func New(cfg *rest.Config, c Config) (*Runner, error) {
 
 // Identity is this process's identity in the lease.
 func (r *Runner) Identity() string { return r.lock.Identity() }
-
-// Leading reports whether the current term holds the lease.
-func (r *Runner) Leading() bool { return r.leader.Load() }
 
 // Ready is a readyz check: the current term's caches are synced.
 func (r *Runner) Ready(*http.Request) error {
@@ -225,7 +221,6 @@ func (r *Runner) runTerm(ctx context.Context, term int) (reason string, err erro
 	go func() {
 		select {
 		case <-mgr.Elected():
-			r.leader.Store(true)
 			ctrl.Log.WithName("leadership").Info("Leading", "term", term, "identity", r.Identity())
 		case <-termCtx.Done():
 		}
@@ -233,7 +228,6 @@ func (r *Runner) runTerm(ctx context.Context, term int) (reason string, err erro
 	go r.watchAPIServer(termCtx, cancel)
 
 	err = mgr.Start(termCtx)
-	r.leader.Store(false)
 	r.synced.Store(false)
 	// controller-runtime says "leader election lost" in words only.
 	switch cause := context.Cause(termCtx); {

@@ -11,10 +11,21 @@
 #   tools/cluster/cluster.sh down                 stop every process it started, by PID
 #   tools/cluster/cluster.sh kubeconfig           print the host kubeconfig's path
 #   tools/cluster/cluster.sh exec CMD...          run CMD inside the namespace
+#   tools/cluster/cluster.sh stop COMPONENT       stop one process (SIGTERM, SIGKILL after 10 s)
+#   tools/cluster/cluster.sh kill COMPONENT       crash one process (SIGKILL)
+#   tools/cluster/cluster.sh start COMPONENT      start it again, with the flags of `up`
+#   tools/cluster/cluster.sh pid COMPONENT        print its PID
+#
+# stop and kill return once the process is gone, so that a start after
+# them never meets its predecessor (ports, etcd's lock); the fault specs of
+# the end-to-end suite use them to take the API server or etcd away.
+# COMPONENT: etcd kube-apiserver kube-controller-manager kube-scheduler
+# containerd kubelet kube-proxy coredns nsforward.
 #
 # State lives in $JOBSET_CLUSTER_DIR (default /tmp/jobset-cluster); binaries
 # come from tools/kubebin/build.sh and tools/cluster/build.sh.
 set -euo pipefail
+SELF=$(realpath "$0")
 cd "$(dirname "$0")/../.."
 
 C="${JOBSET_CLUSTER_DIR:-/tmp/jobset-cluster}"
@@ -44,7 +55,9 @@ start() { # name cmd...: a process inside the namespace
 start_on_host() { # name cmd...
   local name=$1; shift
   running "$name" && return 0
-  nohup "$@" >"$C/log/$name.log" 2>&1 &
+  # A session of its own: a process started by a test (`start`) must
+  # outlive the test, whose runner kills the test's process group.
+  nohup setsid "$@" >>"$C/log/$name.log" 2>&1 &
   echo $! >"$C/pids/$name.pid"
 }
 
@@ -255,48 +268,80 @@ import_images() { # tar...
   done
 }
 
+# start_component starts one process of the cluster with its flags (binaries,
+# the namespace and the configuration must be there: `up` makes them).
+start_component() { # name
+  local k="$KUBEBIN"
+  case "$1" in
+    etcd)
+      start etcd "$k/etcd" --name jobset-cluster --data-dir "$C/etcd" \
+        --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+        --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
+        --initial-cluster jobset-cluster=http://127.0.0.1:2380 --unsafe-no-fsync --log-level warn ;;
+    containerd)
+      start containerd /usr/bin/containerd --config "$C/containerd.toml" ;;
+    kube-apiserver)
+      # The API server reaches the kubelet (logs, exec, port-forward) at the
+      # Node's InternalIP, which the kubelet's --node-ip sets: by default it
+      # prefers the Hostname, jobset-node, which no DNS it can ask resolves.
+      # Without --kubelet-certificate-authority it does not verify the kubelet's
+      # self-signed serving certificate, and the kubelet (anonymous,
+      # AlwaysAllow) asks it for no client certificate: both ends are reachable
+      # only inside the namespace.
+      start kube-apiserver "$k/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 \
+        --bind-address=0.0.0.0 --advertise-address="$NODE_IP" --secure-port="$API_PORT" \
+        --cert-dir="$C/pki/apiserver" --token-auth-file="$C/pki/tokens.csv" --authorization-mode=Node,RBAC \
+        --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+        --service-account-key-file="$C/pki/sa.pub" --service-account-signing-key-file="$C/pki/sa.key" \
+        --service-cluster-ip-range="$SERVICE_CIDR" --allow-privileged=true \
+        --kubelet-preferred-address-types=InternalIP ;;
+    nsforward)
+      start_on_host nsforward "$CLUSTERBIN/nsforward" -netns "$C/ns/net" -listen "$HOST_API" -target "$NODE_IP:$API_PORT" ;;
+    kube-controller-manager)
+      start kube-controller-manager "$k/kube-controller-manager" --kubeconfig="$C/kcm.kubeconfig" \
+        --authentication-kubeconfig="$C/kcm.kubeconfig" --authorization-kubeconfig="$C/kcm.kubeconfig" \
+        --bind-address=127.0.0.1 --leader-elect=false --use-service-account-credentials=true \
+        --service-account-private-key-file="$C/pki/sa.key" --root-ca-file="$C/pki/apiserver/apiserver.crt" ;;
+    kube-scheduler)
+      start kube-scheduler "$k/kube-scheduler" --kubeconfig="$C/scheduler.kubeconfig" \
+        --authentication-kubeconfig="$C/scheduler.kubeconfig" --authorization-kubeconfig="$C/scheduler.kubeconfig" \
+        --bind-address=127.0.0.1 --leader-elect=false ;;
+    kubelet)
+      start kubelet "$k/kubelet" --config="$C/kubelet.yaml" --kubeconfig="$C/kubelet.kubeconfig" \
+        --root-dir="$C/kubelet" --node-ip="$NODE_IP" --hostname-override="$NODE_NAME" ;;
+    kube-proxy)
+      start kube-proxy "$k/kube-proxy" --config="$C/kube-proxy.yaml" ;;
+    coredns)
+      start coredns "$CLUSTERBIN/coredns" -conf "$C/Corefile" ;;
+    *) die "unknown component $1" ;;
+  esac
+}
+
 up() {
   binaries
   create_namespace
   generate_config
+  # `start` reuses them without building (tests run it with another HOME).
+  printf 'KUBEBIN=%q\nCLUSTERBIN=%q\n' "$KUBEBIN" "$CLUSTERBIN" >"$C/binaries.env"
   local k="$KUBEBIN"
 
-  start etcd "$k/etcd" --name jobset-cluster --data-dir "$C/etcd" \
-    --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
-    --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
-    --initial-cluster jobset-cluster=http://127.0.0.1:2380 --unsafe-no-fsync --log-level warn
-  start containerd /usr/bin/containerd --config "$C/containerd.toml"
+  start_component etcd
+  start_component containerd
   wait_for etcd 60 in_ns curl -sf http://127.0.0.1:2379/health
-  # The API server reaches the kubelet (logs, exec, port-forward) at the
-  # Node's InternalIP, which the kubelet's --node-ip sets: by default it
-  # prefers the Hostname, jobset-node, which no DNS it can ask resolves.
-  # Without --kubelet-certificate-authority it does not verify the kubelet's
-  # self-signed serving certificate, and the kubelet (anonymous,
-  # AlwaysAllow) asks it for no client certificate: both ends are reachable
-  # only inside the namespace.
-  start kube-apiserver "$k/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 \
-    --bind-address=0.0.0.0 --advertise-address="$NODE_IP" --secure-port="$API_PORT" \
-    --cert-dir="$C/pki/apiserver" --token-auth-file="$C/pki/tokens.csv" --authorization-mode=Node,RBAC \
-    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file="$C/pki/sa.pub" --service-account-signing-key-file="$C/pki/sa.key" \
-    --service-cluster-ip-range="$SERVICE_CIDR" --allow-privileged=true \
-    --kubelet-preferred-address-types=InternalIP
-  start_on_host nsforward "$CLUSTERBIN/nsforward" -netns "$C/ns/net" -listen "$HOST_API" -target "$NODE_IP:$API_PORT"
+  start_component kube-apiserver
+  start_component nsforward
   wait_for containerd 60 in_ns ctr --address "$C/run/containerd.sock" version
   import_images "$CLUSTERBIN/pause.tar" "$@"
   wait_for kube-apiserver 120 kc get --raw /readyz
 
-  start kube-controller-manager "$k/kube-controller-manager" --kubeconfig="$C/kcm.kubeconfig" \
-    --authentication-kubeconfig="$C/kcm.kubeconfig" --authorization-kubeconfig="$C/kcm.kubeconfig" \
-    --bind-address=127.0.0.1 --leader-elect=false --use-service-account-credentials=true \
-    --service-account-private-key-file="$C/pki/sa.key" --root-ca-file="$C/pki/apiserver/apiserver.crt"
-  start kube-scheduler "$k/kube-scheduler" --kubeconfig="$C/scheduler.kubeconfig" \
-    --authentication-kubeconfig="$C/scheduler.kubeconfig" --authorization-kubeconfig="$C/scheduler.kubeconfig" \
-    --bind-address=127.0.0.1 --leader-elect=false
-  start kubelet "$k/kubelet" --config="$C/kubelet.yaml" --kubeconfig="$C/kubelet.kubeconfig" \
-    --root-dir="$C/kubelet" --node-ip="$NODE_IP" --hostname-override="$NODE_NAME"
-  start kube-proxy "$k/kube-proxy" --config="$C/kube-proxy.yaml"
-  start coredns "$CLUSTERBIN/coredns" -conf "$C/Corefile"
+  start_component kube-controller-manager
+  start_component kube-scheduler
+  start_component kubelet
+  start_component kube-proxy
+  start_component coredns
+  # Starts components again for `start` (see there).
+  [ -p "$C/run/starter.fifo" ] || mkfifo "$C/run/starter.fifo"
+  start_on_host starter "$SELF" starter
   wait_for "node $NODE_NAME" 120 node_ready
   wait_for "default ServiceAccount" 60 kc get serviceaccount default -n default
   wait_for "cluster DNS" 60 in_ns curl -sf http://127.0.0.1:8181/ready
@@ -304,21 +349,34 @@ up() {
   log "up; KUBECONFIG=$C/host.kubeconfig"
 }
 
-stop() { # name
-  local f="$C/pids/$1.pid"
+stop() { # name [signal]: returns once the process is gone
+  local f="$C/pids/$1.pid" signal=${2:-TERM}
   [ -f "$f" ] || return 0
   local pid; pid=$(cat "$f")
   if kill -0 "$pid" 2>/dev/null; then
-    kill "$pid"
+    kill "-$signal" "$pid"
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -9 "$pid"
+      # Gone means reaped or a zombie; neither holds a port or a lock.
+      while kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" != Z ]; do sleep 0.05; done
+    fi
   fi
   rm -f "$f"
 }
 
+# component checks a name given on the command line.
+component() { # name
+  case "$1" in
+    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|containerd|kubelet|kube-proxy|coredns|nsforward) ;;
+    *) echo "unknown component '$1'" >&2; exit 2 ;;
+  esac
+  [ -d "$C/pids" ] || die "no cluster in $C"
+}
+
 down() {
   [ -d "$C" ] || return 0
-  stop coredns; stop kube-proxy; stop kube-scheduler; stop kube-controller-manager; stop kubelet
+  stop starter; stop coredns; stop kube-proxy; stop kube-scheduler; stop kube-controller-manager; stop kubelet
   if [ -S "$C/run/containerd.sock" ] && running containerd; then
     local ctr=(in_ns ctr --address "$C/run/containerd.sock" -n k8s.io) t
     for t in $("${ctr[@]}" tasks ls -q 2>/dev/null); do "${ctr[@]}" tasks kill -s SIGKILL "$t" >/dev/null 2>&1 || true; done
@@ -346,5 +404,31 @@ case "${1:-}" in
   down) down ;;
   kubeconfig) echo "$C/host.kubeconfig" ;;
   exec) shift; in_ns "$@" ;;
-  *) echo "usage: $0 up [image.tar ...] | down | kubeconfig | exec CMD..." >&2; exit 2 ;;
+  stop) component "${2:-}"; stop "$2"; log "$2 stopped" ;;
+  kill) component "${2:-}"; stop "$2" KILL; log "$2 killed" ;;
+  start)
+    component "${2:-}"
+    running "$2" && die "$2 is running (pid $(cat "$C/pids/$2.pid"))"
+    if running starter; then
+      # Started by the starter, not by us: a test runner (Bazel's
+      # process-wrapper is a subreaper) kills every process its test left.
+      echo "$2" >"$C/run/starter.fifo"
+      deadline=$(( $(date +%s) + 30 ))
+      until running "$2"; do
+        [ "$(date +%s)" -lt "$deadline" ] || die "the starter did not start $2; see $C/log/starter.log"
+        sleep 0.05
+      done
+    else
+      source "$C/binaries.env"
+      start_component "$2"
+    fi
+    log "$2 started (pid $(cat "$C/pids/$2.pid"))" ;;
+  starter) # internal: what `up` leaves running for `start`
+    source "$C/binaries.env"
+    while true; do
+      read -r name <"$C/run/starter.fifo" || continue
+      [ -n "$name" ] && start_component "$name" && log "started $name (pid $(cat "$C/pids/$name.pid"))"
+    done ;;
+  pid) component "${2:-}"; running "$2" || die "$2 is not running"; cat "$C/pids/$2.pid" ;;
+  *) echo "usage: $0 up [image.tar ...] | down | kubeconfig | exec CMD... | stop|kill|start|pid COMPONENT" >&2; exit 2 ;;
 esac

@@ -4,7 +4,9 @@
 # sets $kubeconfig: $KUBECONFIG when set (that cluster must already hold
 # the images), otherwise the local cluster, brought up with the images
 # imported and torn down when the calling script exits (unless
-# KEEP_CLUSTER=1).
+# KEEP_CLUSTER=1); then $cluster_env also holds the test environment of
+# the suite's control-plane fault specs (cluster.sh's path and directory),
+# which stop and start that cluster's processes.
 source tools/bazel/bazel.sh
 
 cluster_with_images() {
@@ -17,9 +19,12 @@ cluster_with_images() {
   bazel_cmd build "${targets[@]}" //images:install >&2
 
   kubeconfig="${KUBECONFIG:-}"
+  cluster_env=()
   if [ -z "$kubeconfig" ]; then
     [ "${KEEP_CLUSTER:-}" = 1 ] || trap 'tools/cluster/cluster.sh down' EXIT
     tools/cluster/cluster.sh up "${tars[@]}"
     kubeconfig=$(tools/cluster/cluster.sh kubeconfig)
+    cluster_env=(--test_env=JOBSET_CLUSTER_SH="$PWD/tools/cluster/cluster.sh"
+      --test_env=JOBSET_CLUSTER_DIR="${JOBSET_CLUSTER_DIR:-/tmp/jobset-cluster}")
   fi
 }
