@@ -293,4 +293,43 @@ var _ = Describe("JobSet admission", func() {
 		js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "b"}
 		Expect(k8sClient.Patch(ctx, js, patch)).To(MatchError(ContainSubstring("replicatedJobs are immutable")))
 	})
+
+	// Kueue evicts or preempts a running JobSet with one update that sets
+	// suspend and restores the Pod templates' scheduling directives it
+	// injected on admission (community JobSet admits template changes when
+	// either the old or the new object is suspended: pkg/webhooks/jobset_webhook.go
+	// of v0.12.0, ValidateUpdate).
+	It("admits Kueue's single suspend-and-restore update of a running JobSet", func() {
+		js := wrappers.MakeJobSet("trainer", ns).Suspend(true).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+
+		By("Kueue admits it: resumes it and injects the flavor's directives in one update")
+		js.Spec.Suspend = ptr.To(false)
+		pod := &js.Spec.ReplicatedJobs[0].Template.Spec.Template
+		pod.Labels = map[string]string{"kueue.x-k8s.io/podset": "workers"}
+		pod.Spec.NodeSelector = map[string]string{"pool": "a"}
+		pod.Spec.Tolerations = []corev1.Toleration{{Key: "pool", Operator: corev1.TolerationOpExists}}
+		Expect(k8sClient.Update(ctx, js)).To(Succeed())
+
+		By("Kueue evicts it: suspends it and restores the original template in one update")
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), js)).To(Succeed())
+		js.Spec.Suspend = ptr.To(true)
+		pod = &js.Spec.ReplicatedJobs[0].Template.Spec.Template
+		pod.Labels, pod.Spec.NodeSelector, pod.Spec.Tolerations = nil, nil, nil
+		Expect(k8sClient.Update(ctx, js)).To(Succeed())
+
+		got := &jobset.JobSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), got)).To(Succeed())
+		Expect(got.Spec.Suspend).To(HaveValue(BeTrue()))
+		Expect(got.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.NodeSelector).To(BeEmpty())
+
+		By("suspending does not open the rest of the template")
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), js)).To(Succeed())
+		js.Spec.Suspend = ptr.To(false)
+		Expect(k8sClient.Update(ctx, js)).To(Succeed())
+		js.Spec.Suspend = ptr.To(true)
+		js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Image = "other"
+		Expect(k8sClient.Update(ctx, js)).To(MatchError(ContainSubstring("only the labels, annotations, nodeSelector")))
+	})
 })

@@ -121,14 +121,17 @@ func validateVolumeClaimPolicies(js *jobset.JobSet, spec *field.Path) field.Erro
 
 // ValidateUpdate checks an update: what Validate checks, plus the
 // immutability of replicatedJobs, except the scheduling directives of Pod
-// templates while the JobSet is suspended (what Kueue writes on admission).
+// templates when the JobSet is suspended before or after the update. Kueue
+// writes them when it admits a suspended JobSet (and resumes it), and
+// restores them in the same update that suspends a running JobSet it
+// evicts or preempts; community JobSet admits both.
 func ValidateUpdate(js, old *jobset.JobSet) field.ErrorList {
 	errs := Validate(js)
 	path := field.NewPath("spec", "replicatedJobs")
 	if len(js.Spec.ReplicatedJobs) != len(old.Spec.ReplicatedJobs) {
 		return append(errs, field.Forbidden(path, "replicatedJobs cannot be added or removed: create a new JobSet"))
 	}
-	suspended := ptr.Deref(old.Spec.Suspend, false)
+	suspended := ptr.Deref(old.Spec.Suspend, false) || ptr.Deref(js.Spec.Suspend, false)
 	for i := range js.Spec.ReplicatedJobs {
 		newRJ, oldRJ := js.Spec.ReplicatedJobs[i].DeepCopy(), old.Spec.ReplicatedJobs[i].DeepCopy()
 		if suspended {
@@ -141,7 +144,7 @@ func ValidateUpdate(js, old *jobset.JobSet) field.ErrorList {
 		if !apiequality.Semantic.DeepEqual(newRJ, oldRJ) {
 			detail := "replicatedJobs are immutable: create a new JobSet"
 			if suspended {
-				detail = "only the labels, annotations, nodeSelector, tolerations and schedulingGates of the Pod template may change, and only while the JobSet is suspended"
+				detail = "only the labels, annotations, nodeSelector, tolerations and schedulingGates of the Pod template may change, and only in an update that leaves the JobSet suspended or finds it suspended"
 			}
 			errs = append(errs, field.Forbidden(path.Index(i), detail))
 		}

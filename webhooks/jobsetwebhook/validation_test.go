@@ -283,6 +283,22 @@ func TestValidateUpdate(t *testing.T) {
 			}),
 			want: []string{"FieldValueForbidden spec.replicatedJobs[1]"},
 		},
+		"being suspended: scheduling directives may be restored in the same update (Kueue's eviction)": {
+			old: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				pod := &js.Spec.ReplicatedJobs[1].Template.Spec.Template
+				pod.Labels = map[string]string{"kueue.x-k8s.io/podset": "workers"}
+				pod.Spec.NodeSelector = map[string]string{"pool": "a"}
+				pod.Spec.Tolerations = []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}}
+			}),
+			new: suspended(),
+		},
+		"being suspended: the rest of the template may not": {
+			old: inPlace().Obj(),
+			new: mutate(suspended(), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.Containers[0].Image = "other"
+			}),
+			want: []string{"FieldValueForbidden spec.replicatedJobs[1]"},
+		},
 		"running: nothing of replicatedJobs may change": {
 			old: inPlace().Obj(),
 			new: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
