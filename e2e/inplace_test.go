@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,7 +131,14 @@ var _ = Describe("In-place group restart", func() {
 			failed := meta.FindStatusCondition(got.Status.Conditions, string(jobset.JobSetFailed))
 			g.Expect(failed).NotTo(BeNil())
 			g.Expect(failed.Reason).To(Equal(jobset.ReasonReachedMaxRestarts))
-			g.Expect(failed.Message).To(ContainSubstring("in-place group restart would exceed failurePolicy.maxRestarts"))
+			// Community JobSet's message on the condition; ours, naming
+			// in-place restarts, on the event.
+			g.Expect(failed.Message).To(Equal(jobset.MessageReachedMaxRestarts))
+			var events eventsv1.EventList
+			g.Expect(k8sClient.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
+			g.Expect(events.Items).To(ContainElement(And(
+				HaveField("Reason", jobset.ReasonReachedMaxRestarts),
+				HaveField("Note", ContainSubstring("in-place group restart would exceed failurePolicy.maxRestarts")))))
 		}).Should(Succeed())
 	})
 

@@ -36,6 +36,10 @@ type decision struct {
 	message string
 	// countsTowardMax: a restart that uses one of failurePolicy.maxRestarts.
 	countsTowardMax bool
+	// conditionReason and conditionMessage: community JobSet's wording of
+	// the condition, when it differs from reason and message
+	// (community_conditions.go).
+	conditionReason, conditionMessage string
 }
 
 func failDecision(reason, format string, args ...any) decision {
@@ -54,7 +58,7 @@ const ReasonRestarting = "Restarting"
 // policy.
 func decide(js *jobset.JobSet, children childJobs) decision {
 	if d := failurePolicyDecision(js, children.failed); d.kind != keepRunning {
-		return d
+		return withCommunityWording(js, children.failed, d)
 	}
 	if successPolicyMet(js, children.successful) {
 		return decision{kind: completeJobSet, reason: jobset.ReasonAllJobsCompleted, message: "the success policy is met"}

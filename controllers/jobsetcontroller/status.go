@@ -64,12 +64,12 @@ func (u *statusUpdate) apply(d decision) {
 	ns := u.js.Namespace
 	switch d.kind {
 	case completeJobSet:
-		u.setCondition(jobset.JobSetCompleted, metav1.ConditionTrue, d.reason, d.message)
+		u.setCondition(jobset.JobSetCompleted, metav1.ConditionTrue, d.reason, d.terminalMessage())
 		u.js.Status.TerminalState = string(jobset.JobSetCompleted)
 		u.event(corev1.EventTypeNormal, d.reason, "Complete", d.message)
 		u.recorded = append(u.recorded, func() { metrics.JobSetsCompleted.WithLabelValues(ns).Inc() })
 	case failJobSet:
-		u.setCondition(jobset.JobSetFailed, metav1.ConditionTrue, d.reason, d.message)
+		u.setCondition(jobset.JobSetFailed, metav1.ConditionTrue, d.reason, d.terminalMessage())
 		u.js.Status.TerminalState = string(jobset.JobSetFailed)
 		u.event(corev1.EventTypeWarning, d.reason, "Fail", d.message)
 		u.recorded = append(u.recorded, func() { metrics.JobSetsFailed.WithLabelValues(ns, d.reason).Inc() })
@@ -84,6 +84,7 @@ func (u *statusUpdate) apply(d decision) {
 		u.event(corev1.EventTypeWarning, d.reason, "Restart", d.message)
 		u.recorded = append(u.recorded, func() { metrics.JobSetRestarts.WithLabelValues(ns).Inc() })
 	}
+	u.setRestartingJobSet(d)
 }
 
 // setRestarting moves the Restarting condition of a full restart; it is
@@ -111,13 +112,15 @@ func (u *statusUpdate) setStartupPolicy(inOrderPending bool) {
 	}
 	if inOrderPending {
 		u.setCondition(jobset.JobSetStartupPolicyInProgress, metav1.ConditionTrue, jobset.ReasonStartupPolicyInProgress,
-			"in order startup policy is in progress: each replicatedJob starts once the previous one is ready")
+			jobset.MessageStartupPolicyInProgress)
 		return
 	}
-	u.setCondition(jobset.JobSetStartupPolicyInProgress, metav1.ConditionFalse, jobset.ReasonStartupPolicyCompleted,
-		"in order startup policy has completed")
+	// As community JobSet: the in-progress condition turns False and
+	// keeps its reason and message.
+	u.setCondition(jobset.JobSetStartupPolicyInProgress, metav1.ConditionFalse, jobset.ReasonStartupPolicyInProgress,
+		jobset.MessageStartupPolicyInProgress)
 	u.setCondition(jobset.JobSetStartupPolicyCompleted, metav1.ConditionTrue, jobset.ReasonStartupPolicyCompleted,
-		"in order startup policy has completed")
+		jobset.MessageStartupPolicyCompleted)
 }
 
 // setSuspended mirrors spec.suspend in the Suspended condition.
@@ -126,7 +129,7 @@ func (u *statusUpdate) setSuspended() {
 		// An event for the transition only: a spec change while suspended
 		// moves the condition's observedGeneration, not the state.
 		wasSuspended := meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetSuspended))
-		u.setCondition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "the JobSet is suspended")
+		u.setCondition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, jobset.MessageSuspended)
 		if !wasSuspended {
 			u.event(corev1.EventTypeNormal, jobset.ReasonSuspended, "Suspend", "suspended every child Job")
 			u.markRegathering("the JobSet is suspended")
@@ -134,7 +137,7 @@ func (u *statusUpdate) setSuspended() {
 		return
 	}
 	if meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetSuspended)) {
-		u.setCondition(jobset.JobSetSuspended, metav1.ConditionFalse, jobset.ReasonResumed, "the JobSet is resumed")
+		u.setCondition(jobset.JobSetSuspended, metav1.ConditionFalse, jobset.ReasonResumed, jobset.MessageResumed)
 		u.event(corev1.EventTypeNormal, jobset.ReasonResumed, "Resume", "resumed every child Job")
 	}
 }

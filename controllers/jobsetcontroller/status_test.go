@@ -122,7 +122,7 @@ func TestStatusUpdateApply(t *testing.T) {
 			d:  decision{kind: completeJobSet, reason: jobset.ReasonAllJobsCompleted, message: "the success policy is met"},
 			wantStatus: jobset.JobSetStatus{
 				Conditions: []metav1.Condition{
-					condition(jobset.JobSetCompleted, metav1.ConditionTrue, jobset.ReasonAllJobsCompleted, "the success policy is met", generation, now),
+					condition(jobset.JobSetCompleted, metav1.ConditionTrue, jobset.ReasonAllJobsCompleted, "jobset completed successfully", generation, now),
 				},
 				TerminalState: string(jobset.JobSetCompleted),
 			},
@@ -134,7 +134,7 @@ func TestStatusUpdateApply(t *testing.T) {
 			d:  failDecision(jobset.ReasonReachedMaxRestarts, "reached maxRestarts %d", 2),
 			wantStatus: jobset.JobSetStatus{
 				Conditions: []metav1.Condition{
-					condition(jobset.JobSetFailed, metav1.ConditionTrue, jobset.ReasonReachedMaxRestarts, "reached maxRestarts 2", generation, now),
+					condition(jobset.JobSetFailed, metav1.ConditionTrue, jobset.ReasonReachedMaxRestarts, "jobset failed due to reaching max number of restarts", generation, now),
 				},
 				Restarts: 2, RestartsCountTowardsMax: 1,
 				TerminalState: string(jobset.JobSetFailed),
@@ -148,6 +148,7 @@ func TestStatusUpdateApply(t *testing.T) {
 			wantStatus: jobset.JobSetStatus{
 				Conditions: []metav1.Condition{
 					condition(jobset.JobSetRestarting, metav1.ConditionTrue, jobset.ReasonRecreatingJobs, "restart attempt 3: Job js-workers-0 failed", generation, now),
+					condition(jobset.JobSetRestartingJobSet, metav1.ConditionTrue, "DefaultFailurePolicy", "applying RestartJobSet failure policy action", generation, now),
 				},
 				Restarts: 3, RestartsCountTowardsMax: 2,
 			},
@@ -160,6 +161,7 @@ func TestStatusUpdateApply(t *testing.T) {
 			wantStatus: jobset.JobSetStatus{
 				Conditions: []metav1.Condition{
 					condition(jobset.JobSetRestarting, metav1.ConditionTrue, jobset.ReasonRecreatingJobs, "restart attempt 3: Job js-workers-0 failed", generation, now),
+					condition(jobset.JobSetRestartingJobSet, metav1.ConditionTrue, "DefaultFailurePolicy", "applying RestartJobSet failure policy action", generation, now),
 				},
 				Restarts: 3, RestartsCountTowardsMax: 1,
 			},
@@ -173,6 +175,7 @@ func TestStatusUpdateApply(t *testing.T) {
 			wantStatus: jobset.JobSetStatus{
 				Conditions: []metav1.Condition{
 					condition(jobset.JobSetRestarting, metav1.ConditionTrue, jobset.ReasonRecreatingJobs, "restart attempt 3: Job js-workers-1 failed", generation, earlier),
+					condition(jobset.JobSetRestartingJobSet, metav1.ConditionTrue, "DefaultFailurePolicy", "applying RestartJobSet failure policy action", generation, now),
 				},
 				Restarts: 3, RestartsCountTowardsMax: 2,
 			},
@@ -277,12 +280,12 @@ func TestStatusUpdateSetStartupPolicy(t *testing.T) {
 		return func(js *jobset.JobSet) { js.Spec.StartupPolicy = &jobset.StartupPolicy{StartupPolicyOrder: o} }
 	}
 	const (
-		inProgressMsg = "in order startup policy is in progress: each replicatedJob starts once the previous one is ready"
+		inProgressMsg = "in order startup policy is in progress"
 		completedMsg  = "in order startup policy has completed"
 	)
 	inProgress := condition(jobset.JobSetStartupPolicyInProgress, metav1.ConditionTrue, jobset.ReasonStartupPolicyInProgress, inProgressMsg, 1, earlier)
 	completed := condition(jobset.JobSetStartupPolicyCompleted, metav1.ConditionTrue, jobset.ReasonStartupPolicyCompleted, completedMsg, 1, earlier)
-	doneInProgress := condition(jobset.JobSetStartupPolicyInProgress, metav1.ConditionFalse, jobset.ReasonStartupPolicyCompleted, completedMsg, 1, earlier)
+	doneInProgress := condition(jobset.JobSetStartupPolicyInProgress, metav1.ConditionFalse, jobset.ReasonStartupPolicyInProgress, inProgressMsg, 1, earlier)
 	cases := map[string]struct {
 		js             *jobset.JobSet
 		pending        bool
@@ -313,7 +316,7 @@ func TestStatusUpdateSetStartupPolicy(t *testing.T) {
 		"InOrder, every replicatedJob started: no longer in progress, completed, both now": {
 			js: statusTestJobSet(order(jobset.InOrder), inProgress),
 			wantConditions: []metav1.Condition{
-				condition(jobset.JobSetStartupPolicyInProgress, metav1.ConditionFalse, jobset.ReasonStartupPolicyCompleted, completedMsg, generation, now),
+				condition(jobset.JobSetStartupPolicyInProgress, metav1.ConditionFalse, jobset.ReasonStartupPolicyInProgress, inProgressMsg, generation, now),
 				condition(jobset.JobSetStartupPolicyCompleted, metav1.ConditionTrue, jobset.ReasonStartupPolicyCompleted, completedMsg, generation, now),
 			},
 		},
@@ -334,10 +337,10 @@ func TestStatusUpdateSetSuspended(t *testing.T) {
 	suspend := func(s bool) func(*jobset.JobSet) {
 		return func(js *jobset.JobSet) { js.Spec.Suspend = ptr.To(s) }
 	}
-	suspended := condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "the JobSet is suspended", 1, earlier)
-	resumed := condition(jobset.JobSetSuspended, metav1.ConditionFalse, jobset.ReasonResumed, "the JobSet is resumed", 1, earlier)
+	suspended := condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "jobset is suspended", 1, earlier)
+	resumed := condition(jobset.JobSetSuspended, metav1.ConditionFalse, jobset.ReasonResumed, "jobset is resumed", 1, earlier)
 	// Written earlier at the current generation: nothing about it moves.
-	suspendedNow := condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "the JobSet is suspended", generation, earlier)
+	suspendedNow := condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "jobset is suspended", generation, earlier)
 	cases := map[string]struct {
 		js             *jobset.JobSet
 		wantConditions []metav1.Condition
@@ -349,7 +352,7 @@ func TestStatusUpdateSetSuspended(t *testing.T) {
 		"suspended: True now, with an event": {
 			js: statusTestJobSet(suspend(true)),
 			wantConditions: []metav1.Condition{
-				condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "the JobSet is suspended", generation, now),
+				condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "jobset is suspended", generation, now),
 			},
 			wantEvents: []event{{corev1.EventTypeNormal, jobset.ReasonSuspended, "Suspend", "suspended every child Job"}},
 		},
@@ -360,13 +363,13 @@ func TestStatusUpdateSetSuspended(t *testing.T) {
 		"still suspended, spec changed since: observedGeneration moves, no second event": {
 			js: statusTestJobSet(suspend(true), suspended),
 			wantConditions: []metav1.Condition{
-				condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "the JobSet is suspended", generation, earlier),
+				condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "jobset is suspended", generation, earlier),
 			},
 		},
 		"resumed: False now, with an event": {
 			js: statusTestJobSet(suspend(false), suspended),
 			wantConditions: []metav1.Condition{
-				condition(jobset.JobSetSuspended, metav1.ConditionFalse, jobset.ReasonResumed, "the JobSet is resumed", generation, now),
+				condition(jobset.JobSetSuspended, metav1.ConditionFalse, jobset.ReasonResumed, "jobset is resumed", generation, now),
 			},
 			wantEvents: []event{{corev1.EventTypeNormal, jobset.ReasonResumed, "Resume", "resumed every child Job"}},
 		},
@@ -377,7 +380,7 @@ func TestStatusUpdateSetSuspended(t *testing.T) {
 		"suspended again after a resume: True now, with an event": {
 			js: statusTestJobSet(suspend(true), resumed),
 			wantConditions: []metav1.Condition{
-				condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "the JobSet is suspended", generation, now),
+				condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "jobset is suspended", generation, now),
 			},
 			wantEvents: []event{{corev1.EventTypeNormal, jobset.ReasonSuspended, "Suspend", "suspended every child Job"}},
 		},
@@ -423,8 +426,8 @@ func TestWriteStatus(t *testing.T) {
 			wantPatches: 1,
 			wantStored: jobset.JobSetStatus{
 				Conditions: []metav1.Condition{
-					condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "the JobSet is suspended", generation, now),
-					condition(jobset.JobSetCompleted, metav1.ConditionTrue, jobset.ReasonAllJobsCompleted, "the success policy is met", generation, now),
+					condition(jobset.JobSetSuspended, metav1.ConditionTrue, jobset.ReasonSuspended, "jobset is suspended", generation, now),
+					condition(jobset.JobSetCompleted, metav1.ConditionTrue, jobset.ReasonAllJobsCompleted, "jobset completed successfully", generation, now),
 				},
 				TerminalState: string(jobset.JobSetCompleted),
 			},

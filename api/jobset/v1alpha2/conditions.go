@@ -19,8 +19,14 @@ const (
 	JobSetStartupPolicyCompleted JobSetConditionType = "StartupPolicyCompleted"
 	// JobSetRestarting is True while a full restart is under way: Jobs of
 	// an earlier restart attempt are being deleted or their replacements
-	// are not all created yet.
+	// are not all created yet. Ours; community JobSet's counterpart is
+	// JobSetRestartingJobSet.
 	JobSetRestarting JobSetConditionType = "Restarting"
+	// JobSetRestartingJobSet is community JobSet's restart condition: True
+	// from the failure policy's decision to recreate every Job until every
+	// Job of the new attempt is ready; False (and only once it was True)
+	// when the JobSet completes, fails or is suspended.
+	JobSetRestartingJobSet JobSetConditionType = "RestartingJobSet"
 	// JobSetInPlaceRestarting is True while the Pods of an InPlaceRestart
 	// JobSet are out of sync, that is between the first sign of a failure
 	// and the moment every live Pod has joined the new epoch.
@@ -33,11 +39,12 @@ const (
 // Condition reasons. They are also the reasons of the matching events.
 const (
 	// ReasonStartupPolicyInProgress: an InOrder startup is creating the
-	// replicatedJobs one after the other.
-	ReasonStartupPolicyInProgress = "StartupPolicyInProgress"
+	// replicatedJobs one after the other. The StartupPolicyInProgress
+	// condition keeps it when it turns False, as in community JobSet.
+	ReasonStartupPolicyInProgress = "InOrderStartupPolicyInProgress"
 	// ReasonStartupPolicyCompleted: every replicatedJob of an InOrder
 	// startup has started.
-	ReasonStartupPolicyCompleted = "StartupPolicyCompleted"
+	ReasonStartupPolicyCompleted = "InOrderStartupPolicyCompleted"
 	// ReasonAllJobsCompleted: every child Job the success policy looks at
 	// completed.
 	ReasonAllJobsCompleted = "AllJobsCompleted"
@@ -49,7 +56,7 @@ const (
 	ReasonReachedMaxRestarts = "ReachedMaxRestarts"
 	// ReasonFailJobSetAction: a failure policy rule with action FailJobSet
 	// matched.
-	ReasonFailJobSetAction = "FailJobSetActionTaken"
+	ReasonFailJobSetAction = "FailJobSetFailurePolicyAction"
 	// ReasonSuspended and ReasonResumed mark spec.suspend transitions.
 	ReasonSuspended = "SuspendedJobs"
 	ReasonResumed   = "ResumeJobs"
@@ -57,6 +64,18 @@ const (
 	// condition of a full restart.
 	ReasonRecreatingJobs = "RecreatingJobs"
 	ReasonJobsRecreated  = "JobsRecreated"
+	// ReasonDefaultFailurePolicy: RestartingJobSet is True because no
+	// failure policy rule matched and the default action, RestartJobSet,
+	// applies. A rule that matched gives the reason
+	// ReasonFailurePolicyRulePrefix + its name.
+	ReasonDefaultFailurePolicy    = "DefaultFailurePolicy"
+	ReasonFailurePolicyRulePrefix = "FailurePolicy_"
+	// Reasons of RestartingJobSet False: every Job of the new attempt is
+	// ready, or the JobSet failed, completed or was suspended.
+	ReasonJobsReady       = "JobsReady"
+	ReasonJobSetFailed    = "JobSetFailed"
+	ReasonJobSetCompleted = "JobSetCompleted"
+	ReasonJobSetSuspended = "JobSetSuspended"
 	// ReasonInPlaceRestartStarted: a Pod left the synced epoch.
 	ReasonInPlaceRestartStarted = "InPlaceRestartStarted"
 	// ReasonInPlaceRestartCompleted: every live Pod joined the new epoch.
@@ -72,3 +91,31 @@ const (
 	// ReasonInvalidEpoch: a Pod's epoch annotation is not one an agent writes.
 	ReasonInvalidEpoch = "InvalidEpoch"
 )
+
+// Condition messages of the conditions community JobSet defines. Clients
+// read them (Kueue copies the Completed and Failed messages into its
+// Workloads), so they are community JobSet v0.12.0's, word for word; our
+// own detail goes into the events that record the same decisions. Failure
+// messages that name a Job go through WithFirstFailedJob.
+const (
+	MessageAllJobsCompleted   = "jobset completed successfully"
+	MessageFailedJobs         = "jobset failed due to one or more job failures"
+	MessageReachedMaxRestarts = "jobset failed due to reaching max number of restarts"
+	MessageFailJobSetAction   = "applying FailJobSet failure policy action"
+	MessageRestartJobSet      = "applying RestartJobSet failure policy action"
+	// MessageRestartJobSetAndIgnoreMaxRestarts: RestartingJobSet True by a
+	// rule with action RestartJobSetAndIgnoreMaxRestarts.
+	MessageRestartJobSetAndIgnoreMaxRestarts = "applying RestartJobSetAndIgnoreMaxRestarts failure policy action"
+	MessageSuspended                         = "jobset is suspended"
+	MessageResumed                           = "jobset is resumed"
+	MessageStartupPolicyInProgress           = "in order startup policy is in progress"
+	MessageStartupPolicyCompleted            = "in order startup policy has completed"
+	MessageJobsReady                         = "all jobs are ready"
+	MessageJobSetFailed                      = "jobset failed"
+)
+
+// WithFirstFailedJob appends the name of the Job whose failure decided, in
+// community JobSet's form.
+func WithFirstFailedJob(message, job string) string {
+	return message + " (first failed job: " + job + ")"
+}

@@ -173,3 +173,16 @@ func eventReasons(ctx context.Context, js *jobset.JobSet) []string {
 	}
 	return reasons
 }
+
+// eventNotes lists the notes of the events about the JobSet.
+func eventNotes(ctx context.Context, js *jobset.JobSet) []string {
+	var list eventsv1.EventList
+	Expect(k8sClient.List(ctx, &list, client.InNamespace(js.Namespace))).To(Succeed())
+	var notes []string
+	for _, e := range list.Items {
+		if e.Regarding.UID == js.UID {
+			notes = append(notes, e.Note)
+		}
+	}
+	return notes
+}

@@ -252,7 +252,11 @@ var _ = Describe("In-place restart", func() {
 			agentJoins(pods[0], "2")
 			c := eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
 			Expect(c.Reason).To(Equal(jobset.ReasonReachedMaxRestarts))
-			Expect(c.Message).To(ContainSubstring("in-place group restart"))
+			// The condition has community JobSet's message; the event names
+			// in-place restarts.
+			Expect(c.Message).To(Equal(jobset.MessageReachedMaxRestarts))
+			Eventually(func() []string { return eventNotes(ctx, js) }).
+				Should(ContainElement(ContainSubstring("in-place group restart")))
 			Expect(ptr.Deref(fetch(ctx, js).Status.DeprecatedEpoch, 0)).To(BeZero())
 		})
 
