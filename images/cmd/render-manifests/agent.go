@@ -19,8 +19,10 @@ const AgentName = agentspec.ServiceAccountName
 const EpochOnlyPolicyName = "jobset-agent-epoch-only"
 
 // agentRBAC is what the agent needs in a namespace that runs InPlaceRestart
-// JobSets: one watch on its JobSet (get/list/watch) and a patch of its own
-// Pod's epoch annotation (agent/agent.go).
+// JobSets, and nothing more: one watch on its JobSet (watch; the agent
+// never gets or lists, its watch starts with the current state) and a
+// patch of its own Pod's epoch annotation (agent/agent.go), which the
+// epoch-only policy narrows to that.
 //
 // No object names a namespace, so that one manifest serves every namespace:
 // `kubectl apply -n team-a -f agent-rbac.yaml` (or kustomize's namespace)
@@ -40,7 +42,7 @@ func agentRBAC() []client.Object {
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
 			ObjectMeta: meta,
 			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{agentspec.Group}, Resources: []string{agentspec.Resource}, Verbs: []string{"get", "list", "watch"}},
+				{APIGroups: []string{agentspec.Group}, Resources: []string{agentspec.Resource}, Verbs: []string{"watch"}},
 				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"patch"}},
 			},
 		},
@@ -53,11 +55,63 @@ func agentRBAC() []client.Object {
 	}
 }
 
-// epochOnlyPolicy lets a ServiceAccount named jobset-agent, in any
-// namespace, change nothing on a Pod but the epoch annotation (KEP-467,
-// "Permissions for the agent sidecar"): the Role must grant patch on Pods,
-// and this is what narrows it. Other identities are not affected.
+// Keys of the user info the API server gives a ServiceAccount token bound
+// to a Pod (a projected serviceAccountToken volume, or a TokenRequest with
+// boundObjectRef kind Pod): the Pod's name and UID.
+const (
+	boundPodNameKey = "authentication.kubernetes.io/pod-name"
+	boundPodUIDKey  = "authentication.kubernetes.io/pod-uid"
+)
+
+// The rules of the epoch-only policy, each named in its denial message.
+const (
+	RuleNoDelete     = "no-delete"
+	RuleOwnPod       = "own-pod"
+	RuleEpochOnly    = "epoch-only"
+	RuleEpochValue   = "epoch-value"
+	RuleEpochNoLower = "epoch-not-lower"
+)
+
+// canonicalEpoch matches a canonical decimal integer from 1 up, at most
+// ten digits (2147483647 has ten); the policy bounds its value too.
+const canonicalEpoch = "^[1-9][0-9]{0,9}$"
+
+// epochOnlyPolicy limits what a ServiceAccount named jobset-agent, in any
+// namespace, may do to Pods (KEP-467, "Permissions for the agent sidecar";
+// the Role must grant patch on Pods, and this is what narrows it):
+//
+//   - own-pod: only the Pod its token is bound to (the bound token's user
+//     info names the Pod and its UID; a token bound to no Pod touches none),
+//     so one agent cannot start a group restart in another JobSet, nor
+//     stall its neighbours' gather;
+//   - epoch-only: nothing on it but the epoch annotation;
+//   - epoch-value: to a canonical decimal integer in 1..2147483647, the
+//     only values an agent writes;
+//   - epoch-not-lower: never lower than the Pod's current valid epoch (an
+//     agent joins S + 1, and S only grows);
+//   - no-delete: never delete a Pod, even if another Role granted it.
+//
+// Other identities are not affected (matchConditions). Each rule is its
+// own validation, so that a denial names the rule ("ValidatingAdmissionPolicy
+// 'jobset-agent-epoch-only' with binding ... denied request: rule own-pod:
+// ..."); the first that fails is reported.
 func epochOnlyPolicy() []client.Object {
+	const maxEpoch = "2147483647"
+	agent := "the " + AgentName + " ServiceAccount"
+	quoted := func(v string) string { return "'" + v + "'" }
+	// notDelete guards the rules that read object, which is null on DELETE.
+	notDelete := func(expr string) string { return "variables.isDelete || (" + expr + ")" }
+	rule := func(name, expr, message, messageExpr string) admissionregistrationv1.Validation {
+		v := admissionregistrationv1.Validation{
+			Expression: expr,
+			Message:    "rule " + name + ": " + message,
+			Reason:     ptr.To(metav1.StatusReasonForbidden),
+		}
+		if messageExpr != "" {
+			v.MessageExpression = quoted("rule "+name+": ") + " + " + messageExpr
+		}
+		return v
+	}
 	return []client.Object{
 		&admissionregistrationv1.ValidatingAdmissionPolicy{
 			TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
@@ -67,7 +121,7 @@ func epochOnlyPolicy() []client.Object {
 				MatchConstraints: &admissionregistrationv1.MatchResources{
 					ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 						RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-							Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+							Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update, admissionregistrationv1.Delete},
 							Rule: admissionregistrationv1.Rule{
 								APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
 							},
@@ -80,20 +134,47 @@ func epochOnlyPolicy() []client.Object {
 						"request.userInfo.username.endsWith(':" + AgentName + "')",
 				}},
 				Variables: []admissionregistrationv1.Variable{
-					{Name: "epochKey", Expression: "'" + agentspec.EpochAnnotation + "'"},
+					{Name: "isDelete", Expression: "request.operation == 'DELETE'"},
+					{Name: "boundPodName", Expression: boundExtra(boundPodNameKey)},
+					{Name: "boundPodUID", Expression: boundExtra(boundPodUIDKey)},
+					{Name: "epochKey", Expression: quoted(agentspec.EpochAnnotation)},
 					{Name: "oldAnnotations", Expression: "has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}"},
 					{Name: "newAnnotations", Expression: "has(object.metadata.annotations) ? object.metadata.annotations : {}"},
+					{Name: "oldEpoch", Expression: "variables.epochKey in variables.oldAnnotations ? variables.oldAnnotations[variables.epochKey] : ''"},
+					{Name: "newEpoch", Expression: "variables.epochKey in variables.newAnnotations ? variables.newAnnotations[variables.epochKey] : ''"},
+					{Name: "epochChanged", Expression: "(variables.epochKey in variables.oldAnnotations) != (variables.epochKey in variables.newAnnotations) || variables.oldEpoch != variables.newEpoch"},
+					{Name: "newEpochValid", Expression: "variables.newEpoch.matches('" + canonicalEpoch + "') && int(variables.newEpoch) <= " + maxEpoch},
+					// An old value that is not a valid epoch (only another
+					// identity can have written it) bounds nothing.
+					{Name: "oldEpochValue", Expression: "variables.oldEpoch.matches('" + canonicalEpoch + "') && int(variables.oldEpoch) <= " + maxEpoch + " ? int(variables.oldEpoch) : 0"},
 				},
-				Validations: []admissionregistrationv1.Validation{{
-					Expression: "object.spec == oldObject.spec" +
-						" && " + unchanged("labels", "{}") +
-						" && " + unchanged("finalizers", "[]") +
-						" && " + unchanged("ownerReferences", "[]") +
-						" && variables.oldAnnotations.all(k, k == variables.epochKey || (k in variables.newAnnotations && variables.newAnnotations[k] == variables.oldAnnotations[k]))" +
-						" && variables.newAnnotations.all(k, k == variables.epochKey || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k]))",
-					Message: "the " + AgentName + " ServiceAccount may change only the Pod annotation " + agentspec.EpochAnnotation,
-					Reason:  ptr.To(metav1.StatusReasonForbidden),
-				}},
+				Validations: []admissionregistrationv1.Validation{
+					rule(RuleNoDelete, "!variables.isDelete",
+						agent+" may not delete Pods", ""),
+					rule(RuleOwnPod,
+						notDelete("variables.boundPodName == [oldObject.metadata.name] && variables.boundPodUID == [string(oldObject.metadata.uid)]"),
+						agent+" may change only the Pod its token is bound to",
+						"'"+agent+" may change only the Pod its token is bound to (' + "+
+							"(size(variables.boundPodName) == 1 ? 'this token is bound to Pod ' + variables.boundPodName[0] : 'this token is bound to no Pod') + "+
+							"'), not Pod ' + oldObject.metadata.name + ' (uid ' + string(oldObject.metadata.uid) + ')'"),
+					rule(RuleEpochOnly,
+						notDelete("object.spec == oldObject.spec"+
+							" && "+unchanged("labels", "{}")+
+							" && "+unchanged("finalizers", "[]")+
+							" && "+unchanged("ownerReferences", "[]")+
+							" && variables.oldAnnotations.all(k, k == variables.epochKey || (k in variables.newAnnotations && variables.newAnnotations[k] == variables.oldAnnotations[k]))"+
+							" && variables.newAnnotations.all(k, k == variables.epochKey || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k]))"),
+						agent+" may change only the Pod annotation "+agentspec.EpochAnnotation+" (no label, other annotation, finalizer, owner reference or spec field)", ""),
+					rule(RuleEpochValue,
+						notDelete("!variables.epochChanged || variables.newEpochValid"),
+						"the Pod annotation "+agentspec.EpochAnnotation+" must be a decimal integer from 1 to "+maxEpoch+" without leading zeros",
+						"'the Pod annotation "+agentspec.EpochAnnotation+" must be a decimal integer from 1 to "+maxEpoch+" without leading zeros, not ' + "+
+							"(variables.epochKey in variables.newAnnotations ? '\"' + variables.newEpoch + '\"' : 'removed')"),
+					rule(RuleEpochNoLower,
+						notDelete("!variables.epochChanged || !variables.newEpochValid || int(variables.newEpoch) >= variables.oldEpochValue"),
+						"the Pod annotation "+agentspec.EpochAnnotation+" may not decrease",
+						"'the Pod annotation "+agentspec.EpochAnnotation+" may not decrease, from ' + variables.oldEpoch + ' to ' + variables.newEpoch"),
+				},
 			},
 		},
 		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{
@@ -105,6 +186,12 @@ func epochOnlyPolicy() []client.Object {
 			},
 		},
 	}
+}
+
+// boundExtra is a CEL expression for the values of the requester's user
+// info extra key, an empty list when it has none.
+func boundExtra(key string) string {
+	return "has(request.userInfo.extra) && '" + key + "' in request.userInfo.extra ? request.userInfo.extra['" + key + "'] : []"
 }
 
 // unchanged is a CEL expression that holds when the Pod's metadata field is
