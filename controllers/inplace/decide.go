@@ -15,6 +15,9 @@
 //   - Fast failure detection: in sync (S >= 1, D < S), a member of the
 //     synced group failed, is being deleted or shows a failure signal:
 //     D := S at once, without waiting for its agent to come back at S+1.
+//   - Lost index: a member deleted while it ran whose worker exited 0 is
+//     counted complete by its Job and never replaced; the JobSet restarts
+//     fully (LostIndex) rather than sync a smaller group.
 //   - Regathering: after a full restart or a suspension the controller
 //     recreated every Pod; the new Pods gather at S+1 and sync without a
 //     group restart.
@@ -50,6 +53,11 @@ type Pod struct {
 	// replaces them, and the replacement joins at S+1.
 	Failed   bool
 	Deleting bool
+	// Left: the Pod was deleted while its worker ran, and the worker exited
+	// 0 on the SIGTERM (the controller releases the Pods it sees finish
+	// first). If its Job counted the index complete, it will not replace the
+	// Pod: see LostIndex.
+	Left bool
 	// EndsJob: the Pod's failure matches a podFailurePolicy rule that fails
 	// its Job; the Job's failure, not a group restart, answers it.
 	EndsJob bool
@@ -108,6 +116,20 @@ func (i InvalidEpoch) String() string {
 // synced yet: a full restart now is its escalation, the same failure.
 func RestartInProgress(synced, deprecated int32) bool {
 	return synced >= 1 && deprecated == synced
+}
+
+// LostIndex names a Pod that left the group for good, or returns "": it was
+// deleted while its worker ran, its worker exited 0, and its Job counted
+// that as completing the index, so no replacement comes. A group that
+// synced without it would train on a rank short; only recreating the Jobs
+// (a full restart) brings the index back.
+func LostIndex(pods []Pod) string {
+	for _, p := range pods {
+		if p.Left && p.IndexComplete {
+			return fmt.Sprintf("Pod %s was deleted while its worker ran and the worker exited 0: its Job counts the index complete and will not replace it", p.Name)
+		}
+	}
+	return ""
 }
 
 // Decide applies the protocol to one snapshot.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -120,6 +121,10 @@ func constructJob(js *jobset.JobSet, at jobIndexes) *batchv1.Job {
 	// Only a Pod's agent writes its epoch, once it joined: a copied one
 	// would make new Pods look joined before their agents started.
 	delete(pod.Annotations, jobset.EpochKey)
+	// The Job controller copies the template's finalizers to every Pod.
+	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart && !slices.Contains(pod.Finalizers, jobset.GroupMemberFinalizer) {
+		pod.Finalizers = append(pod.Finalizers, jobset.GroupMemberFinalizer)
+	}
 	for _, key := range placementKeys {
 		if v, ok := job.Annotations[key]; ok {
 			pod.Annotations[key] = v

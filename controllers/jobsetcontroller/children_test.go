@@ -1,6 +1,7 @@
 package jobsetcontroller
 
 import (
+	"slices"
 	"testing"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
@@ -26,5 +27,21 @@ func TestConstructJobDropsTheTemplatesEpoch(t *testing.T) {
 	}
 	if _, ok := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Annotations[jobset.EpochKey]; !ok {
 		t.Error("constructJob must not change the JobSet's own template")
+	}
+}
+
+// Issue 15 item 0: the Job controller copies its Pod template's finalizers
+// to every Pod, so each Pod of an InPlaceRestart JobSet is held until the
+// controller has seen how it ended; other strategies' Pods are not.
+func TestConstructJobHoldsInPlaceMembers(t *testing.T) {
+	for strategy, want := range map[jobset.JobSetRestartStrategy]bool{
+		jobset.InPlaceRestart: true, jobset.Recreate: false, jobset.BlockingRecreate: false,
+	} {
+		js := wrappers.MakeJobSet("js", "ns").RestartStrategy(strategy).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		got := constructJob(js, desiredJobs(js)[0]).Spec.Template.Finalizers
+		if slices.Contains(got, jobset.GroupMemberFinalizer) != want {
+			t.Errorf("%s: Pod template finalizers %v, want %s: %v", strategy, got, jobset.GroupMemberFinalizer, want)
+		}
 	}
 }

@@ -40,21 +40,28 @@ func failurePolicyDecision(js *jobset.JobSet, failed []*batchv1.Job) decision {
 	case jobset.RestartJobSetAndIgnoreMaxRestarts:
 		return restartDecision(false, "%s; %s recreates all Jobs (not counted toward maxRestarts)", why, describeRule(ruleName))
 	default:
-		// The Job failed while an in-place group restart was under way: its
-		// Pods were the ones that restart, and the group restart already
-		// counted. One failure, one unit.
-		if inplace.RestartInProgress(ptr.Deref(js.Status.SyncedEpoch, 0), ptr.Deref(js.Status.DeprecatedEpoch, 0)) &&
-			jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
-			return restartDecision(false, "%s; %s recreates all Jobs (the in-place group restart in progress becomes a full restart; it counts once)",
-				why, describeRule(ruleName))
-		}
-		if used := restartsUsed(js); used >= policy.MaxRestarts {
-			return failDecision(jobset.ReasonReachedMaxRestarts, "%s, and the JobSet has used all %d restarts of failurePolicy.maxRestarts (%d full, %d in place)",
-				why, policy.MaxRestarts, js.Status.RestartsCountTowardsMax, js.Status.InPlaceRestarts)
-		}
-		return restartDecision(true, "%s; %s recreates all Jobs (restart %d of %d)", why, describeRule(ruleName),
-			restartsUsed(js)+1, policy.MaxRestarts)
+		return countedRestart(js, why, describeRule(ruleName)+" recreates all Jobs")
 	}
+}
+
+// countedRestart answers a failure with a full restart that counts toward
+// maxRestarts, or fails the JobSet when none is left. A failure during an
+// in-place group restart (its Pods were the ones that restart) is the
+// failure that the group restart already counted: one failure, one unit.
+func countedRestart(js *jobset.JobSet, why, action string) decision {
+	if inplace.RestartInProgress(ptr.Deref(js.Status.SyncedEpoch, 0), ptr.Deref(js.Status.DeprecatedEpoch, 0)) &&
+		jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
+		return restartDecision(false, "%s; %s (the in-place group restart in progress becomes a full restart; it counts once)", why, action)
+	}
+	maxRestarts := int32(0)
+	if js.Spec.FailurePolicy != nil {
+		maxRestarts = js.Spec.FailurePolicy.MaxRestarts
+	}
+	if used := restartsUsed(js); used >= maxRestarts {
+		return failDecision(jobset.ReasonReachedMaxRestarts, "%s, and the JobSet has used all %d restarts of failurePolicy.maxRestarts (%d full, %d in place)",
+			why, maxRestarts, js.Status.RestartsCountTowardsMax, js.Status.InPlaceRestarts)
+	}
+	return restartDecision(true, "%s; %s (restart %d of %d)", why, action, restartsUsed(js)+1, maxRestarts)
 }
 
 func describeRule(name string) string {

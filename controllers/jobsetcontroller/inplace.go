@@ -21,15 +21,30 @@ import (
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
 )
 
-// PodJobSetUIDIndex indexes Pods by the UID of their JobSet (the
-// jobset-uid label every child Pod carries).
-const PodJobSetUIDIndex = "jobset.x-k8s.io/pod-jobset-uid"
+// PodJobSetNameIndex indexes Pods by the name of their JobSet (the
+// jobset-name label every child Pod carries), so that the Pods of a JobSet
+// that is gone, or of an earlier JobSet of the same name, are found too:
+// they may still hold the group-member finalizer.
+const PodJobSetNameIndex = "jobset.x-k8s.io/pod-jobset-name"
 
-func indexPodByJobSetUID(o client.Object) []string {
-	if uid, ok := o.GetLabels()[jobset.JobSetUIDKey]; ok {
-		return []string{uid}
+func indexPodByJobSetName(o client.Object) []string {
+	if name, ok := o.GetLabels()[jobset.JobSetNameKey]; ok {
+		return []string{name}
 	}
 	return nil
+}
+
+// listPods lists, from the cache, the Pods labelled with the JobSet's name:
+// its own and any that a JobSet of the same name left behind. Read only:
+// the cache's objects are used as they are, without copying thousands of
+// Pods on every Pod event.
+func (r *Reconciler) listPods(ctx context.Context, namespace, name string) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.client.List(ctx, &pods, client.InNamespace(namespace),
+		client.MatchingFields{PodJobSetNameIndex: name}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing the Pods of JobSet %s: %w", name, err)
+	}
+	return pods.Items, nil
 }
 
 // podToJobSet maps a child Pod event to its JobSet.
@@ -62,15 +77,8 @@ func inPlaceRestartEnabled(js *jobset.JobSet) bool {
 // FailureTarget is written before the deletions, but arrives on another
 // informer) must not start a group restart on top of the full restart that
 // answers the same failure.
-func (r *Reconciler) decideEpochs(ctx context.Context, js *jobset.JobSet, jobs []*batchv1.Job) (inplace.Decision, inplace.Snapshot, error) {
-	var pods corev1.PodList
-	// Read only, so the cache's objects are used as they are: no copy of
-	// thousands of Pods on every Pod event.
-	if err := r.client.List(ctx, &pods, client.InNamespace(js.Namespace),
-		client.MatchingFields{PodJobSetUIDIndex: string(js.UID)}, client.UnsafeDisableDeepCopy); err != nil {
-		return inplace.Decision{}, inplace.Snapshot{}, fmt.Errorf("listing the Pods of JobSet %s: %w", js.Name, err)
-	}
-	snapshot := epochSnapshot(js, pods.Items, jobs)
+func (r *Reconciler) decideEpochs(ctx context.Context, js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) (inplace.Decision, inplace.Snapshot, error) {
+	snapshot := epochSnapshot(js, pods, jobs)
 	d := inplace.Decide(snapshot)
 	if !writes(d, snapshot) {
 		return d, snapshot, nil
@@ -173,6 +181,7 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 			Succeeded:     pod.Status.Phase == corev1.PodSucceeded,
 			Failed:        pod.Status.Phase == corev1.PodFailed,
 			Deleting:      pod.DeletionTimestamp != nil,
+			Left:          leftWhileRunning(pod),
 			EndsJob:       doomedJobs[job],
 			FailureSignal: inplace.FailureSignal(pod),
 		})

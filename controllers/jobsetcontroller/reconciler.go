@@ -85,7 +85,7 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := indexer.IndexField(ctx, &batchv1.Job{}, JobOwnerUIDIndex, indexJobByOwnerUID); err != nil {
 		return err
 	}
-	return indexer.IndexField(ctx, &corev1.Pod{}, PodJobSetUIDIndex, indexPodByJobSetUID)
+	return indexer.IndexField(ctx, &corev1.Pod{}, PodJobSetNameIndex, indexPodByJobSetName)
 }
 
 func indexJobByOwnerUID(o client.Object) []string {
@@ -116,7 +116,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 // +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -127,14 +127,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, js); err != nil {
 		if apierrors.IsNotFound(err) {
 			metrics.ForgetJobSet(req.Namespace, req.Name)
+			return ctrl.Result{}, r.releaseAllMembers(ctx, nil, req.Namespace, req.Name)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, err
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("jobSet", klog.KObj(js))
 	ctx = ctrl.LoggerInto(ctx, log)
 	if js.DeletionTimestamp != nil {
 		metrics.ForgetJobSet(js.Namespace, js.Name)
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.releaseAllMembers(ctx, js, js.Namespace, js.Name)
 	}
 	if !managedHere(js) {
 		log.V(2).Info("Left alone: managed by another controller", "managedBy", *js.Spec.ManagedBy)
@@ -158,13 +159,36 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.deleteJobs(ctx, children.active); err != nil {
 			return ctrl.Result{}, err
 		}
+		if err := r.releaseAllMembers(ctx, js, js.Namespace, js.Name); err != nil {
+			return ctrl.Result{}, err
+		}
 		return r.expire(ctx, js)
+	}
+
+	// The Pods, for the epoch protocol and the group-member finalizer.
+	var pods []corev1.Pod
+	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
+		var err error
+		if pods, err = r.listPods(ctx, js.Namespace, js.Name); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 
 	// 4. Decide, with pure functions.
 	status := replicatedJobsStatus(js, children)
 	plan := planChildren(js, children, status)
 	d := decide(js, children)
+	// A lost index comes before the success policy: its Job may count
+	// complete only because the index's worker was stopped.
+	if inPlaceRestartEnabled(js) && (d.kind == keepRunning || d.kind == completeJobSet) {
+		lost, err := r.lostIndex(ctx, js, pods, children.current())
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if lost != "" {
+			d = lostIndexDecision(js, lost)
+		}
+	}
 	log.V(2).Info("Reconciling", "activeJobs", len(children.active), "create", len(plan.create),
 		"delete", len(plan.delete), "decision", d.kind)
 
@@ -182,7 +206,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		update.setStartupPolicy(plan.inOrderPending)
 		// In-place restarts: the epoch protocol over the current Pods.
 		if inPlaceRestartEnabled(js) {
-			epochs, snapshot, err := r.decideEpochs(ctx, js, children.current())
+			epochs, snapshot, err := r.decideEpochs(ctx, js, pods, children.current())
 			if err != nil {
 				return ctrl.Result{}, err
 			}
@@ -195,6 +219,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	recordEpochs(update.js)
+	// After the status write: a Pod that left while running is released
+	// only once the full restart that answers it is recorded.
+	if err := r.releaseMembers(ctx, update.js, pods, children.current()); err != nil {
+		return ctrl.Result{}, err
+	}
 	return ctrl.Result{}, nil
 }
 

@@ -71,7 +71,7 @@ func syncedInPlaceJobSet(b *testing.B, jobs, podsPerJob int32) (*Reconciler, ctr
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objects...).
 		WithStatusSubresource(js).
 		WithIndex(&batchv1.Job{}, JobOwnerUIDIndex, indexJobByOwnerUID).
-		WithIndex(&corev1.Pod{}, PodJobSetUIDIndex, indexPodByJobSetUID).
+		WithIndex(&corev1.Pod{}, PodJobSetNameIndex, indexPodByJobSetName).
 		Build()
 	var jobList batchv1.JobList
 	var podList corev1.PodList

@@ -41,6 +41,7 @@ func resumedJob(js *jobset.JobSet, job *batchv1.Job) *batchv1.Job {
 		to := &out.Spec.Template
 		to.Labels = withAll(to.Labels, from.Labels)
 		to.Annotations = withAll(to.Annotations, from.Annotations)
+		delete(to.Annotations, jobset.EpochKey) // as constructJob: only an agent writes it
 		if len(from.Spec.NodeSelector) > 0 {
 			to.Spec.NodeSelector = withAll(to.Spec.NodeSelector, from.Spec.NodeSelector)
 		}

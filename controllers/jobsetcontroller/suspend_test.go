@@ -39,3 +39,15 @@ func TestResumedJobMergesSchedulingDirectives(t *testing.T) {
 		t.Error("resumedJob modified its input")
 	}
 }
+
+func TestResumedJobNeverCarriesAnEpoch(t *testing.T) {
+	js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).
+		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+	js.Spec.ReplicatedJobs[0].Template.Spec.Template.Annotations = map[string]string{jobset.EpochKey: "1"}
+	job := constructJob(js, desiredJobs(js)[0])
+	job.Spec.Suspend = ptr.To(true)
+
+	if got := resumedJob(js, job).Spec.Template.Annotations; got[jobset.EpochKey] != "" {
+		t.Errorf("the resumed Job's Pod template carries epoch %q: its new Pods would look joined before their agents start", got[jobset.EpochKey])
+	}
+}

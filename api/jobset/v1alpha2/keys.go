@@ -53,6 +53,14 @@ const (
 	// environment, startup probe and restart rule, and a restart rule to
 	// every worker container that has none.
 	InjectAgentKey = "jobset.sigs.k8s.io/inject-agent"
+	// GroupMemberFinalizer is on every Pod of an InPlaceRestart JobSet
+	// (through its Job's Pod template) until the controller has seen how the
+	// Pod ended. A worker deleted while it runs may exit 0 on SIGTERM: its
+	// Job then counts the index complete and never replaces it. The
+	// finalizer keeps the deleted Pod visible until the controller has
+	// answered that with a full restart; a Pod seen to finish on its own
+	// first is released at once.
+	GroupMemberFinalizer = "jobset.sigs.k8s.io/group-member"
 )
 
 // Exclusive placement.

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -36,11 +37,16 @@ var _ = Describe("In-place restart", func() {
 	}
 
 	// startPods creates n worker Pods of the JobSet's current attempt, as
-	// the Job controller would, each with its agent at the given epoch ("":
-	// the agent has not written one yet).
+	// the Job controller would (with its Pod template's finalizers), bound
+	// to a node, each with its agent at the given epoch ("": the agent has
+	// not written one yet).
 	// startPodsFrom starts them at completion indexes first, first+1, ...
 	startPodsFrom := func(js *jobset.JobSet, first int, epochs ...string) []*corev1.Pod {
 		attempt := strconv.Itoa(int(fetch(ctx, js).Status.Restarts))
+		job := &batchv1.Job{}
+		Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobsetcontroller.JobName(js.Name, "workers", 0)}, job)
+		}).Should(Succeed())
 		pods := make([]*corev1.Pod, len(epochs))
 		for i, epoch := range epochs {
 			pods[i] = &corev1.Pod{
@@ -54,11 +60,18 @@ var _ = Describe("In-place restart", func() {
 						batchv1.JobNameLabel: jobsetcontroller.JobName(js.Name, "workers", 0),
 					},
 					Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: strconv.Itoa(first + i)},
+					Finalizers:  job.Spec.Template.Finalizers,
 				},
 				Spec: corev1.PodSpec{
-					RestartPolicy:  corev1.RestartPolicyNever,
-					InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "registry.k8s.io/pause:3.10"})},
-					Containers:     []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}},
+					NodeName:      "node-a", // scheduled
+					RestartPolicy: corev1.RestartPolicyNever,
+					// The agent sidecar, as far as the controller reads it.
+					InitContainers: []corev1.Container{{
+						Name: agentspec.ContainerName, Image: "registry.k8s.io/pause:3.10",
+						RestartPolicy:      ptr.To(corev1.ContainerRestartPolicyAlways),
+						RestartPolicyRules: sidecar.AgentRestartRules(),
+					}},
+					Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}},
 				},
 			}
 			if epoch != "" {
@@ -120,6 +133,19 @@ var _ = Describe("In-place restart", func() {
 			Expect(k8sClient.Patch(ctx, pod, patch)).To(Succeed())
 		}
 		Consistently(func() string { return fetch(ctx, js).ResourceVersion }).Should(Equal(before))
+	}
+	// eventuallyReleased waits until the controller released the Pod's
+	// group-member finalizer.
+	eventuallyReleased := func(pod *corev1.Pod) {
+		Eventually(func(g Gomega) {
+			fresh := &corev1.Pod{}
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), fresh)
+			if apierrors.IsNotFound(err) {
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(fresh.Finalizers).NotTo(ContainElement(jobset.GroupMemberFinalizer))
+		}).Should(Succeed())
 	}
 	// syncedAtOne: a JobSet whose Pods all joined epoch 1.
 	syncedAtOne := func(js *jobset.JobSet, n int) []*corev1.Pod {
@@ -238,11 +264,53 @@ var _ = Describe("In-place restart", func() {
 		pods := syncedAtOne(js, 3)
 		kubeletReports(pods[2], func(s *corev1.PodStatus) { s.Phase = corev1.PodSucceeded })
 		jobControllerCompletes(js, "2")
+		eventuallyReleased(pods[2])                          // it finished before anyone deleted it
 		Expect(k8sClient.Delete(ctx, pods[2])).To(Succeed()) // the Pod GC
 		agentJoins(pods[0], "2")
 		eventuallyEpochs(js, 1, 1)
 		agentJoins(pods[1], "2")
 		eventuallyEpochs(js, 2, 1)
+	})
+
+	// Issue 15 item 0: kubectl delete (a drain, an eviction) of a running
+	// worker that exits 0 on SIGTERM: its Job counts the index complete and
+	// never replaces it. Before, the Pod went at once and the group synced
+	// again a rank short; now the Pod is held until the controller answered
+	// with a full restart, which the deletion's group restart already
+	// counted.
+	It("restarts fully, counted once, when a worker deleted while it ran exits 0 and its index counts complete", func() {
+		js := create(workers(1, 3, 3).Obj())
+		pods := syncedAtOne(js, 3)
+		setFinalizers := func(pod *corev1.Pod, finalizers ...string) {
+			patch := client.MergeFrom(pod.DeepCopy())
+			pod.Finalizers = finalizers
+			Expect(k8sClient.Patch(ctx, pod, patch)).To(Succeed())
+		}
+		// The Job controller's tracking finalizer, which it removes once it
+		// counted the Pod.
+		setFinalizers(pods[2], jobset.GroupMemberFinalizer, batchv1.JobTrackingFinalizer)
+		Expect(k8sClient.Delete(ctx, pods[2])).To(Succeed()) // SIGTERM to the Pod's containers
+		eventuallyEpochs(js, 1, 1)
+		kubeletReports(pods[2], func(s *corev1.PodStatus) { s.Phase = corev1.PodSucceeded }) // the worker exits 0
+		jobControllerCompletes(js, "2")
+		setFinalizers(pods[2], jobset.GroupMemberFinalizer)
+		Eventually(func(g Gomega) {
+			got := fetch(ctx, js)
+			g.Expect([]int32{got.Status.Restarts, got.Status.RestartsCountTowardsMax, got.Status.InPlaceRestarts}).
+				To(Equal([]int32{1, 0, 1}), "[restarts, restartsCountTowardsMax, inPlaceRestarts]")
+		}).Should(Succeed())
+		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobsetcontroller.ReasonRestarting))
+		eventuallyReleased(pods[2])
+	})
+
+	It("releases the group-member finalizer of every Pod when its JobSet is deleted", func() {
+		js := create(workers(1, 2, 3).Obj())
+		pods := syncedAtOne(js, 2)
+		Expect(pods[0].Finalizers).To(ContainElement(jobset.GroupMemberFinalizer))
+		Expect(k8sClient.Delete(ctx, js)).To(Succeed())
+		for _, pod := range pods {
+			eventuallyReleased(pod)
+		}
 	})
 
 	Context("restart budget", func() {

@@ -1,0 +1,125 @@
+package jobsetcontroller
+
+import (
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/wrappers"
+)
+
+func TestReleasable(t *testing.T) {
+	running := func() *jobset.JobSet {
+		js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		js.UID = "uid-1"
+		js.Status.Restarts = 2
+		return js
+	}
+	job := func(mutate ...func(*batchv1.Job)) map[string]*batchv1.Job {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "js-workers-0"}}
+		for _, m := range mutate {
+			m(j)
+		}
+		return map[string]*batchv1.Job{j.Name: j}
+	}
+	now := metav1.Now()
+	// member: Pod at index 1 of the current attempt, running, holding the
+	// group-member finalizer (and the Job's tracking one).
+	member := func(mutate ...func(*corev1.Pod)) *corev1.Pod {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: "js-workers-0-1",
+				Labels: map[string]string{
+					jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "2", batchv1.JobNameLabel: "js-workers-0",
+				},
+				Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: "1"},
+				Finalizers:  []string{jobset.GroupMemberFinalizer, batchv1.JobTrackingFinalizer},
+			},
+			Spec:   corev1.PodSpec{NodeName: "node-a"},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning},
+		}
+		for _, m := range mutate {
+			m(p)
+		}
+		return p
+	}
+	deleted := func(p *corev1.Pod) { p.DeletionTimestamp = &now }
+	succeeded := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
+	accounted := func(p *corev1.Pod) { p.Finalizers = []string{jobset.GroupMemberFinalizer} }
+	indexOneComplete := func(j *batchv1.Job) { j.Status.CompletedIndexes = "0-1" }
+
+	cases := []struct {
+		name string
+		js   *jobset.JobSet
+		pod  *corev1.Pod
+		jobs map[string]*batchv1.Job
+		want bool
+	}{
+		{"a running member is held", running(), member(), job(), false},
+		{"a member deleted while it runs is held until it ends", running(), member(deleted), job(), false},
+		{"a member seen to finish before any deletion is done", running(), member(succeeded), job(), true},
+		{"a failed member is done: its Job replaces it", running(), member(func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }, deleted), job(), true},
+		{"a deleted member that never scheduled ran no worker", running(), member(deleted, func(p *corev1.Pod) { p.Spec.NodeName = "" }), job(), true},
+		{"left while running, its Job has not accounted for it yet", running(), member(deleted, succeeded), job(indexOneComplete), false},
+		{"left while running, its Job counted the index complete: held for the full restart", running(), member(deleted, succeeded, accounted), job(indexOneComplete), false},
+		{"left while running, its Job counted it failed (a replacement comes)", running(), member(deleted, succeeded, accounted), job(), true},
+		{"a Pod of an earlier attempt", running(), member(deleted, succeeded, func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1" }), job(indexOneComplete), true},
+		{"a Pod of an earlier JobSet of the same name", running(), member(func(p *corev1.Pod) { p.Labels[jobset.JobSetUIDKey] = "uid-0" }), job(), true},
+		{"a Pod whose Job is being deleted", running(), member(), job(func(j *batchv1.Job) { j.DeletionTimestamp = &now }), true},
+		{"a Pod whose Job is gone", running(), member(), nil, true},
+		{"a Pod whose Job is suspended", running(), member(deleted, succeeded), job(indexOneComplete, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }), true},
+		{"the JobSet is gone", nil, member(), job(), true},
+		{"the JobSet is being deleted", func() *jobset.JobSet { js := running(); js.DeletionTimestamp = &now; return js }(), member(), job(), true},
+		{"the JobSet finished", func() *jobset.JobSet {
+			js := running()
+			js.Status.Conditions = []metav1.Condition{{Type: string(jobset.JobSetCompleted), Status: metav1.ConditionTrue}}
+			return js
+		}(), member(deleted, succeeded), job(indexOneComplete), true},
+		{"the JobSet is suspended", func() *jobset.JobSet { js := running(); js.Spec.Suspend = ptr.To(true); return js }(), member(deleted, succeeded), job(indexOneComplete), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := releasable(tc.js, tc.pod, tc.jobs); got != tc.want {
+				t.Errorf("releasable = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLostIndexDecision(t *testing.T) {
+	js := func(synced, deprecated, inPlaceRestarts int32) *jobset.JobSet {
+		js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).MaxRestarts(2).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		js.Status.SyncedEpoch, js.Status.DeprecatedEpoch = ptr.To(synced), ptr.To(deprecated)
+		js.Status.InPlaceRestarts = inPlaceRestarts
+		return js
+	}
+	cases := []struct {
+		name    string
+		js      *jobset.JobSet
+		kind    decisionKind
+		counts  bool
+		message string
+	}{
+		{"the deletion's group restart already counted: escalated, not counted again", js(1, 1, 1), restartJobSet, false, "counts once"},
+		{"no reconcile saw the group restart start: the full restart counts", js(1, 0, 0), restartJobSet, true, "restart 1 of 2"},
+		{"no restart left: the JobSet fails, saying why", js(1, 0, 2), failJobSet, false, "used all 2 restarts"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := lostIndexDecision(tc.js, "Pod w-1 was deleted while its worker ran")
+			if d.kind != tc.kind || d.countsTowardMax != tc.counts {
+				t.Errorf("decision %v (counts %v), want %v (counts %v)", d.kind, d.countsTowardMax, tc.kind, tc.counts)
+			}
+			if !strings.Contains(d.message, "Pod w-1 was deleted") || !strings.Contains(d.message, tc.message) {
+				t.Errorf("message %q should name the Pod and say %q", d.message, tc.message)
+			}
+		})
+	}
+}
