@@ -122,6 +122,7 @@ func (r *Reconciler) readChildrenFresh(ctx context.Context, js *jobset.JobSet) (
 // Jobs count complete, from their status: the Pods that completed them may
 // be gone) and the restart budget.
 func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) inplace.Snapshot {
+	pods, jobs = groupChildren(js, pods, jobs) // the in-place group's only (ingroup.go)
 	s := inplace.Snapshot{
 		Synced:       ptr.Deref(js.Status.SyncedEpoch, 0),
 		Deprecated:   ptr.Deref(js.Status.DeprecatedEpoch, 0),
@@ -131,7 +132,8 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 	if js.Spec.FailurePolicy != nil {
 		s.MaxRestarts = js.Spec.FailurePolicy.MaxRestarts
 	}
-	for _, rj := range js.Spec.ReplicatedJobs {
+	members, _ := inPlaceGroup(js)
+	for _, rj := range members {
 		s.ExpectedPods += rj.Replicas * ptr.Deref(rj.Template.Spec.Parallelism, 1)
 	}
 	failurePolicies := map[string]*batchv1.PodFailurePolicy{}

@@ -72,7 +72,8 @@ func TestEpochSnapshotReadsTheJobs(t *testing.T) {
 		}, Annotations: map[string]string{jobset.EpochKey: "1", batchv1.JobCompletionIndexAnnotation: index}}}
 	}
 	job := func(name, completed string, conditions ...batchv1.JobConditionType) *batchv1.Job {
-		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: batchv1.JobStatus{CompletedIndexes: completed}}
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{jobset.ReplicatedJobNameKey: "workers"}},
+			Status: batchv1.JobStatus{CompletedIndexes: completed}}
 		for _, c := range conditions {
 			j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: c, Status: corev1.ConditionTrue})
 		}

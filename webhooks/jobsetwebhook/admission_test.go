@@ -18,6 +18,7 @@ import (
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
+	webhook "github.com/fastjobset/jobset/webhooks/jobsetwebhook"
 )
 
 var _ = Describe("JobSet admission", func() {
@@ -128,6 +129,43 @@ var _ = Describe("JobSet admission", func() {
 				}}}
 			}),
 	)
+
+	// Issue 17 item 4: Kubeflow Trainer's torch runtime with initializers.
+	It("admits an in-place group that waits for initializers outside it, and injects the agent only into the group", func() {
+		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+			Annotations(map[string]string{jobset.InjectAgentKey: "true"}).
+			ReplicatedJob(wrappers.MakeReplicatedJob("dataset-initializer").Obj()).
+			ReplicatedJob(wrappers.MakeReplicatedJob("model-initializer").Obj()).
+			ReplicatedJob(wrappers.MakeReplicatedJob("node").Replicas(1).Pods(2).Obj()).Obj()
+		js.Spec.ReplicatedJobs[2].DependsOn = []jobset.DependsOn{
+			{Name: "dataset-initializer", Status: jobset.DependencyComplete},
+			{Name: "model-initializer", Status: jobset.DependencyComplete},
+		}
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		Expect(warnings.take()).To(BeEmpty())
+		got := &jobset.JobSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), got)).To(Succeed())
+		for _, rj := range got.Spec.ReplicatedJobs[:2] {
+			Expect(rj.Template.Spec.Template.Spec.InitContainers).To(BeEmpty(), rj.Name)
+			Expect(rj.Template.Spec.BackoffLimit).To(BeNil(), "%s is left to the Job API's default", rj.Name)
+		}
+		Expect(got.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.InitContainers).To(ConsistOf(HaveField("Name", "jobset-agent")))
+	})
+
+	It("rejects a group member waiting for a member through a replicatedJob outside the group, naming the deadlock", func() {
+		js := wrappers.MakeJobSet("mpi", ns).RestartStrategy(jobset.InPlaceRestart).
+			ReplicatedJob(wrappers.MakeReplicatedJob("node").InPlaceReady().Obj()).
+			ReplicatedJob(wrappers.MakeReplicatedJob("launcher").Obj()).
+			ReplicatedJob(wrappers.MakeReplicatedJob("evaluator").InPlaceReady().Obj()).Obj()
+		js.Spec.ReplicatedJobs[1].DependsOn = []jobset.DependsOn{{Name: "node", Status: jobset.DependencyReady}}
+		js.Spec.ReplicatedJobs[2].DependsOn = []jobset.DependsOn{{Name: "launcher", Status: jobset.DependencyComplete}}
+		err := k8sClient.Create(ctx, js)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(And(
+			ContainSubstring("spec.replicatedJobs[2].dependsOn[0]"),
+			ContainSubstring(webhook.ErrDependsOnDeadlock),
+			ContainSubstring("evaluator -> launcher -> node")))
+	})
 
 	It("injects a worker rule that leaves out the exit codes podFailurePolicy maps to FailJob, and an agent that restarts all on every exit", func() {
 		rj := wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).Obj()

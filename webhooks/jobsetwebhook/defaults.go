@@ -46,6 +46,13 @@ func Default(js *jobset.JobSet) {
 		}
 	}
 	inPlace := js.Spec.FailurePolicy != nil && js.Spec.FailurePolicy.RestartStrategy == jobset.InPlaceRestart
+	members := groupMembers(js)
+	if members.Len() == 0 {
+		// No agent yet: validation rejects it, naming each replicatedJob.
+		for _, rj := range js.Spec.ReplicatedJobs {
+			members.Insert(rj.Name)
+		}
+	}
 	for i := range js.Spec.ReplicatedJobs {
 		rj := &js.Spec.ReplicatedJobs[i]
 		if rj.GroupName == "" {
@@ -63,7 +70,9 @@ func Default(js *jobset.JobSet) {
 				spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
 			}
 		}
-		if inPlace {
+		// Only the in-place group's Jobs: an initializer or a launcher
+		// outside it keeps the Job API's defaults.
+		if inPlace && members.Has(rj.Name) {
 			if spec.BackoffLimit == nil {
 				spec.BackoffLimit = ptr.To[int32](math.MaxInt32)
 			}

@@ -14,8 +14,11 @@ func wantsAgent(js *jobset.JobSet) bool {
 // sidecar exactly as docs/user-guide.md shows it, and to every container
 // without restart rules of its own a RestartAllContainers rule for the
 // non-zero exits that its Job's podFailurePolicy does not map to FailJob.
+// Initializers and launchers stay outside the in-place group (injectable).
 func InjectAgent(js *jobset.JobSet, o sidecar.Options) {
 	for i := range js.Spec.ReplicatedJobs {
-		sidecar.Inject(&js.Spec.ReplicatedJobs[i].Template.Spec, o)
+		if injectable(js, js.Spec.ReplicatedJobs[i]) {
+			sidecar.Inject(&js.Spec.ReplicatedJobs[i].Template.Spec, o)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -21,18 +22,24 @@ import (
 const inPlaceDoc = "see docs/user-guide.md"
 
 // validateInPlaceRestart checks what restartStrategy InPlaceRestart relies
-// on in every replicatedJob.
+// on in every replicatedJob of the in-place group (those whose Pods run the
+// agent), and that no startupPolicy or dependsOn deadlocks its barrier
+// (group.go).
 func validateInPlaceRestart(js *jobset.JobSet) field.ErrorList {
 	var errs field.ErrorList
-	if sp := js.Spec.StartupPolicy; sp != nil && sp.StartupPolicyOrder == jobset.InOrder {
+	members := groupMembers(js)
+	if sp := js.Spec.StartupPolicy; sp != nil && sp.StartupPolicyOrder == jobset.InOrder && members.Len() > 1 {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "startupPolicy", "startupPolicyOrder"),
-			"InOrder cannot be used with restartStrategy InPlaceRestart: the agents' barrier waits for every Pod of the JobSet, and InOrder creates later Jobs only once earlier ones are ready, so neither would ever start; use AnyOrder"))
+			fmt.Sprintf("InOrder cannot be used with restartStrategy InPlaceRestart and more than one replicatedJob in the in-place group (%s, whose Pods run the agent): the agents' barrier waits for every member's Pods, and InOrder creates later Jobs only once earlier ones are ready, so neither would ever start; use AnyOrder",
+				strings.Join(sets.List(members), ", "))))
 	}
+	errs = append(errs, validateGroupDependsOn(js, members)...)
 	for i, rj := range js.Spec.ReplicatedJobs {
 		path := field.NewPath("spec", "replicatedJobs").Index(i)
-		if len(rj.DependsOn) > 0 {
-			errs = append(errs, field.Forbidden(path.Child("dependsOn"),
-				"dependsOn cannot be used with restartStrategy InPlaceRestart: the agents' barrier waits for every Pod of the JobSet, including those of Jobs that dependsOn holds back, so neither would ever start; remove dependsOn"))
+		if !members.Has(rj.Name) && members.Len() > 0 && inDependsOn(js, rj.Name) {
+			// Outside the group: an initializer or a launcher, an
+			// ordinary Job.
+			continue
 		}
 		spec := rj.Template.Spec
 		specPath := path.Child("template", "spec")
@@ -92,7 +99,8 @@ func validateAgent(pod corev1.PodSpec, path *field.Path) field.ErrorList {
 	i := sidecar.Index(pod)
 	if i < 0 {
 		return field.ErrorList{field.Required(path.Child("initContainers"),
-			"restartStrategy InPlaceRestart needs the agent sidecar in every Pod: an init container with restartPolicy Always and the restartPolicyRules entry "+agentRuleFix+"; "+inPlaceDoc)}
+			"restartStrategy InPlaceRestart needs the agent sidecar in every Pod: an init container with restartPolicy Always and the restartPolicyRules entry "+agentRuleFix+
+				" (only a replicatedJob in a dependsOn relation may run without it, outside the in-place group: an initializer the group waits for, or a launcher that waits for the group); "+inPlaceDoc)}
 	}
 	var errs field.ErrorList
 	c := pod.InitContainers[i]
@@ -213,7 +221,11 @@ func Warnings(js *jobset.JobSet) []string {
 		return nil
 	}
 	var warnings []string
+	members := groupMembers(js)
 	for i, rj := range js.Spec.ReplicatedJobs {
+		if !members.Has(rj.Name) {
+			continue // outside the in-place group, or rejected
+		}
 		pod := rj.Template.Spec.Template.Spec
 		path := field.NewPath("spec", "replicatedJobs").Index(i).Child("template", "spec", "template", "spec")
 		if a := sidecar.Index(pod); a >= 0 {

@@ -1,6 +1,7 @@
 package jobsetwebhook
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -39,6 +41,31 @@ func fieldsOf(errs field.ErrorList) []string {
 		out = append(out, string(e.Type)+" "+e.Field)
 	}
 	return out
+}
+
+// trainerInitializers is Kubeflow Trainer's torch runtime with
+// initializers: the trainer nodes (the in-place group) wait for the dataset
+// and model initializers, which run without the agent, to Complete.
+func trainerInitializers() *jobset.JobSet {
+	js := wrappers.MakeJobSet("trainer", "ns").RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
+		ReplicatedJob(wrappers.MakeReplicatedJob("dataset-initializer").Obj()).
+		ReplicatedJob(wrappers.MakeReplicatedJob("model-initializer").Obj()).
+		ReplicatedJob(wrappers.MakeReplicatedJob("node").Replicas(1).Pods(2).InPlaceReady().Obj()).Obj()
+	js.Spec.ReplicatedJobs[2].DependsOn = []jobset.DependsOn{
+		{Name: "dataset-initializer", Status: jobset.DependencyComplete},
+		{Name: "model-initializer", Status: jobset.DependencyComplete},
+	}
+	return js
+}
+
+// mpiLauncher is Trainer's MPI shape: a launcher, without the agent, waits
+// for the nodes (the in-place group) to be Ready.
+func mpiLauncher() *jobset.JobSet {
+	js := wrappers.MakeJobSet("mpi", "ns").RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
+		ReplicatedJob(wrappers.MakeReplicatedJob("node").Replicas(1).Pods(2).InPlaceReady().Obj()).
+		ReplicatedJob(wrappers.MakeReplicatedJob("launcher").Obj()).Obj()
+	js.Spec.ReplicatedJobs[1].DependsOn = []jobset.DependsOn{{Name: "node", Status: jobset.DependencyReady}}
+	return js
 }
 
 func TestValidate(t *testing.T) {
@@ -155,7 +182,52 @@ func TestValidate(t *testing.T) {
 			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
 				workers(js).DependsOn = []jobset.DependsOn{{Name: "driver", Status: jobset.DependencyReady}}
 			}),
-			want: []string{"FieldValueForbidden spec.replicatedJobs[1].dependsOn"},
+			want: []string{"FieldValueForbidden spec.replicatedJobs[1].dependsOn[0]"},
+		},
+
+		// Issue 17 item 4: dependsOn where it cannot deadlock the group.
+		"in place: the group waits for initializers outside it to Complete (Kubeflow Trainer's torch shape)": {
+			js: trainerInitializers(),
+		},
+		"in place: a launcher outside the group waits for it to be Ready (Trainer's MPI shape)": {
+			js: mpiLauncher(),
+		},
+		"in place: InOrder with one member and a launcher": {
+			js: mutate(mpiLauncher(), func(js *jobset.JobSet) {
+				js.Spec.StartupPolicy = &jobset.StartupPolicy{StartupPolicyOrder: jobset.InOrder}
+			}),
+		},
+		"in place: a member waits for a member through a replicatedJob outside the group": {
+			js: mutate(mpiLauncher(), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs = append(js.Spec.ReplicatedJobs, wrappers.MakeReplicatedJob("evaluator").InPlaceReady().Obj())
+				js.Spec.ReplicatedJobs[2].DependsOn = []jobset.DependsOn{{Name: "launcher", Status: jobset.DependencyComplete}}
+			}),
+			want: []string{"FieldValueForbidden spec.replicatedJobs[2].dependsOn[0]"},
+		},
+		"in place: a replicatedJob without the agent and in no dependsOn": {
+			js: mutate(mpiLauncher(), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs = append(js.Spec.ReplicatedJobs, wrappers.MakeReplicatedJob("evaluator").Obj())
+			}),
+			want: []string{
+				"FieldValueInvalid spec.replicatedJobs[2].template.spec.backoffLimit",
+				"FieldValueNotSupported spec.replicatedJobs[2].template.spec.podReplacementPolicy",
+				"FieldValueRequired spec.replicatedJobs[2].template.spec.template.spec.initContainers",
+			},
+		},
+		"in place: initializers without any member": {
+			js: mutate(trainerInitializers(), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[2] = wrappers.MakeReplicatedJob("node").Obj()
+				js.Spec.ReplicatedJobs[2].DependsOn = trainerInitializers().Spec.ReplicatedJobs[2].DependsOn
+			}),
+			want: func() []string {
+				var want []string
+				for i := range 3 {
+					p := fmt.Sprintf("spec.replicatedJobs[%d].template.spec.", i)
+					want = append(want, "FieldValueInvalid "+p+"backoffLimit", "FieldValueNotSupported "+p+"podReplacementPolicy",
+						"FieldValueRequired "+p+"template.spec.initContainers")
+				}
+				return want
+			}(),
 		},
 
 		// Issue 15 item 1: an agent that stops alone must take its worker
@@ -578,6 +650,49 @@ func TestInjectedWorkerRuleLeavesOutFailJobCodes(t *testing.T) {
 			}
 			if len(Warnings(js)) > 0 {
 				t.Errorf("an injected JobSet gets warnings: %q", Warnings(js))
+			}
+		})
+	}
+}
+
+// TestInjectionLeavesInitializersAndLaunchersOutsideTheGroup: with agent
+// injection, Trainer's initializers (waited for to Complete) and an MPI
+// launcher (waiting for Ready) get no agent and keep the Job API's
+// defaults, and the JobSet is admitted.
+func TestInjectionLeavesInitializersAndLaunchersOutsideTheGroup(t *testing.T) {
+	strip := func(js *jobset.JobSet) *jobset.JobSet {
+		js.Annotations = map[string]string{jobset.InjectAgentKey: "true"}
+		for i := range js.Spec.ReplicatedJobs {
+			spec := &js.Spec.ReplicatedJobs[i].Template.Spec
+			spec.Template.Spec.InitContainers = nil
+			for j := range spec.Template.Spec.Containers {
+				spec.Template.Spec.Containers[j].RestartPolicyRules = nil
+			}
+			spec.BackoffLimit, spec.PodReplacementPolicy = nil, nil
+		}
+		return js
+	}
+	cases := map[string]struct {
+		js          *jobset.JobSet
+		wantMembers []string
+	}{
+		"torch with initializers": {js: strip(trainerInitializers()), wantMembers: []string{"node"}},
+		"MPI launcher":            {js: strip(mpiLauncher()), wantMembers: []string{"node"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			InjectAgent(tc.js, sidecar.Options{Image: "agent:test", RestartExitCode: 88})
+			Default(tc.js)
+			if diff := cmp.Diff(tc.wantMembers, sets.List(groupMembers(tc.js))); diff != "" {
+				t.Errorf("members (-want +got):\n%s", diff)
+			}
+			for _, rj := range tc.js.Spec.ReplicatedJobs {
+				if !groupMembers(tc.js).Has(rj.Name) && rj.Template.Spec.BackoffLimit != nil {
+					t.Errorf("%s, outside the group, got backoffLimit %d", rj.Name, *rj.Template.Spec.BackoffLimit)
+				}
+			}
+			if errs := Validate(tc.js); len(errs) > 0 {
+				t.Errorf("rejected: %v", errs)
 			}
 		})
 	}
