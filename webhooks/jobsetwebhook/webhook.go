@@ -46,12 +46,12 @@ func (w Webhook) Default(_ context.Context, js *jobset.JobSet) error {
 
 // ValidateCreate implements admission.Validator.
 func (Webhook) ValidateCreate(_ context.Context, js *jobset.JobSet) (admission.Warnings, error) {
-	return Warnings(js), invalid(js, Validate(js))
+	return append(Warnings(js), SecurityWarnings(js)...), invalid(js, Validate(js))
 }
 
 // ValidateUpdate implements admission.Validator.
 func (Webhook) ValidateUpdate(_ context.Context, old, js *jobset.JobSet) (admission.Warnings, error) {
-	return Warnings(js), invalid(js, ValidateUpdate(js, old))
+	return append(Warnings(js), SecurityWarnings(js)...), invalid(js, ValidateUpdate(js, old))
 }
 
 // ValidateDelete implements admission.Validator: deletion is always allowed.

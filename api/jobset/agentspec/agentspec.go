@@ -36,6 +36,24 @@ const ContainerName = "jobset-agent"
 // the epoch-only admission policy are bound to this name.
 const ServiceAccountName = "jobset-agent"
 
+// The agent's credentials. With injection, the agent alone gets its
+// ServiceAccount token: through a projected volume mounted into the agent
+// container only, while the Pod's automatic token mount is off, so that
+// worker code cannot patch the Pod's epoch.
+const (
+	// TokenMountPath is where the agent reads its token, ca.crt and
+	// namespace: Kubernetes' standard in-cluster path.
+	TokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
+	// TokenVolumeName names the projected volume that carries them.
+	TokenVolumeName = "jobset-agent-token"
+	// TokenExpirationSeconds is the life of the projected token; the
+	// kubelet renews it at 80% of that, and the agent rereads it.
+	TokenExpirationSeconds = 3600
+	// RootCAConfigMap is the ConfigMap of every namespace that holds the
+	// cluster's CA (ca.crt), published by kube-controller-manager.
+	RootCAConfigMap = "kube-root-ca.crt"
+)
+
 // Environment variables the agent reads.
 const (
 	EnvNamespace       = "NAMESPACE"

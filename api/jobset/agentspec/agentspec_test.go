@@ -19,6 +19,7 @@ func TestWireValuesAreStable(t *testing.T) {
 		"barrier path":          {DefaultBarrierPath, "/barrier-is-lifted"},
 		"config error exit":     {ExitConfigError, 2},
 		"fatal exit":            {ExitFatal, 3},
+		"token mount path":      {TokenMountPath, "/var/run/secrets/kubernetes.io/serviceaccount"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", name, tc.got, tc.want)

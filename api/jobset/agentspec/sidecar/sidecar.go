@@ -14,6 +14,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -27,18 +28,61 @@ type Options struct {
 	// RestartExitCode is the exit code with which the agent restarts its
 	// Pod in place; zero means agentspec.DefaultRestartExitCode.
 	RestartExitCode int32
+	// CPU and Memory are the agent's requests and limits (equal, so that a
+	// Guaranteed Pod stays Guaranteed); zero means DefaultCPU and
+	// DefaultMemory.
+	CPU, Memory resource.Quantity
 }
+
+// The agent's default requests and limits. It idles at about 8 MiB RSS
+// and no CPU (docs/benchmarks.md, B3); it needs CPU for a moment when it
+// starts (TLS, one watch, one patch), which is on the path of every group
+// restart, so its CPU limit is not tight.
+var (
+	DefaultCPU    = resource.MustParse("100m")
+	DefaultMemory = resource.MustParse("32Mi")
+)
+
+// AgentUser is the numeric user and group the agent runs as: the nonroot
+// user of its distroless image (images/internal/oci.NonRoot). Numeric, so
+// that the kubelet can check runAsNonRoot whatever the image says.
+const AgentUser = 65532
 
 // Inject adds the agent sidecar to a Job's Pod template that has none, and
 // the worker restart rule to every container without restart rules of its
 // own. A Pod that already has an agent is left as it is, so Inject is
 // idempotent and never overrides what a user wrote.
+//
+// The Pod runs as the agent's ServiceAccount unless the template names
+// another. The agent alone gets the Pod's ServiceAccount token, through
+// TokenVolume;
+// the Pod's automatic token mount, which would give it to every
+// container, is turned off unless the template sets
+// automountServiceAccountToken itself (then it is respected, and admission
+// warns). The agent's requests equal its limits, except in a Pod whose
+// containers request nothing (BestEffort) or that sets Pod-level
+// resources: there it gets none, so the Pod's QoS class never changes.
 func Inject(job *batchv1.JobSpec, o Options) {
 	pod := &job.Template.Spec
 	if Index(*pod) >= 0 {
 		return
 	}
-	pod.InitContainers = append(pod.InitContainers, Container(o))
+	agent := Container(o)
+	if pod.Resources != nil || QOSClass(*pod) == corev1.PodQOSBestEffort {
+		agent.Resources = corev1.ResourceRequirements{}
+	}
+	pod.InitContainers = append(pod.InitContainers, agent)
+	if !slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == agentspec.TokenVolumeName }) {
+		pod.Volumes = append(pod.Volumes, TokenVolume())
+	}
+	if pod.AutomountServiceAccountToken == nil {
+		pod.AutomountServiceAccountToken = ptr.To(false)
+	}
+	// A projected token needs a named ServiceAccount (Pod validation), and
+	// the agent's Role and the epoch-only policy are for this one.
+	if pod.ServiceAccountName == "" {
+		pod.ServiceAccountName = agentspec.ServiceAccountName
+	}
 	for i := range pod.Containers {
 		c := &pod.Containers[i]
 		if len(c.RestartPolicyRules) > 0 {
@@ -51,8 +95,55 @@ func Inject(job *batchv1.JobSpec, o Options) {
 	}
 }
 
+// TokenVolume is the projected volume through which the agent, and only
+// the agent, reads its ServiceAccount credentials at the standard
+// in-cluster path: the same three files as the volume the ServiceAccount
+// admission plugin adds to every container (kube-api-access-*), a token
+// bound to the Pod, the cluster CA and the namespace.
+func TokenVolume() corev1.Volume {
+	return corev1.Volume{Name: agentspec.TokenVolumeName, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
+				Path: "token", ExpirationSeconds: ptr.To[int64](agentspec.TokenExpirationSeconds)}},
+			{ConfigMap: &corev1.ConfigMapProjection{
+				LocalObjectReference: corev1.LocalObjectReference{Name: agentspec.RootCAConfigMap},
+				Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{
+				Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+		},
+	}}}
+}
+
+// SecurityContext is the agent's: what the restricted Pod Security
+// Standard asks of a container, and a read-only root filesystem.
+func SecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsNonRoot:             ptr.To(true),
+		RunAsUser:                ptr.To[int64](AgentUser),
+		RunAsGroup:               ptr.To[int64](AgentUser),
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// Resources are the agent's requests, equal to its limits.
+func Resources(o Options) corev1.ResourceRequirements {
+	cpu, memory := o.CPU, o.Memory
+	if cpu.IsZero() {
+		cpu = DefaultCPU
+	}
+	if memory.IsZero() {
+		memory = DefaultMemory
+	}
+	list := corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: memory}
+	return corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}
+}
+
 // Container is the agent sidecar: a restartable init container whose
-// startup probe holds the workers back until the barrier lifts.
+// startup probe holds the workers back until the barrier lifts, which
+// reads its credentials from TokenVolume.
 func Container(o Options) corev1.Container {
 	env := make([]corev1.EnvVar, 0, len(agentspec.RequiredEnv)+1)
 	for _, name := range agentspec.RequiredEnv {
@@ -73,7 +164,11 @@ func Container(o Options) corev1.Container {
 			PeriodSeconds:    agentspec.StartupProbePeriodSeconds,
 			FailureThreshold: agentspec.StartupProbeFailureThreshold,
 		},
-		Env: env,
+		Env:             env,
+		Resources:       Resources(o),
+		SecurityContext: SecurityContext(),
+		VolumeMounts: []corev1.VolumeMount{{
+			Name: agentspec.TokenVolumeName, MountPath: agentspec.TokenMountPath, ReadOnly: true}},
 	}
 }
 
