@@ -24,9 +24,15 @@ import (
 	"github.com/fastjobset/jobset/controllers/placement"
 )
 
-// Leader election takes a Lease and records its transitions as events.
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch
+// Leader election takes a Lease in the controller's namespace (client-go's
+// LeaseLock gets, creates and updates it; releasing it on a graceful stop is
+// an update) and records its transitions as events of the old API on the
+// Lease, in the same namespace: a Role there, not a ClusterRole. With
+// --leader-election-namespace set to another namespace, bind the same
+// Role there. (The reconcilers' events, in JobSets' namespaces, use the
+// events.k8s.io API: jobsetcontroller's markers.)
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=jobset-system,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups=core,namespace=jobset-system,resources=events,verbs=create;patch
 
 // options are the command-line flags.
 type options struct {

@@ -20,6 +20,7 @@ import (
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -42,9 +43,8 @@ import (
 )
 
 // The certificate rotator keeps the certificate in a Secret of the webhook's
-// namespace and writes the CA into the webhook configurations.
-// +kubebuilder:rbac:groups=core,namespace=jobset-system,resources=secrets,verbs=get;list;watch;create;update
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
+// namespace and writes the CA into the webhook configurations: its RBAC
+// markers are in rbac.go.
 
 // options are the command-line flags.
 type options struct {
@@ -82,6 +82,8 @@ func main() {
 	flag.DurationVar(&o.certCheckInterval, "cert-check-interval", 12*time.Hour, "How often to check whether the generated certificate needs renewing.")
 	flag.StringVar(&o.agent.Image, "agent-image", "", "Image of the agent sidecar injected into JobSets annotated jobset.sigs.k8s.io/inject-agent=true (empty: injection is refused).")
 	flag.IntVar(&exitCode, "agent-restart-exit-code", agentspec.DefaultRestartExitCode, "Exit code with which injected agents restart their Pod in place (1..255).")
+	flag.Func("agent-cpu", "CPU request and limit (equal) of injected agents, a quantity such as 100m (default "+sidecar.DefaultCPU.String()+").", quantityFlag("agent-cpu", &o.agent.CPU))
+	flag.Func("agent-memory", "Memory request and limit (equal) of injected agents, a quantity such as 32Mi (default "+sidecar.DefaultMemory.String()+").", quantityFlag("agent-memory", &o.agent.Memory))
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus metrics endpoint (\"0\" disables it).")
 	zapOpts := zap.Options{}
@@ -101,6 +103,18 @@ func main() {
 	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "jobset-webhook:", err)
 		os.Exit(1)
+	}
+}
+
+// quantityFlag parses a positive resource quantity into q.
+func quantityFlag(name string, q *resource.Quantity) func(string) error {
+	return func(v string) error {
+		parsed, err := resource.ParseQuantity(v)
+		if err != nil || parsed.Sign() <= 0 {
+			return fmt.Errorf("--%s=%q: must be a positive Kubernetes quantity, for example 100m for CPU or 32Mi for memory", name, v)
+		}
+		*q = parsed
+		return nil
 	}
 }
 
@@ -143,7 +157,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		if err := ensureSecret(ctx, cfg, secret); err != nil {
 			return err
 		}
-		if err := rotator.AddRotator(mgr, &rotator.CertRotator{
+		if err := rotator.AddRotator(forRotator(mgr, o.namespace, o.secret, o.mutatingConfig, o.validatingConfig), &rotator.CertRotator{
 			SecretKey:      secret,
 			CertDir:        o.certDir,
 			CAName:         "jobset-ca",

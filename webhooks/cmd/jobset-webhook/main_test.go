@@ -79,8 +79,9 @@ func startWebhook(t *testing.T, adjust func(*options)) *runningWebhook {
 }
 
 // startWebhookVia is startWebhook with the webhook (not the "kubelet")
-// reaching the apiserver through the config via makes.
-func startWebhookVia(t *testing.T, adjust func(*options), via func(*rest.Config) *rest.Config) *runningWebhook {
+// reaching the apiserver through the config via makes, after the optional
+// before ran with the apiserver and the options.
+func startWebhookVia(t *testing.T, adjust func(*options), via func(*rest.Config) *rest.Config, before ...func(context.Context, *framework.Environment, options)) *runningWebhook {
 	t.Helper()
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 	env, err := framework.Start(framework.WithWebhooks())
@@ -108,6 +109,9 @@ func startWebhookVia(t *testing.T, adjust func(*options), via func(*rest.Config)
 	}
 	if adjust != nil {
 		adjust(&o)
+	}
+	for _, f := range before {
+		f(ctx, env, o)
 	}
 	w := &runningWebhook{env: env, ctx: ctx, o: o, done: make(chan error, 1)}
 	var running sync.WaitGroup
