@@ -10,6 +10,9 @@
 //	GET /resolve?host=H   the addresses H resolves to, one per line
 //	GET /kill?name=P      SIGKILL every process whose command is P (with
 //	                      shareProcessNamespace: the agent sidecar, to crash it)
+//	GET /secrets          every file under /var/run/secrets this container
+//	                      sees (a ServiceAccount token among them?), one per
+//	                      line; nothing when there are none
 package main
 
 import (
@@ -68,6 +71,20 @@ func main() {
 			return
 		}
 		fmt.Fprintf(w, "killed %d processes\n", killed)
+	})
+	mux.HandleFunc("/secrets", func(w http.ResponseWriter, _ *http.Request) {
+		err := filepath.WalkDir("/var/run/secrets", func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				fmt.Fprintln(w, path)
+			}
+			if os.IsNotExist(err) {
+				return filepath.SkipDir
+			}
+			return err
+		})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
 	})
 	server := &http.Server{Addr: ":8081", Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
