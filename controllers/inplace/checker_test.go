@@ -14,8 +14,10 @@ import (
 // the real agent (agent.Next) in each Pod, a kubelet, a Job controller, and
 // our controller running the real Decide on an informer cache that may lag
 // behind the API server per object. The world may fail workers, evict,
-// delete and garbage-collect Pods, and let workers finish. In every reachable
-// state it checks:
+// delete (the worker exiting 1 or 0 on SIGTERM) and garbage-collect Pods, and
+// let workers finish. A lost index (LostIndex) ends a run with a full
+// restart, after which the new Pods start over as from the initial state.
+// In every reachable state it checks:
 //
 //   - safety: no worker starts at epoch e unless every slot that still has
 //     work has a Pod whose agent joined e, and no two workers run at
@@ -66,6 +68,14 @@ type pod struct {
 	// counted: the Job controller accounted for the terminated Pod (its
 	// tracking finalizer holds the Pod until then).
 	counted bool
+	// exitsZero: the Pod is being deleted and its worker exits 0 on the
+	// SIGTERM, so the kubelet ends it Succeeded.
+	exitsZero bool
+	// left: it did, and the group-member finalizer still holds the Pod:
+	// the controller has not released it. (Other Pods are released as
+	// soon as the controller sees them end, which the model folds into
+	// their ending.)
+	left bool
 }
 
 // cached is what the controller's informer holds of one Pod.
@@ -76,13 +86,14 @@ type cached struct {
 	deleting   bool
 	annotation int8
 	signal     bool
+	left       bool
 }
 
 func (p pod) view() cached {
 	if !p.exists {
 		return cached{}
 	}
-	return cached{exists: true, slot: p.slot, gen: p.gen, phase: p.phase, deleting: p.deleting, annotation: p.annotation, signal: p.signal}
+	return cached{exists: true, slot: p.slot, gen: p.gen, phase: p.phase, deleting: p.deleting, annotation: p.annotation, signal: p.signal, left: p.left}
 }
 
 type state struct {
@@ -99,6 +110,10 @@ type state struct {
 
 	synced, deprecated, inPlaceRestarts int8
 	jobSetFailed                        bool
+	// fullRestart: the controller recreated every Job for a lost index;
+	// fullRestarts counts those that counted toward the budget.
+	fullRestart  bool
+	fullRestarts int8
 
 	failures int8 // faults injected so far
 	// disruptions counts the synced groups that lost a member; disrupted
@@ -218,16 +233,16 @@ func faults(s state) []step {
 		q.phase, q.worker, q.agentUp, q.restarting = failed, 0, false, false
 		add(n, "%s is evicted (Failed, object kept)", p.name())
 
-		// Its worker exits non-zero on SIGTERM. One that exits 0 (issue 15
-		// item 0: the Job counts the index complete and never replaces it)
-		// is left out until the controller can tell that deletion from a
-		// finished Pod deleted later; with it, the checker finds the
-		// shrunk group at once.
-		n = s
-		n.failures++
-		n.disrupt(i)
-		n.pods[i].deleting = true
-		add(n, "%s is deleted", p.name())
+		// Its worker exits non-zero on SIGTERM, or 0, as many trainers do
+		// after a checkpoint: then the Job counts the index complete and
+		// never replaces it (issue 15 item 0).
+		for _, zero := range []bool{false, true} {
+			n = s
+			n.failures++
+			n.disrupt(i)
+			n.pods[i].deleting, n.pods[i].exitsZero = true, zero
+			add(n, "%s is deleted (its worker exits %d on SIGTERM)", p.name(), map[bool]int{false: 1, true: 0}[zero])
+		}
 	}
 	// The NCCL pattern: one fault makes every running worker exit at once,
 	// and the controller sees none of the exits.
@@ -266,8 +281,11 @@ func quiet(s state) []step {
 			n := s
 			q := &n.pods[i]
 			q.phase, q.worker, q.agentUp, q.restarting = failed, 0, false, false
+			if p.exitsZero {
+				q.phase, q.left = succeeded, true
+			}
 			add(n, "kubelet terminates %s", p.name())
-		case p.deleting && p.counted:
+		case p.deleting && p.counted && !p.left:
 			n := s
 			n.pods[i] = pod{}
 			add(n, "the deleted %s goes away", p.name())
@@ -296,6 +314,9 @@ func quiet(s state) []step {
 		n := s
 		n.completedCache = s.completed
 		add(n, "informer delivers the Jobs")
+	}
+	if s.fullRestart {
+		return nil // the new attempt's Pods start over, as from initial()
 	}
 	if !s.jobSetFailed {
 		if st, ok := reconcile(s); ok {
@@ -425,6 +446,7 @@ func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot 
 			Succeeded:     c.phase == succeeded,
 			Failed:        c.phase == failed,
 			Deleting:      c.deleting,
+			Left:          c.left,
 		}
 		if c.annotation != 0 {
 			p.Epoch = strconv.Itoa(int(c.annotation))
@@ -441,15 +463,34 @@ func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot 
 // writes is made again on a fresh read of the Pods and Jobs (the cache may
 // be behind), and that one is applied, as the reconciler does.
 func reconcile(s state) (step, bool) {
+	var fresh [maxObjects]cached
+	for i, p := range s.pods {
+		fresh[i] = p.view()
+	}
 	d := Decide(snapshot(s, s.cache, s.completedCache))
-	if d.Synced != int32(s.synced) || d.Deprecated != int32(s.deprecated) || d.BudgetExceeded {
-		var fresh [maxObjects]cached
-		for i, p := range s.pods {
-			fresh[i] = p.view()
-		}
+	if d.Synced != int32(s.synced) || d.Deprecated != int32(s.deprecated) || d.BudgetExceeded || d.LostIndex != "" {
 		d = Decide(snapshot(s, fresh, s.completed))
 	}
+	// A lost index: a full restart, which counts when a synced group lost
+	// a member, unless it escalates the group restart in progress.
+	if d.LostIndex != "" {
+		n := s
+		n.fullRestart = true
+		if s.synced >= 1 && !RestartInProgress(int32(s.synced), int32(s.deprecated)) {
+			n.fullRestarts++
+		}
+		st := step{label: describe("controller restarts fully: %s", d.LostIndex), next: n}
+		st.violation = overCounted(n)
+		return st, true
+	}
 	n := s
+	// Released: a Pod that left, once its Job accounted for it without
+	// counting its index complete (on a fresh read of the Job).
+	for i, p := range s.pods {
+		if p.left && p.counted && !s.completed[p.slot] {
+			n.pods[i].left = false
+		}
+	}
 	var label string
 	switch {
 	case d.BudgetExceeded:
@@ -475,11 +516,18 @@ func reconcile(s state) (step, bool) {
 	if n.synced != s.synced {
 		st.violation = incompleteSync(s, n.synced)
 	}
-	if st.violation == nil && n.inPlaceRestarts > n.disruptions {
-		st.violation = violated("budget: over-counted", "budget: %d group restarts counted, but the synced group was disrupted %d times",
-			n.inPlaceRestarts, n.disruptions)
+	if st.violation == nil {
+		st.violation = overCounted(n)
 	}
 	return st, true
+}
+
+func overCounted(s state) *violation {
+	if counted := s.inPlaceRestarts + s.fullRestarts; counted > s.disruptions {
+		return violated("budget: over-counted", "budget: %d restarts counted (%d in place, %d full), but the synced group was disrupted %d times",
+			counted, s.inPlaceRestarts, s.fullRestarts, s.disruptions)
+	}
+	return nil
 }
 
 // settle runs quiet steps, always the first enabled one, until none is
@@ -517,6 +565,13 @@ func (c *checker) settle(s state) *violation {
 func converged(s state) *violation {
 	if s.jobSetFailed {
 		return violated("liveness: JobSet failed", "liveness: the JobSet failed")
+	}
+	if s.fullRestart {
+		if counted := s.inPlaceRestarts + s.fullRestarts; counted != s.disruptions {
+			return violated("budget: miscounted", "budget: %d restarts counted (%d in place, %d full) for %d disruptions of a synced group",
+				counted, s.inPlaceRestarts, s.fullRestarts, s.disruptions)
+		}
+		return nil
 	}
 	for slot := range slots {
 		if s.finished[slot] {

@@ -101,6 +101,10 @@ type Decision struct {
 	// InvalidEpochs are live Pods whose epoch no agent could have written;
 	// they are ignored for sync.
 	InvalidEpochs []InvalidEpoch
+	// LostIndex, when not empty, says which Pod left the group for good
+	// (see LostIndex): no epoch decision is made, the JobSet must restart
+	// fully.
+	LostIndex string
 }
 
 // InvalidEpoch names a Pod and what is wrong with its epoch.
@@ -135,6 +139,9 @@ func LostIndex(pods []Pod) string {
 // Decide applies the protocol to one snapshot.
 func Decide(s Snapshot) Decision {
 	d := Decision{Synced: s.Synced, Deprecated: s.Deprecated}
+	if d.LostIndex = LostIndex(s.Pods); d.LostIndex != "" {
+		return d // a sync now would be a smaller group
+	}
 	inProgress := RestartInProgress(s.Synced, s.Deprecated)
 
 	// One pass over the Pods, without copying them: this runs on every

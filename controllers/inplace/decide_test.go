@@ -46,6 +46,21 @@ func TestDecide(t *testing.T) {
 			want:     Decision{Synced: 1, Deprecated: 1},
 		},
 
+		// Issue 15 item 0: a member deleted while it ran whose worker
+		// exited 0; its Job counted the index complete.
+		"a Pod that left while running, its index counted complete: no sync of the smaller group": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
+				Pods: with(at("2", "2", "1"), 2, func(p *Pod) { p.Succeeded, p.Deleting, p.Left, p.IndexComplete = true, true, true, true })},
+			want: Decision{Synced: 1, Deprecated: 1,
+				LostIndex: "Pod w-2 was deleted while its worker ran and the worker exited 0: its Job counts the index complete and will not replace it"},
+		},
+		"a Pod that left while running, its Job counted it failed: the replacement syncs": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 3, MaxRestarts: 3, RestartsUsed: 1,
+				Pods: append(with(at("2", "2", "1"), 2, func(p *Pod) { p.Succeeded, p.Deleting, p.Left = true, true, true }),
+					Pod{Name: "w-2b", Index: "2", Epoch: "2"})},
+			want: Decision{Synced: 2, Deprecated: 1, RestartCompleted: true},
+		},
+
 		// Completing a group restart.
 		"every Pod reached the new epoch: the group restart completes": {
 			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 3, Pods: at("2", "2", "2"), MaxRestarts: 3, RestartsUsed: 1},

@@ -34,16 +34,18 @@ const (
 // replaces it; the Pod condition AllContainersRestarting is set when the
 // restart begins. Both count from the agent's start (times have a
 // one-second resolution: a termination in the same second counts, a
-// restart condition must be later). Containers the kubelet killed for a
-// restart carry no time, and while the agent is not running there is no
-// reference: no sign, and the agent's rejoin at the next epoch tells.
+// restart condition must be later, while a worker is stopped). Containers
+// the kubelet killed for a restart carry no time, and while the agent is
+// not running there is no reference: no sign, and the agent's rejoin at
+// the next epoch tells.
 func FailureSignal(pod *corev1.Pod) string {
 	agentStarted, ok := agentStart(pod)
 	if !ok {
 		return ""
 	}
 	for _, c := range pod.Status.Conditions {
-		if c.Type == PodConditionAllContainersRestarting && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(agentStarted) {
+		if c.Type == PodConditionAllContainersRestarting && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(agentStarted) &&
+			workerStopped(pod) {
 			return "its containers are restarting (" + string(PodConditionAllContainersRestarting) + ")"
 		}
 	}
@@ -59,6 +61,21 @@ func FailureSignal(pod *corev1.Pod) string {
 		}
 	}
 	return ""
+}
+
+// workerStopped: some regular container does not run. The restart
+// condition counts only then: after an API server outage the kubelet was
+// seen to report it, dated after the new agent's start, once the restart
+// it described was over and every container ran again (an extra group
+// restart).
+func workerStopped(pod *corev1.Pod) bool {
+	running := 0
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.State.Running != nil {
+			running++
+		}
+	}
+	return running < len(pod.Spec.Containers)
 }
 
 // agentStart is when the Pod's agent sidecar (the restartable init

@@ -123,7 +123,12 @@ func TestFailureSignal(t *testing.T) {
 		"the worker's exit that restarted the Pod":            {pod: pod(true, worker(exited(1, "Error", before)))},
 		"killed for a restart: no time, no sign":              {pod: pod(true, worker(exited(137, ReasonRestartingAllContainers, metav1.Time{})))},
 		"the agent is not running: no reference, no sign":     {pod: pod(false, worker(exited(1, "Error", after)))},
-		"no agent at all":                                     {pod: &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: PodConditionAllContainersRestarting, Status: corev1.ConditionTrue}}}}},
+		"a restart condition dated after the agent's start, every container running again (seen after an API server outage)": {
+			pod: pod(true, func(s *corev1.PodStatus) {
+				restarting(after)(s)
+				worker(corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: after}}})(s)
+			})},
+		"no agent at all": {pod: &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: PodConditionAllContainersRestarting, Status: corev1.ConditionTrue}}}}},
 		// Issue 15 item 3: with the controller's sync time as the
 		// reference, a node clock 2 s ahead dated the restart that led to
 		// the sync after it: a new group restart after every sync.

@@ -92,7 +92,7 @@ func (r *Reconciler) decideEpochs(ctx context.Context, js *jobset.JobSet, pods [
 }
 
 func writes(d inplace.Decision, s inplace.Snapshot) bool {
-	return d.Synced != s.Synced || d.Deprecated != s.Deprecated || d.BudgetExceeded
+	return d.Synced != s.Synced || d.Deprecated != s.Deprecated || d.BudgetExceeded || d.LostIndex != ""
 }
 
 // readChildrenFresh lists the JobSet's Pods and current Jobs from the API
@@ -156,14 +156,8 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 		completed[job.Name] = done
 		s.ExpectedPods -= int32(done.Len())
 	}
-	attempt := strconv.Itoa(int(js.Status.Restarts))
-	var current []*corev1.Pod
-	for i := range pods {
-		pod := &pods[i]
-		if pod.Labels[jobset.RestartsKey] != attempt || pod.Labels[jobset.JobSetUIDKey] != string(js.UID) {
-			continue
-		}
-		current = append(current, pod)
+	current := currentAttempt(js, pods)
+	for _, pod := range current {
 		if inplace.EndsJob(pod, failurePolicies[pod.Labels[jobset.ReplicatedJobNameKey]]) {
 			doomedJobs[pod.Labels[batchv1.JobNameLabel]] = true
 		}
@@ -189,6 +183,18 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 		})
 	}
 	return s
+}
+
+// currentAttempt is the JobSet's Pods of its current restart attempt.
+func currentAttempt(js *jobset.JobSet, pods []corev1.Pod) []*corev1.Pod {
+	attempt := strconv.Itoa(int(js.Status.Restarts))
+	var current []*corev1.Pod
+	for i := range pods {
+		if pod := &pods[i]; pod.Labels[jobset.RestartsKey] == attempt && pod.Labels[jobset.JobSetUIDKey] == string(js.UID) {
+			current = append(current, pod)
+		}
+	}
+	return current
 }
 
 // parseIndexes reads a Job's status.completedIndexes ("1,3-5").
@@ -306,23 +312,37 @@ func (u *statusUpdate) setInvalidEpochs(invalid []inplace.InvalidEpoch) {
 // A condition's message is limited to 32 KiB by the CRD's schema, and a
 // status write with a longer one fails, taking every other status change
 // with it: an admin who "resets" the epochs of a thousand Pods must not
-// leave the JobSet unable to record even its failure. So the message names
-// a few Pods, each with a shortened value, and counts the rest.
+// leave the JobSet unable to record even its failure. So a message names a
+// few Pods, each described in a bounded size, and counts the rest.
 const (
-	invalidEpochsNamed    = 10
+	podsNamed             = 10
+	podDescriptionSize    = 512
 	invalidEpochValueSize = 32
 )
 
 func describeInvalidEpochs(invalid []inplace.InvalidEpoch) string {
-	descriptions := make([]string, 0, min(len(invalid), invalidEpochsNamed)+1)
-	for _, e := range invalid[:min(len(invalid), invalidEpochsNamed)] {
+	descriptions := make([]string, 0, min(len(invalid), podsNamed))
+	for _, e := range invalid[:min(len(invalid), podsNamed)] {
 		if len(e.Value) > invalidEpochValueSize {
 			e.Value = e.Value[:invalidEpochValueSize] + "..."
 		}
 		descriptions = append(descriptions, e.String())
 	}
-	if more := len(invalid) - invalidEpochsNamed; more > 0 {
-		descriptions = append(descriptions, fmt.Sprintf("and %d more", more))
+	return boundedList(descriptions, len(invalid))
+}
+
+// boundedList joins the descriptions of the first podsNamed of total
+// Pods, each cut to podDescriptionSize, and counts the others.
+func boundedList(descriptions []string, total int) string {
+	named := make([]string, 0, podsNamed+1)
+	for _, d := range descriptions[:min(len(descriptions), podsNamed)] {
+		if len(d) > podDescriptionSize {
+			d = d[:podDescriptionSize] + "..."
+		}
+		named = append(named, d)
 	}
-	return strings.Join(descriptions, "; ")
+	if more := total - len(named); more > 0 {
+		named = append(named, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(named, "; ")
 }

@@ -81,16 +81,23 @@ func indexComplete(job *batchv1.Job, pod *corev1.Pod) bool {
 }
 
 // lostIndexDecision answers a lost index with a full restart, which
-// recreates the Jobs and so the index. It counts toward maxRestarts, once:
-// when it escalates the group restart that the Pod's deletion started, that
-// one already counted.
+// recreates the Jobs and so the index. It counts toward maxRestarts when a
+// synced group lost a member, once: when it escalates the group restart
+// that the Pod's deletion started, that one already counted. A Pod lost
+// while the group gathered (its first run, or after a full restart or a
+// resume) is, as any failure then, not counted.
 func lostIndexDecision(js *jobset.JobSet, lost string) decision {
-	return countedRestart(js, lost, "a full restart recreates all Jobs and so the index")
+	const action = "a full restart recreates all Jobs and so the index"
+	if ptr.Deref(js.Status.SyncedEpoch, 0) == 0 || regathering(js) {
+		return restartDecision(false, "%s; %s (not counted: the group had not synced)", lost, action)
+	}
+	return countedRestart(js, lost, action)
 }
 
 // lostIndex looks for a Pod whose index is lost (inplace.LostIndex), on the
 // cache first and, since its answer is a full restart, confirmed on a fresh
-// read of the Pods and Jobs.
+// read of the Pods and Jobs. It comes before the success policy: a Job may
+// count complete only because the index's worker was stopped.
 func (r *Reconciler) lostIndex(ctx context.Context, js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) (string, error) {
 	if inplace.LostIndex(epochSnapshot(js, pods, jobs).Pods) == "" {
 		return "", nil

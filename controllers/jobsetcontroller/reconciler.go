@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +47,9 @@ type Reconciler struct {
 	apiReader client.Reader
 	recorder  events.EventRecorder
 	clock     clock.PassiveClock
+	// gatherStallThreshold: how long a gather may take before the
+	// GatherStalled condition reports it.
+	gatherStallThreshold time.Duration
 }
 
 // Option configures a Reconciler.
@@ -59,7 +63,7 @@ func WithClock(c clock.PassiveClock) Option {
 // NewReconciler returns a Reconciler writing through c and reporting
 // through recorder.
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts ...Option) *Reconciler {
-	r := &Reconciler{client: c, apiReader: c, recorder: recorder, clock: clock.RealClock{}}
+	r := &Reconciler{client: c, apiReader: c, recorder: recorder, clock: clock.RealClock{}, gatherStallThreshold: DefaultGatherStallThreshold}
 	for _, opt := range opts {
 		opt(r)
 	}
@@ -194,6 +198,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	// 5. Apply: children first, then one status write, then events.
 	update := newStatusUpdate(js, metav1.NewTime(r.clock.Now()))
+	var lookAgain time.Duration // a gather that may stall: when to report it
 	update.js.Status.ReplicatedJobsStatus = status
 	if err := r.deleteJobs(ctx, plan.delete); err != nil {
 		return ctrl.Result{}, err
@@ -210,7 +215,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			if err != nil {
 				return ctrl.Result{}, err
 			}
-			update.applyEpochs(epochs, snapshot)
+			if epochs.LostIndex != "" {
+				d = lostIndexDecision(js, epochs.LostIndex)
+			} else {
+				update.applyEpochs(epochs, snapshot)
+			}
+			var report string
+			report, lookAgain = stalledGather(update.js, currentAttempt(js, pods), snapshot.ExpectedPods, update.now.Time, r.gatherStallThreshold)
+			update.setGatherStalled(report)
+		} else {
+			update.setGatherStalled("") // suspended: nothing gathers
 		}
 	}
 	update.apply(d)
@@ -224,7 +238,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.releaseMembers(ctx, update.js, pods, children.current()); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: lookAgain}, nil
 }
 
 // convergeChildren creates the missing children and moves every active Job

@@ -34,6 +34,11 @@ const (
 	// JobSetInvalidEpoch is True while some live Pod reports an epoch that
 	// no agent could have written; its message names the Pod.
 	JobSetInvalidEpoch JobSetConditionType = "InvalidEpoch"
+	// JobSetGatherStalled is True while the Pods of an InPlaceRestart
+	// JobSet have been gathering at the next epoch for longer than the
+	// controller's --gather-stall-threshold; its message names the Pods that
+	// have not joined and why (their agents' or their own state).
+	JobSetGatherStalled JobSetConditionType = "GatherStalled"
 )
 
 // Condition reasons. They are also the reasons of the matching events.
@@ -90,6 +95,11 @@ const (
 	ReasonEpochsValid = "EpochsValid"
 	// ReasonInvalidEpoch: a Pod's epoch annotation is not one an agent writes.
 	ReasonInvalidEpoch = "InvalidEpoch"
+	// ReasonPodsNotJoined: GatherStalled is True; ReasonGatherCompleted: the
+	// gather it reported ended (the group synced, or the JobSet stopped
+	// gathering).
+	ReasonPodsNotJoined   = "PodsNotJoined"
+	ReasonGatherCompleted = "GatherCompleted"
 )
 
 // Condition messages of the conditions community JobSet defines. Clients

@@ -41,6 +41,7 @@ type options struct {
 	leaderElectionNS       string
 	// The lease: see leadership's defaults for why these values.
 	leaseDuration, renewDeadline, retryPeriod time.Duration
+	gatherStallThreshold                      time.Duration
 	qps                                       float64
 	burst, concurrency                        int
 }
@@ -57,6 +58,8 @@ func main() {
 	flag.Float64Var(&o.qps, "kube-api-qps", 500, "Sustained queries per second to the API server.")
 	flag.IntVar(&o.burst, "kube-api-burst", 500, "Burst of queries to the API server.")
 	flag.IntVar(&o.concurrency, "concurrency", 10, "JobSets reconciled in parallel.")
+	flag.DurationVar(&o.gatherStallThreshold, "gather-stall-threshold", jobsetcontroller.DefaultGatherStallThreshold,
+		"How long the Pods of an InPlaceRestart JobSet may take to join the next epoch before the GatherStalled condition names those that have not (0 disables it).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -94,7 +97,8 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		if err := jobsetcontroller.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 			return fmt.Errorf("registering field indexes: %w", err)
 		}
-		reconciler := jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"))
+		reconciler := jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"),
+			jobsetcontroller.WithGatherStallThreshold(o.gatherStallThreshold))
 		if err := reconciler.SetupWithManager(mgr, o.concurrency); err != nil {
 			return fmt.Errorf("setting up the JobSet reconciler: %w", err)
 		}

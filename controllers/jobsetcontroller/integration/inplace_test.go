@@ -33,7 +33,7 @@ var _ = Describe("In-place restart", func() {
 		return wrappers.MakeJobSet("trainer", ns).
 			RestartStrategy(jobset.InPlaceRestart).
 			MaxRestarts(maxRestarts).
-			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(jobs).Pods(perJob).Obj())
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(jobs).Pods(perJob).InPlaceReady().Obj())
 	}
 
 	// startPods creates n worker Pods of the JobSet's current attempt, as
@@ -54,10 +54,11 @@ var _ = Describe("In-place restart", func() {
 					GenerateName: "trainer-workers-",
 					Namespace:    ns,
 					Labels: map[string]string{
-						jobset.JobSetNameKey: js.Name,
-						jobset.JobSetUIDKey:  string(js.UID),
-						jobset.RestartsKey:   attempt,
-						batchv1.JobNameLabel: jobsetcontroller.JobName(js.Name, "workers", 0),
+						jobset.JobSetNameKey:        js.Name,
+						jobset.JobSetUIDKey:         string(js.UID),
+						jobset.RestartsKey:          attempt,
+						jobset.ReplicatedJobNameKey: "workers",
+						batchv1.JobNameLabel:        jobsetcontroller.JobName(js.Name, "workers", 0),
 					},
 					Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: strconv.Itoa(first + i)},
 					Finalizers:  job.Spec.Template.Finalizers,
@@ -301,6 +302,36 @@ var _ = Describe("In-place restart", func() {
 		}).Should(Succeed())
 		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobsetcontroller.ReasonRestarting))
 		eventuallyReleased(pods[2])
+	})
+
+	// Issue 15 item 9: an agent that cannot join kept the group waiting
+	// with nothing to say so.
+	It("names the Pods that have not joined, and why, once a gather stalls; says so once; clears it at the sync", func() {
+		js := create(workers(1, 2, 3).Obj())
+		pods := startPods(js, "1", "")
+		kubeletReports(pods[1], func(s *corev1.PodStatus) {
+			s.Phase = corev1.PodRunning
+			s.InitContainerStatuses = []corev1.ContainerStatus{{
+				Name: agentspec.ContainerName, Image: "registry.k8s.io/pause:3.10", RestartCount: 4,
+				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: agentspec.ExitConfigError}},
+			}}
+		})
+		Consistently(func() *metav1.Condition {
+			return meta.FindStatusCondition(fetch(ctx, js).Status.Conditions, string(jobset.JobSetGatherStalled))
+		}).Should(BeNil(), "under the threshold, a gather is just a gather")
+
+		c := eventuallyCondition(ctx, js, jobset.JobSetGatherStalled, metav1.ConditionTrue)
+		Expect(c.Reason).To(Equal(jobset.ReasonPodsNotJoined))
+		Expect(c.Message).To(And(ContainSubstring("1 of 2 have not joined"), ContainSubstring(pods[1].Name),
+			ContainSubstring("exits with code 2, a configuration error")))
+		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobset.ReasonPodsNotJoined))
+
+		agentJoins(pods[1], "1") // the user fixed the agent's configuration
+		eventuallyEpochs(js, 1, 0)
+		Expect(eventuallyCondition(ctx, js, jobset.JobSetGatherStalled, metav1.ConditionFalse).Reason).To(Equal(jobset.ReasonGatherCompleted))
+		stalled := slices.DeleteFunc(eventReasons(ctx, js), func(r string) bool { return r != jobset.ReasonPodsNotJoined })
+		Expect(stalled).To(HaveLen(1), "the event says it once")
 	})
 
 	It("releases the group-member finalizer of every Pod when its JobSet is deleted", func() {

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -13,6 +14,9 @@ import (
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 )
+
+// gatherStallThreshold is the controller's --gather-stall-threshold here.
+const gatherStallThreshold = 10 * time.Second
 
 var (
 	env         *framework.Environment
@@ -52,7 +56,9 @@ func startController() (stop func(), err error) {
 		if err := jobsetcontroller.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
-		return jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller")).SetupWithManager(mgr, 4)
+		// Far above any spec's own gathers, short enough to wait for.
+		return jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"),
+			jobsetcontroller.WithGatherStallThreshold(gatherStallThreshold)).SetupWithManager(mgr, 4)
 	})
 }
 
