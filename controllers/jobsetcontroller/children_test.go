@@ -38,10 +38,14 @@ func TestConstructJobHoldsInPlaceMembers(t *testing.T) {
 		jobset.InPlaceRestart: true, jobset.Recreate: false, jobset.BlockingRecreate: false,
 	} {
 		js := wrappers.MakeJobSet("js", "ns").RestartStrategy(strategy).
-			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
-		got := constructJob(js, desiredJobs(js)[0]).Spec.Template.Finalizers
-		if slices.Contains(got, jobset.GroupMemberFinalizer) != want {
-			t.Errorf("%s: Pod template finalizers %v, want %s: %v", strategy, got, jobset.GroupMemberFinalizer, want)
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).
+			ReplicatedJob(wrappers.MakeReplicatedJob("initializer").Obj()).Obj()
+		for _, at := range desiredJobs(js) {
+			inGroup := at.replicatedJob.Name == "workers" // its Pods run the agent
+			got := constructJob(js, at).Spec.Template.Finalizers
+			if slices.Contains(got, jobset.GroupMemberFinalizer) != (want && inGroup) {
+				t.Errorf("%s, %s: Pod template finalizers %v, want %s: %v", strategy, at.replicatedJob.Name, got, jobset.GroupMemberFinalizer, want && inGroup)
+			}
 		}
 	}
 }
