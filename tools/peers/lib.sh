@@ -1,0 +1,60 @@
+# Sourced by the scripts that build peers of ours from the Go module proxy
+# (tools/peers/jobset.sh; tools/kueue/build.sh may share it): nothing comes
+# from a registry, nothing of a peer's code enters our tree or our go.mod.
+#
+#   peers_cache_root            ~/.cache/jobset-tools (JOBSET_TOOLS_CACHE)
+#   peers_go_build DIR MODULE VERSION PACKAGE OUT
+#                               builds PACKAGE of MODULE@VERSION, a static,
+#                               stripped binary, in a throwaway main module DIR
+#   peers_module_dir DIR MODULE the module's directory in the module cache
+#   peers_kustomize             prints the path of kustomize, built once per
+#                               (KUSTOMIZE_VERSION, Go version)
+
+KUSTOMIZE_VERSION="${KUSTOMIZE_VERSION:-v5.8.2}" # v5.8.3 needs Go 1.27
+
+peers_cache_root() {
+  echo "${JOBSET_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/jobset-tools}"
+}
+
+peers_log() { echo "peers: $*" >&2; }
+
+# A throwaway main module that requires only MODULE, so the peer builds with
+# its own requirements (its go.sum is the starting point: the module zip it
+# comes in is verified, and it vouches for modules the checksum database may
+# not know).
+peers_go_build() { # dir module version package out
+  local dir=$1 module=$2 version=$3 pkg=$4 out=$5
+  mkdir -p "$dir"
+  printf 'module tools.local/%s\n\ngo 1.26.0\n\nrequire %s %s\n' "$(basename "$dir")" "$module" "$version" >"$dir/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" >"$dir/tools.go"
+  (
+    cd "$dir"
+    export GOFLAGS=-mod=mod CGO_ENABLED=0
+    local src
+    src=$(go mod download -json "$module@$version" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
+    cp "$src/go.sum" go.sum
+    chmod u+w go.sum
+    local start=$SECONDS
+    go mod tidy >/dev/null
+    go build -trimpath -ldflags="-s -w" -o "$out" "$pkg"
+    peers_log "built $pkg $version in $((SECONDS - start))s"
+  )
+}
+
+peers_module_dir() { # dir module
+  (cd "$1" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' "$2")
+}
+
+peers_kustomize() {
+  local out
+  out="$(peers_cache_root)/kustomize/kustomize-${KUSTOMIZE_VERSION}_$(go env GOVERSION)"
+  if [ ! -x "$out/kustomize" ]; then
+    local work
+    work=$(mktemp -d)
+    mkdir -p "$out"
+    peers_go_build "$work/kustomize" sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION" \
+      sigs.k8s.io/kustomize/kustomize/v5 "$out/kustomize.tmp" && mv "$out/kustomize.tmp" "$out/kustomize"
+    rm -rf "$work"
+  fi
+  echo "$out/kustomize"
+}
