@@ -10,8 +10,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,33 +31,67 @@ var _ = Describe("Group membership under faults", Serial, func() {
 	})
 
 	// Story 1's worker exits 0 on SIGTERM, as many trainers do after a
-	// checkpoint, and its Jobs replace only Failed Pods: the deleted Pod
-	// ends Succeeded and its Job counts the index complete.
-	It("restarts fully, counted once, when a running worker is deleted and exits 0: never a smaller group", func(ctx context.Context) {
+	// checkpoint, and its Jobs replace only Failed Pods: a deleted Pod that
+	// ends Succeeded has its index counted complete and is never replaced.
+	// With the controller running, the group restart that the deletion
+	// starts often wins the race (the victim's agent restarts its Pod's
+	// containers before the kubelet terminates it, and the Pod ends
+	// Failed): either way, the index comes back and one unit is counted.
+	It("brings back the index of a deleted running worker, counted once: never a smaller group", func(ctx context.Context) {
+		js := example(ns, "story1-inplace.yaml")
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		before := waitForSyncedWorkers(ctx, js, 4)
+		epoch := syncedEpoch(ctx, js)
+		victim := anyPod(before)
+
+		By("kubectl delete pod " + victim)
+		start := time.Now()
+		deletePod(ctx, ns, victim)
+		Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(BeNumerically(">", epoch))
+		after := waitForSyncedWorkers(ctx, js, 4)
+		AddReportEntry("deleted worker", ReportEntryVisibilityAlways,
+			map[string]any{"victim": victim, "four workers synced again after": time.Since(start).Round(100 * time.Millisecond).String()})
+		Expect(after).NotTo(HaveKey(victim))
+		got := getJobSet(ctx, js)
+		Expect(got.Status.RestartsCountTowardsMax+got.Status.InPlaceRestarts).To(Equal(int32(1)), "one failure, counted once")
+		expectGone(ctx, ns, victim)
+	})
+
+	// The same with no controller to start a group restart: the worker
+	// exits 0, the Pod ends Succeeded and its Job counts the index
+	// complete. The group-member finalizer keeps the Pod until the
+	// controller, back, has answered with a full restart.
+	It("restarts fully, counted once, when a running worker is deleted and exits 0 while the controller is down", func(ctx context.Context) {
 		js := example(ns, "story1-inplace.yaml")
 		Expect(k8sClient.Create(ctx, js)).To(Succeed())
 		before := waitForSyncedWorkers(ctx, js, 4)
 		victim := anyPod(before)
 
-		By("kubectl delete pod " + victim)
-		start := time.Now()
-		pod := &corev1.Pod{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: victim}, pod)).To(Succeed())
-		Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
+		replicas := scaleController(ctx, 0)
+		DeferCleanup(scaleController, replicas)
+		By("kubectl delete pod " + victim + ": its worker exits 0")
+		deletePod(ctx, ns, victim)
+		Eventually(func(g Gomega) {
+			pod := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: victim}, pod)).To(Succeed(), "the finalizer holds the Pod")
+			g.Expect(pod.Status.Phase).To(Equal(corev1.PodSucceeded))
+			job := &batchv1.Job{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: pod.Labels[batchv1.JobNameLabel]}, job)).To(Succeed())
+			g.Expect(job.Status.CompletedIndexes).To(Equal(pod.Annotations[batchv1.JobCompletionIndexAnnotation]),
+				"the Job counts the deleted Pod's index complete")
+		}).Should(Succeed())
 
-		By("the JobSet restarts fully, and four workers sync again")
+		By("the controller comes back and restarts fully")
+		scaleController(ctx, replicas)
 		Eventually(func() int32 { return getJobSet(ctx, js).Status.Restarts }).Should(Equal(int32(1)))
 		after := waitForSyncedWorkers(ctx, js, 4)
-		AddReportEntry("deleted worker", ReportEntryVisibilityAlways,
-			map[string]any{"victim": victim, "four workers synced again after": time.Since(start).Round(100 * time.Millisecond).String()})
 		for name := range after {
 			Expect(before).NotTo(HaveKey(name), "a full restart recreates every Pod")
 		}
 		got := getJobSet(ctx, js)
-		Expect(got.Status.RestartsCountTowardsMax+got.Status.InPlaceRestarts).To(Equal(int32(1)), "one failure, counted once")
-		Eventually(func() bool {
-			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: victim}, &corev1.Pod{}))
-		}).Should(BeTrue(), "the deleted Pod goes once the controller released it")
+		Expect([]int32{got.Status.RestartsCountTowardsMax, got.Status.InPlaceRestarts}).To(Equal([]int32{1, 0}),
+			"[restartsCountTowardsMax, inPlaceRestarts]: one failure, counted once")
+		expectGone(ctx, ns, victim)
 	})
 
 	// A Pod that joined the new epoch and then failed (an eviction, a
@@ -127,6 +163,18 @@ func sortedNames(states map[string]podState) []string {
 }
 
 func itoa(epoch int32) string { return strconv.Itoa(int(epoch)) }
+
+func deletePod(ctx context.Context, ns, name string) {
+	Expect(k8sClient.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).To(Succeed())
+}
+
+// expectGone waits until the Pod is gone: the controller released its
+// group-member finalizer.
+func expectGone(ctx context.Context, ns, name string) {
+	Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Pod{}))
+	}).Should(BeTrue(), "Pod %s goes once the controller released it", name)
+}
 
 // podEpoch reads the epoch annotation the Pod's agent wrote.
 func podEpoch(ctx context.Context, ns, name string) string {
