@@ -6,7 +6,8 @@
 #   tools/bench/run.sh             all of them (about 25 minutes on 2 cores)
 #   BENCH=B4,B2 tools/bench/run.sh  a selection
 #
-# Knobs: B1_WORKERS (4,8,16), B1_RUNS (5), B2_PODS (100,1000,5000),
+# Knobs: B1_WORKERS (4,8,16), B1_RUNS (5), B1_STRATEGIES
+# (InPlaceRestart,CommunityInPlaceRestart,Recreate), B2_PODS (100,1000,5000),
 # B2_RECREATE=0 (skips B2's Recreate floor).
 # B1 and B3 need root for the local cluster (tools/cluster), or KUBECONFIG
 # set to a cluster holding the images with install.yaml deployed.
@@ -51,9 +52,15 @@ if want B1 || want B3; then
       -image bazel-bin/images/jobset-agent.tar -install bazel-bin/images/install.yaml | record
   fi
   if want B1; then
-    echo "B1: group restart on the real kubelet" >&2
-    go run ./tools/bench/grouprestart -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml \
-      -workers "${B1_WORKERS:-4,8,16}" -runs "${B1_RUNS:-5}" | record
+    echo "B1: group restart on the real kubelet: ours in place, community JobSet in place, Recreate" >&2
+    # Community JobSet (tools/peers/jobset.sh) replaces ours for its part
+    # of the run and is replaced by ours again at its end.
+    tools/peers/jobset.sh build >/dev/null
+    KUBECONFIG="$kubeconfig" go run ./tools/bench/grouprestart -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml \
+      -workers "${B1_WORKERS:-4,8,16}" -runs "${B1_RUNS:-5}" -strategies "${B1_STRATEGIES:-InPlaceRestart,CommunityInPlaceRestart,Recreate}" \
+      -community-agent-image "$(tools/peers/jobset.sh agent-image)" \
+      -use-community "tools/peers/jobset.sh install-community" \
+      -use-ours "tools/peers/jobset.sh install-ours $PWD/bazel-bin/images/install.yaml" | record
   fi
 fi
 

@@ -1,16 +1,28 @@
 // Command grouprestart is benchmark B1 (../shared/BENCHMARKS.md): on a
 // real cluster, a JobSet of W workers (2 Jobs of W/2 Pods) loses one worker
 // (exit code 1), and the time from that exit to every worker container
-// running again is measured, for InPlaceRestart (the agent sidecar) and for
-// Recreate (backoffLimit 0, no agent), on the same cluster in one run.
+// running again is measured, three ways in one run on the same cluster:
 //
-// The end is observed by polling the Pods every 50 ms: Pod status
-// timestamps have a one-second resolution, too coarse for restarts of a few
-// seconds. Output, one line per configuration:
+//   - InPlaceRestart: ours, the agent sidecar and the epoch protocol;
+//   - CommunityInPlaceRestart: community JobSet v0.12.0's in-place restart,
+//     its controller (installed in place of ours by -use-community, since
+//     both serve jobset.x-k8s.io) and its agent (-community-agent-image),
+//     with its field names (workload.CommunityInPlace);
+//   - Recreate: backoffLimit 0, no agent, under our controller.
 //
-//	bench=group-restart strategy=InPlaceRestart workers=8 p50_s=3.1 p90_s=3.4 runs=5
+// The end is observed by polling the Pods and the JobSet every 50 ms: Pod
+// status timestamps have a one-second resolution, too coarse for restarts
+// of a few seconds. The same polls date where the time goes, from the
+// trigger: the failure seen in the API (failed_s), the restart decided
+// (deprecated_s: deprecatedEpoch, previousInPlaceRestartAttempt, or
+// restarts for Recreate), every Pod restarted (restarted_s: every agent
+// container restarted in place, or every replacement Pod created), the
+// barrier lifted (synced_s: syncedEpoch or currentInPlaceRestartAttempt)
+// and every worker running (the total). Output, one line per configuration:
 //
-// plus a line per run and the Recreate/InPlaceRestart ratio per W.
+//	bench=group-restart strategy=InPlaceRestart workers=8 p50_s=3.1 p90_s=3.4 runs=5 ...
+//
+// plus a line per run and, per W, the ratios of the medians.
 package main
 
 import (
@@ -19,10 +31,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/bench/internal/summary"
@@ -30,31 +48,57 @@ import (
 	"github.com/fastjobset/jobset/tools/testing/workload"
 )
 
+// The three ways.
+const (
+	ours      = "InPlaceRestart"
+	community = "CommunityInPlaceRestart"
+	recreate  = "Recreate"
+)
+
+// The milestones of a restart, in the order they happen.
+var milestones = []string{"failed_s", "deprecated_s", "restarted_s", "synced_s"}
+
+type options struct {
+	workers             []int
+	strategies          []string
+	runs                int
+	communityAgentImage string
+	useCommunity        string // command that installs community JobSet in place of ours
+	useOurs             string // and the one that switches back
+}
+
 func main() {
 	var (
 		kubeconfig, install, root, workerList, strategyList string
-		runs                                                int
 		timeout                                             time.Duration
+		o                                                   options
 	)
 	flag.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "The cluster, with install.yaml deployed and the images present.")
 	flag.StringVar(&install, "install", "", "install.yaml to deploy first (empty: already deployed).")
 	flag.StringVar(&root, "root", ".", "Root of the source tree (docs/examples, agent/rbac).")
 	flag.StringVar(&workerList, "workers", "4,8,16", "Comma-separated numbers of workers (even).")
-	flag.StringVar(&strategyList, "strategies", "InPlaceRestart,Recreate", "Comma-separated restart strategies.")
-	flag.IntVar(&runs, "runs", 5, "Group restarts measured per configuration.")
-	flag.DurationVar(&timeout, "timeout", 30*time.Minute, "Give up after this long.")
+	flag.StringVar(&strategyList, "strategies", ours+","+community+","+recreate, "Comma-separated ways to restart: "+ours+", "+community+", "+recreate+".")
+	flag.IntVar(&o.runs, "runs", 5, "Group restarts measured per configuration.")
+	flag.StringVar(&o.communityAgentImage, "community-agent-image", "localhost/jobset-community/in-place-restart-agent:v0.12.0", "Community JobSet's agent image (tools/peers/jobset.sh agent-image).")
+	flag.StringVar(&o.useCommunity, "use-community", "tools/peers/jobset.sh install-community", "Shell command that installs community JobSet in place of ours.")
+	flag.StringVar(&o.useOurs, "use-ours", "tools/peers/jobset.sh install-ours", "Shell command that installs ours in place of community JobSet.")
+	flag.DurationVar(&timeout, "timeout", 60*time.Minute, "Give up after this long.")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if kubeconfig == "" {
 		fail(errors.New("no cluster: set KUBECONFIG or -kubeconfig (tools/bench/run.sh brings up the local one)"))
 	}
-	c, err := workload.Connect(kubeconfig, root)
+	err := parse(&o, workerList, strategyList)
+	var c *workload.Cluster
+	if err == nil {
+		c, err = workload.Connect(kubeconfig, root)
+	}
 	if err == nil && install != "" {
 		err = kubeapply.Deploy(ctx, c.Client, install)
 	}
 	if err == nil {
-		err = run(ctx, c, workerList, strategyList, runs)
+		err = run(ctx, c, o)
 	}
 	if err != nil {
 		fail(err)
@@ -66,50 +110,132 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-func run(ctx context.Context, c *workload.Cluster, workerList, strategyList string, runs int) error {
-	var workers []int
+func parse(o *options, workerList, strategyList string) error {
 	for _, w := range strings.Split(workerList, ",") {
 		n, err := strconv.Atoi(w)
 		if err != nil || n < 2 || n%2 != 0 {
 			return fmt.Errorf("-workers: %q is not an even number of at least 2", w)
 		}
-		workers = append(workers, n)
+		o.workers = append(o.workers, n)
 	}
-	strategies := strings.Split(strategyList, ",")
-	for _, s := range strategies {
-		if s != string(jobset.InPlaceRestart) && s != string(jobset.Recreate) {
-			return fmt.Errorf("-strategies: %q is neither InPlaceRestart nor Recreate", s)
+	o.strategies = strings.Split(strategyList, ",")
+	for _, s := range o.strategies {
+		if s != ours && s != community && s != recreate {
+			return fmt.Errorf("-strategies: %q is none of %s, %s, %s", s, ours, community, recreate)
 		}
 	}
-	for _, w := range workers {
-		medians := map[string]float64{}
-		for _, s := range strategies {
-			times, err := measure(ctx, c, jobset.JobSetRestartStrategy(s), w, runs)
+	return nil
+}
+
+// result is one configuration's runs.
+type result struct {
+	strategy string
+	workers  int
+	runs     []timeline
+}
+
+// timeline is one run: the seconds from the trigger to each milestone
+// (absent: not reached, or not one of this strategy's) and to the end.
+type timeline struct {
+	at    map[string]float64
+	total float64
+}
+
+func run(ctx context.Context, c *workload.Cluster, o options) error {
+	results := map[string]map[int]result{}
+	measureAll := func(strategy string) error {
+		results[strategy] = map[int]result{}
+		for _, w := range o.workers {
+			runs, err := measure(ctx, c, o, strategy, w)
 			if err != nil {
-				return fmt.Errorf("%s with %d workers: %w", s, w, err)
+				return fmt.Errorf("%s with %d workers: %w", strategy, w, err)
 			}
-			medians[s] = summary.Percentile(times, 50)
-			summary.Print("group-restart", "strategy", s, "workers", w,
-				"p50_s", medians[s], "p90_s", summary.Percentile(times, 90), "runs", len(times))
+			results[strategy][w] = result{strategy: strategy, workers: w, runs: runs}
 		}
-		if in, re := medians[string(jobset.InPlaceRestart)], medians[string(jobset.Recreate)]; in > 0 && re > 0 {
-			summary.Print("group-restart-ratio", "workers", w, "recreate_over_inplace", re/in)
+		return nil
+	}
+	// Ours first, then community (one controller at a time), then ours
+	// back whatever happened.
+	for _, s := range o.strategies {
+		if s != community {
+			if err := measureAll(s); err != nil {
+				return err
+			}
 		}
+	}
+	if slices.Contains(o.strategies, community) {
+		if err := shell(ctx, o.useCommunity); err != nil {
+			return err
+		}
+		err := measureAll(community)
+		if back := shell(context.WithoutCancel(ctx), o.useOurs); back != nil {
+			err = errors.Join(err, back)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, w := range o.workers {
+		medians := map[string]float64{}
+		for _, s := range o.strategies {
+			r := results[s][w]
+			totals := make([]float64, len(r.runs))
+			for i, t := range r.runs {
+				totals[i] = t.total
+			}
+			medians[s] = summary.Percentile(totals, 50)
+			kv := []any{"strategy", s, "workers", w, "p50_s", medians[s], "p90_s", summary.Percentile(totals, 90), "runs", len(totals)}
+			for _, m := range milestones {
+				var at []float64
+				for _, t := range r.runs {
+					if v, ok := t.at[m]; ok {
+						at = append(at, v)
+					}
+				}
+				if len(at) > 0 {
+					kv = append(kv, "p50_"+m, summary.Percentile(at, 50))
+				}
+			}
+			summary.Print("group-restart", kv...)
+		}
+		kv := []any{"workers", w}
+		if in, re := medians[ours], medians[recreate]; in > 0 && re > 0 {
+			kv = append(kv, "recreate_over_inplace", re/in)
+		}
+		if in, co := medians[ours], medians[community]; in > 0 && co > 0 {
+			kv = append(kv, "community_over_inplace", co/in)
+		}
+		if co, re := medians[community], medians[recreate]; co > 0 && re > 0 {
+			kv = append(kv, "recreate_over_community", re/co)
+		}
+		if len(kv) > 2 {
+			summary.Print("group-restart-ratio", kv...)
+		}
+	}
+	return nil
+}
+
+func shell(ctx context.Context, command string) error {
+	fmt.Fprintln(os.Stderr, "grouprestart: running", command)
+	cmd := exec.CommandContext(ctx, "bash", "-c", command)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", command, err)
 	}
 	return nil
 }
 
 // measure runs one JobSet of the strategy with w workers in a namespace of
 // its own and times runs group restarts.
-func measure(ctx context.Context, c *workload.Cluster, strategy jobset.JobSetRestartStrategy, w, runs int) ([]float64, error) {
-	ns := "bench-" + strings.ToLower(string(strategy)) + "-" + strconv.Itoa(w)
+func measure(ctx context.Context, c *workload.Cluster, o options, strategy string, w int) ([]timeline, error) {
+	ns := "bench-" + strings.ToLower(strategy) + "-" + strconv.Itoa(w)
 	defer func() { _ = c.DeleteNamespace(context.WithoutCancel(ctx), ns) }()
-	js, before, err := c.Start(ctx, ns, strategy, w)
+	js, before, err := start(ctx, c, o, ns, strategy, w)
 	if err != nil {
 		return nil, err
 	}
-	var times []float64
-	for run := range runs {
+	var timelines []timeline
+	for run := range o.runs {
 		names := slices.Sorted(func(yield func(string) bool) {
 			for name := range before {
 				if !yield(name) {
@@ -118,37 +244,203 @@ func measure(ctx context.Context, c *workload.Cluster, strategy jobset.JobSetRes
 			}
 		})
 		victim := names[run%len(names)]
+		base, err := snapshot(ctx, c, js)
+		if err != nil {
+			return nil, err
+		}
 		start := time.Now()
 		if _, err := c.Clientset.CoreV1().Pods(ns).ProxyGet("http", victim, "8081", "/exit",
 			map[string]string{"code": "1"}).DoRaw(ctx); err != nil {
 			return nil, fmt.Errorf("asking the worker of %s to fail: %w", victim, err)
 		}
-		after, err := c.WaitForWorkers(ctx, js, w, restartedSince(strategy, before))
+		t, after, err := follow(ctx, c, js, strategy, w, victim, start, base, before)
 		if err != nil {
 			return nil, fmt.Errorf("run %d: %w", run, err)
 		}
-		seconds := time.Since(start).Seconds()
-		times = append(times, seconds)
-		summary.Print("group-restart-run", "strategy", strategy, "workers", w, "run", run, "seconds", seconds)
+		timelines = append(timelines, t)
+		kv := []any{"strategy", strategy, "workers", w, "run", run, "seconds", t.total}
+		for _, m := range milestones {
+			if v, ok := t.at[m]; ok {
+				kv = append(kv, m, v)
+			}
+		}
+		summary.Print("group-restart-run", kv...)
 		before = after
 	}
-	return times, nil
+	return timelines, nil
+}
+
+// start creates the strategy's JobSet in a fresh namespace and waits for
+// its workers to run.
+func start(ctx context.Context, c *workload.Cluster, o options, ns, strategy string, w int) (*jobset.JobSet, map[string]workload.PodState, error) {
+	switch strategy {
+	case ours:
+		return c.Start(ctx, ns, jobset.InPlaceRestart, w)
+	case recreate:
+		return c.Start(ctx, ns, jobset.Recreate, w)
+	}
+	if err := c.RecreateNamespace(ctx, ns); err != nil {
+		return nil, nil, err
+	}
+	if err := c.CommunityAgentRBAC(ctx, ns); err != nil {
+		return nil, nil, err
+	}
+	js, err := c.JobSet(ns, jobset.InPlaceRestart, w)
+	if err == nil {
+		err = workload.CommunityInPlace(js, o.communityAgentImage)
+	}
+	if err == nil {
+		err = c.CreateJobSet(ctx, js)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	states, err := c.WaitForWorkers(ctx, js, w, func(map[string]workload.PodState) bool { return true })
+	return js, states, err
+}
+
+// status is what the milestones compare: the JobSet's restart counters by
+// name (ours, community's and restarts) and each Pod's agent restarts.
+type status struct {
+	counters map[string]int64
+	agents   map[string]int32 // Pod name -> the agent container's restart count
+	uids     map[string]bool
+}
+
+func snapshot(ctx context.Context, c *workload.Cluster, js *jobset.JobSet) (status, error) {
+	s := status{counters: map[string]int64{}, agents: map[string]int32{}, uids: map[string]bool{}}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(jobset.GroupVersion.WithKind("JobSet"))
+	if err := c.Client.Get(ctx, client.ObjectKeyFromObject(js), u); err != nil {
+		return s, err
+	}
+	for _, f := range []string{"deprecatedEpoch", "syncedEpoch", workload.CommunityPreviousAttempt, workload.CommunityCurrentAttempt, "restarts"} {
+		// Absent is below every value: community's first deprecation
+		// writes previousInPlaceRestartAttempt 0.
+		s.counters[f] = -1
+		if v, ok, _ := unstructured.NestedInt64(u.Object, "status", f); ok {
+			s.counters[f] = v
+		}
+	}
+	var pods corev1.PodList
+	if err := c.Client.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name}); err != nil {
+		return s, err
+	}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		s.uids[string(p.UID)] = true
+		for _, cs := range p.Status.InitContainerStatuses {
+			if cs.Name == "jobset-agent" {
+				s.agents[p.Name] = cs.RestartCount
+			}
+		}
+		if _, ok := s.agents[p.Name]; !ok {
+			s.agents[p.Name] = -1
+		}
+	}
+	return s, nil
+}
+
+// follow polls every 50 ms from the trigger until every worker runs again,
+// dating the milestones on the way.
+func follow(ctx context.Context, c *workload.Cluster, js *jobset.JobSet, strategy string, w int, victim string,
+	start time.Time, base status, before map[string]workload.PodState) (timeline, map[string]workload.PodState, error) {
+	t := timeline{at: map[string]float64{}}
+	mark := func(m string, reached bool) {
+		if _, done := t.at[m]; reached && !done {
+			t.at[m] = time.Since(start).Seconds()
+		}
+	}
+	deprecated, synced := map[string]string{
+		ours: "deprecatedEpoch", community: workload.CommunityPreviousAttempt, recreate: "restarts",
+	}[strategy], map[string]string{
+		ours: "syncedEpoch", community: workload.CommunityCurrentAttempt,
+	}[strategy]
+	var running map[string]workload.PodState
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		now, err := snapshot(ctx, c, js)
+		if err != nil {
+			return false, err
+		}
+		var pods corev1.PodList
+		if err := c.Client.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name}); err != nil {
+			return false, err
+		}
+		mark("failed_s", victimFailed(&pods, victim))
+		mark("deprecated_s", now.counters[deprecated] > base.counters[deprecated])
+		if synced != "" {
+			mark("synced_s", now.counters[synced] > base.counters[synced])
+		}
+		restarted := len(now.agents) == w
+		for name, n := range now.agents {
+			if strategy == recreate {
+				restarted = restarted && !base.uids[uidOf(&pods, name)]
+			} else {
+				restarted = restarted && n > base.agents[name]
+			}
+		}
+		mark("restarted_s", restarted)
+		running = map[string]workload.PodState{}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && workload.AllStarted(&p) {
+				running[p.Name] = workload.PodState{UID: p.UID, Restarts: workload.WorkerRestarts(&p)}
+			}
+		}
+		return len(running) == w && restartedSince(strategy, before, running), nil
+	})
+	if wait.Interrupted(err) {
+		return t, nil, fmt.Errorf("waiting for %d workers to run again (%d do): %w", w, len(running), err)
+	}
+	t.total = time.Since(start).Seconds()
+	return t, running, err
+}
+
+func victimFailed(pods *corev1.PodList, victim string) bool {
+	for _, p := range pods.Items {
+		if p.Name != victim {
+			continue
+		}
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed {
+			return true
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == "worker" && (cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil && cs.State.Running == nil) {
+				return true
+			}
+		}
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodConditionType("AllContainersRestarting") && cond.Status == corev1.ConditionTrue {
+				return true
+			}
+		}
+		return false
+	}
+	return true // gone
+}
+
+func uidOf(pods *corev1.PodList, name string) string {
+	for _, p := range pods.Items {
+		if p.Name == name {
+			return string(p.UID)
+		}
+	}
+	return ""
 }
 
 // restartedSince reports whether every worker restarted since before: in
 // place, the same Pods with the worker restarted; with Recreate, none of
 // the Pods of before.
-func restartedSince(strategy jobset.JobSetRestartStrategy, before map[string]workload.PodState) func(map[string]workload.PodState) bool {
-	return func(now map[string]workload.PodState) bool {
-		for name, p := range now {
-			b, existed := before[name]
-			if strategy == jobset.Recreate && existed && b.UID == p.UID {
-				return false
-			}
-			if strategy == jobset.InPlaceRestart && (!existed || b.UID != p.UID || p.Restarts <= b.Restarts) {
-				return false
-			}
+func restartedSince(strategy string, before, now map[string]workload.PodState) bool {
+	for name, p := range now {
+		b, existed := before[name]
+		if strategy == recreate && existed && b.UID == p.UID {
+			return false
 		}
-		return true
+		if strategy != recreate && (!existed || b.UID != p.UID || p.Restarts <= b.Restarts) {
+			return false
+		}
 	}
+	return true
 }

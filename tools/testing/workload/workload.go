@@ -79,8 +79,8 @@ func (c *Cluster) WaitForWorkers(ctx context.Context, js *jobset.JobSet, w int, 
 		}
 		running = map[string]PodState{}
 		for _, p := range pods.Items {
-			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && allStarted(&p) {
-				running[p.Name] = PodState{UID: p.UID, Restarts: workerRestarts(&p)}
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && AllStarted(&p) {
+				running[p.Name] = PodState{UID: p.UID, Restarts: WorkerRestarts(&p)}
 			}
 		}
 		return len(running) == w && done(running), nil
@@ -94,7 +94,9 @@ func (c *Cluster) WaitForWorkers(ctx context.Context, js *jobset.JobSet, w int, 
 	return running, nil
 }
 
-func allStarted(p *corev1.Pod) bool {
+// AllStarted reports whether every container of p runs and has started
+// (its startup probe passed: the barrier lifted).
+func AllStarted(p *corev1.Pod) bool {
 	statuses := append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...)
 	if len(p.Status.ContainerStatuses) == 0 {
 		return false
@@ -107,7 +109,8 @@ func allStarted(p *corev1.Pod) bool {
 	return true
 }
 
-func workerRestarts(p *corev1.Pod) int32 {
+// WorkerRestarts is the restart count of p's container named worker.
+func WorkerRestarts(p *corev1.Pod) int32 {
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.Name == "worker" {
 			return cs.RestartCount
@@ -185,10 +188,18 @@ func (c *Cluster) Start(ctx context.Context, ns string, strategy jobset.JobSetRe
 	if err != nil {
 		return nil, nil, err
 	}
-	// Right after a deployment the webhook may not serve yet: the API
-	// server then answers with an internal error.
+	if err := c.CreateJobSet(ctx, js); err != nil {
+		return nil, nil, err
+	}
+	states, err := c.WaitForWorkers(ctx, js, w, func(map[string]PodState) bool { return true })
+	return js, states, err
+}
+
+// CreateJobSet creates js, again while the API server answers with an
+// internal error: right after a deployment the webhook may not serve yet.
+func (c *Cluster) CreateJobSet(ctx context.Context, js *jobset.JobSet) error {
 	var createErr error
-	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		createErr = c.Client.Create(ctx, js.DeepCopy())
 		if apierrors.IsInternalError(createErr) {
 			return false, nil
@@ -196,11 +207,7 @@ func (c *Cluster) Start(ctx context.Context, ns string, strategy jobset.JobSetRe
 		return createErr == nil, createErr
 	})
 	if wait.Interrupted(err) && createErr != nil {
-		return nil, nil, createErr
+		return createErr
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	states, err := c.WaitForWorkers(ctx, js, w, func(map[string]PodState) bool { return true })
-	return js, states, err
+	return err
 }
