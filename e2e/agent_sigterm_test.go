@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 )
 
 // The kubelet stops a container alone when its liveness probe fails or an
@@ -23,15 +22,12 @@ import (
 var _ = Describe("Agent stopped alone", func() {
 	var ns string
 	BeforeEach(func(ctx context.Context) {
-		ns = testNamespace(ctx)
-		Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
+		ns = agentNamespace(ctx)
 	})
 
 	It("takes its worker with it when SIGTERM stops only the agent, and the group re-syncs once", func(ctx context.Context) {
 		address := containerdAddress()
-		js := example(ns, "story1-inplace.yaml")
-		Expect(k8sClient.Create(ctx, js)).To(Succeed())
-		before := waitForSyncedWorkers(ctx, js, 4)
+		js, before := runningStory1(ctx, ns)
 		epoch := syncedEpoch(ctx, js)
 		restarts := getJobSet(ctx, js).Status.InPlaceRestarts
 

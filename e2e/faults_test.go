@@ -36,8 +36,7 @@ var _ = Describe("Control-plane faults", Serial, Label("faults"), func() {
 	)
 	BeforeEach(func(ctx context.Context) {
 		plane = localPlane()
-		ns = testNamespace(ctx)
-		Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
+		ns = agentNamespace(ctx)
 	})
 
 	outages := []time.Duration{10 * time.Second, 60 * time.Second}

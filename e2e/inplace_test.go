@@ -35,8 +35,7 @@ type podState struct {
 var _ = Describe("In-place group restart", func() {
 	var ns string
 	BeforeEach(func(ctx context.Context) {
-		ns = testNamespace(ctx)
-		Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
+		ns = agentNamespace(ctx)
 	})
 
 	It("restarts every Pod in place when one worker fails (seed story 1)", func(ctx context.Context) {
@@ -278,6 +277,14 @@ func workerStarts(ctx context.Context, ns, name string) string {
 		return err
 	}).Should(Succeed())
 	return string(out)
+}
+
+// agentNamespace is a testNamespace with the agent's RBAC applied, for
+// specs whose JobSets run the agent.
+func agentNamespace(ctx context.Context) string {
+	ns := testNamespace(ctx)
+	Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
+	return ns
 }
 
 // testNamespace creates a namespace for one spec, deleted after it; when

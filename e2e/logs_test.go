@@ -7,15 +7,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 )
 
 var _ = Describe("Container logs", func() {
 	var ns string
 	BeforeEach(func(ctx context.Context) {
-		ns = testNamespace(ctx)
-		Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
+		ns = agentNamespace(ctx)
 	})
 
 	// `kubectl logs` asks the API server, which fetches the log from the

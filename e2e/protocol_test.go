@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 )
 
 // The epoch protocol against the real kubelet and Job controller, where
@@ -26,8 +25,7 @@ import (
 var _ = Describe("Group membership under faults", Serial, func() {
 	var ns string
 	BeforeEach(func(ctx context.Context) {
-		ns = testNamespace(ctx)
-		Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
+		ns = agentNamespace(ctx)
 	})
 
 	// Story 1's worker exits 0 on SIGTERM, as many trainers do after a
@@ -38,9 +36,7 @@ var _ = Describe("Group membership under faults", Serial, func() {
 	// containers before the kubelet terminates it, and the Pod ends
 	// Failed): either way, the index comes back and one unit is counted.
 	It("brings back the index of a deleted running worker, counted once: never a smaller group", func(ctx context.Context) {
-		js := example(ns, "story1-inplace.yaml")
-		Expect(k8sClient.Create(ctx, js)).To(Succeed())
-		before := waitForSyncedWorkers(ctx, js, 4)
+		js, before := runningStory1(ctx, ns)
 		epoch := syncedEpoch(ctx, js)
 		victim := anyPod(before)
 
@@ -62,9 +58,7 @@ var _ = Describe("Group membership under faults", Serial, func() {
 	// complete. The group-member finalizer keeps the Pod until the
 	// controller, back, has answered with a full restart.
 	It("restarts fully, counted once, when a running worker is deleted and exits 0 while the controller is down", func(ctx context.Context) {
-		js := example(ns, "story1-inplace.yaml")
-		Expect(k8sClient.Create(ctx, js)).To(Succeed())
-		before := waitForSyncedWorkers(ctx, js, 4)
+		js, before := runningStory1(ctx, ns)
 		victim := anyPod(before)
 
 		replicas := scaleController(ctx, 0)
@@ -99,9 +93,7 @@ var _ = Describe("Group membership under faults", Serial, func() {
 	// The cordoned node holds the replacements Pending so that the failure
 	// falls inside the gather.
 	It("does not restart again for a Pod that joined the gather and then failed", func(ctx context.Context) {
-		js := example(ns, "story1-inplace.yaml")
-		Expect(k8sClient.Create(ctx, js)).To(Succeed())
-		before := waitForSyncedWorkers(ctx, js, 4)
+		js, before := runningStory1(ctx, ns)
 		epoch := syncedEpoch(ctx, js)
 		names := sortedNames(before)
 		first, second := names[0], names[1]
@@ -130,9 +122,7 @@ var _ = Describe("Group membership under faults", Serial, func() {
 	// runs: every Pod restarts in place and rejoins before any reconcile
 	// sees a failure, and the restart-all leaves no exit code behind.
 	It("counts a group restart that happened while the controller was down", func(ctx context.Context) {
-		js := example(ns, "story1-inplace.yaml")
-		Expect(k8sClient.Create(ctx, js)).To(Succeed())
-		before := waitForSyncedWorkers(ctx, js, 4)
+		js, before := runningStory1(ctx, ns)
 		epoch := syncedEpoch(ctx, js)
 
 		replicas := scaleController(ctx, 0)
@@ -157,6 +147,14 @@ var _ = Describe("Group membership under faults", Serial, func() {
 		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)), "the group restart nobody saw start counts once")
 	})
 })
+
+// runningStory1 creates seed story 1 in ns and waits until its four
+// workers run in sync.
+func runningStory1(ctx context.Context, ns string) (*jobset.JobSet, map[string]podState) {
+	js := example(ns, "story1-inplace.yaml")
+	Expect(k8sClient.Create(ctx, js)).To(Succeed())
+	return js, waitForSyncedWorkers(ctx, js, 4)
+}
 
 func sortedNames(states map[string]podState) []string {
 	return slices.Sorted(maps.Keys(states))

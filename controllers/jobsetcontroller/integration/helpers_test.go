@@ -161,28 +161,27 @@ func eventuallyDeleting(ctx context.Context, jobs ...batchv1.Job) {
 	}
 }
 
-// eventReasons lists the reasons of the events about the JobSet.
-func eventReasons(ctx context.Context, js *jobset.JobSet) []string {
+// jobSetEvents lists the events about the JobSet.
+func jobSetEvents(ctx context.Context, js *jobset.JobSet) []eventsv1.Event {
 	var list eventsv1.EventList
 	Expect(k8sClient.List(ctx, &list, client.InNamespace(js.Namespace))).To(Succeed())
+	return slices.DeleteFunc(list.Items, func(e eventsv1.Event) bool { return e.Regarding.UID != js.UID })
+}
+
+// eventReasons lists the reasons of the events about the JobSet.
+func eventReasons(ctx context.Context, js *jobset.JobSet) []string {
 	var reasons []string
-	for _, e := range list.Items {
-		if e.Regarding.UID == js.UID {
-			reasons = append(reasons, e.Reason)
-		}
+	for _, e := range jobSetEvents(ctx, js) {
+		reasons = append(reasons, e.Reason)
 	}
 	return reasons
 }
 
 // eventNotes lists the notes of the events about the JobSet.
 func eventNotes(ctx context.Context, js *jobset.JobSet) []string {
-	var list eventsv1.EventList
-	Expect(k8sClient.List(ctx, &list, client.InNamespace(js.Namespace))).To(Succeed())
 	var notes []string
-	for _, e := range list.Items {
-		if e.Regarding.UID == js.UID {
-			notes = append(notes, e.Note)
-		}
+	for _, e := range jobSetEvents(ctx, js) {
+		notes = append(notes, e.Note)
 	}
 	return notes
 }
