@@ -16,6 +16,12 @@ source tools/cluster/lib.sh
 cluster_with_images
 
 target="${1:-//e2e:e2e_test}"
+# The drop-in migration specs need community JobSet (tools/peers/jobset.sh,
+# built once per version under ~/.cache/jobset-tools) and the local cluster.
+if [ ${#cluster_env[@]} -gt 0 ] && { [ "${JOBSET_E2E_MIGRATION:-}" = 1 ] || [[ "$target" == *migration* ]]; }; then
+  cluster_env+=(--test_env=JOBSET_PEERS_SH="$PWD/tools/peers/jobset.sh"
+    --test_env=JOBSET_COMMUNITY_DIR="$(tools/peers/jobset.sh build)")
+fi
 status=0
 bazel_cmd test "$target" --test_output=streamed --test_timeout=1800 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \
   --test_env=KUBECONFIG="$kubeconfig" --test_env=INSTALL_YAML=images/install.yaml "${cluster_env[@]}" || status=$?

@@ -149,7 +149,9 @@ switch_to() { # leaving-manifest new-manifest deployment...
   done
   # The webhook serves once a JobSet is admitted (dry run).
   local deadline=$((SECONDS + 120))
-  until kc create --dry-run=server -f - >/dev/null 2>&1 <<'YAML'
+  local probe_err
+  probe_err=$(mktemp)
+  until kc create --dry-run=server -f - >/dev/null 2>"$probe_err" <<'YAML'
 apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
 metadata: {name: webhook-probe, namespace: default}
@@ -164,7 +166,7 @@ spec:
             containers: [{name: c, image: x, imagePullPolicy: Never}]
 YAML
   do
-    [ $SECONDS -lt $deadline ] || { peers_log "the webhook does not admit JobSets after 120 s"; exit 1; }
+    [ $SECONDS -lt $deadline ] || { peers_log "the webhook does not admit JobSets after 120 s: $(cat "$probe_err")"; exit 1; }
     sleep 0.5
   done
 }

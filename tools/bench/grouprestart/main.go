@@ -164,10 +164,10 @@ func run(ctx context.Context, c *workload.Cluster, o options) error {
 		}
 	}
 	if slices.Contains(o.strategies, community) {
-		if err := shell(ctx, o.useCommunity); err != nil {
-			return err
+		err := shell(ctx, o.useCommunity)
+		if err == nil {
+			err = measureAll(community)
 		}
-		err := measureAll(community)
 		if back := shell(context.WithoutCancel(ctx), o.useOurs); back != nil {
 			err = errors.Join(err, back)
 		}

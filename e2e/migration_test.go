@@ -1,0 +1,197 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/wrappers"
+)
+
+// Drop-in migration (issue 19 item 3): community JobSet v0.12.0 and ours
+// serve the same API group, so one replaces the other on a cluster
+// (tools/peers/jobset.sh: the controllers, webhooks and RBAC are swapped,
+// the CRD replaced, every JobSet, Job and Pod kept). JobSets running under
+// one keep running under the other.
+var _ = Describe("Drop-in migration", Serial, Label("migration"), func() {
+	var ns string
+	BeforeEach(func(ctx context.Context) {
+		peers()
+		ns = testNamespace(ctx)
+	})
+
+	It("keeps the JobSets of community JobSet running when ours replaces it", func(ctx context.Context) {
+		switchTo(ctx, "install-community")
+		DeferCleanup(switchTo, "install-ours")
+		m := startMigrationScenario(ctx, ns)
+		m.midRecreate(ctx)
+		By("ours replaces community JobSet")
+		switchTo(ctx, "install-ours")
+		m.expectKept(ctx)
+	})
+
+	It("keeps our JobSets running on a rollback to community JobSet", func(ctx context.Context) {
+		m := startMigrationScenario(ctx, ns)
+		m.midRecreate(ctx)
+		By("community JobSet replaces ours")
+		switchTo(ctx, "install-community")
+		DeferCleanup(switchTo, "install-ours")
+		m.expectKept(ctx)
+	})
+})
+
+// peers skips unless tools/e2e.sh passed the peer's script (it does when
+// it brought up the local cluster and was asked for these specs).
+func peers() string {
+	script := os.Getenv("JOBSET_PEERS_SH")
+	if script == "" {
+		Skip("migration needs tools/peers/jobset.sh and community JobSet's build (JOBSET_PEERS_SH and JOBSET_COMMUNITY_DIR, set by JOBSET_E2E_MIGRATION=1 tools/e2e.sh)")
+	}
+	return script
+}
+
+// switchTo runs tools/peers/jobset.sh install-community or install-ours.
+func switchTo(ctx context.Context, command string) {
+	install, err := filepath.Abs(envOr("INSTALL_YAML", "images/install.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, peers(), command, install)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+os.Getenv("KUBECONFIG"))
+	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
+	Expect(cmd.Run()).To(Succeed(), "tools/peers/jobset.sh %s", command)
+	AddReportEntry("switch", fmt.Sprintf("migration=%s switch_s=%.1f", command, time.Since(start).Seconds()))
+}
+
+// migrationScenario is what runs when the controllers are swapped: a
+// long-running JobSet that restarted once (Recreate) before, one whose
+// Recreate restart has begun, and one finished with a TTL.
+type migrationScenario struct {
+	long, mid, ttl       *jobset.JobSet
+	longPods, midPods    map[string]podState
+	ttlFinished          time.Time
+	ttlSeconds           int32
+	longRestarts         int32
+	midRestartsBeforeCut int32
+}
+
+func recreateJobSet(name, ns string) *jobset.JobSet {
+	rj := workerReplicatedJob("workers").Replicas(2).Pods(2).Obj()
+	rj.Template.Spec.BackoffLimit = ptr.To[int32](0)
+	return wrappers.MakeJobSet(name, ns).MaxRestarts(3).ReplicatedJob(rj).Obj()
+}
+
+func startMigrationScenario(ctx context.Context, ns string) *migrationScenario {
+	m := &migrationScenario{ttlSeconds: 45}
+	m.long = recreateJobSet("long", ns)
+	m.mid = recreateJobSet("mid", ns)
+	ttlJob := workerReplicatedJob("once").Replicas(1).Pods(1).Obj()
+	m.ttl = wrappers.MakeJobSet("ttl", ns).ReplicatedJob(ttlJob).Obj()
+	m.ttl.Spec.TTLSecondsAfterFinished = ptr.To(m.ttlSeconds)
+	for _, js := range []*jobset.JobSet{m.long, m.mid, m.ttl} {
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+	}
+
+	By("the long-running JobSet restarts once (Recreate) and runs again")
+	first := waitForSyncedWorkers(ctx, m.long, 4)
+	exitWorker(ctx, ns, anyPod(first), 1)
+	Eventually(func() int32 { return getJobSet(ctx, m.long).Status.Restarts }).Should(Equal(int32(1)))
+	waitForPodsGone(ctx, ns, first)
+	m.longPods = waitForSyncedWorkers(ctx, m.long, 4)
+	m.longRestarts = getJobSet(ctx, m.long).Status.Restarts
+
+	By("the TTL JobSet finishes")
+	once := waitForSyncedWorkers(ctx, m.ttl, 1)
+	exitWorker(ctx, ns, anyPod(once), 0)
+	Eventually(func(g Gomega) {
+		c := meta.FindStatusCondition(conditionsOf(getJobSet(ctx, m.ttl)), string(jobset.JobSetCompleted))
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(BeEquivalentTo("True"))
+		m.ttlFinished = c.LastTransitionTime.Time
+	}).Should(Succeed())
+
+	m.midPods = waitForSyncedWorkers(ctx, m.mid, 4)
+	return m
+}
+
+// midRecreate fails a worker of mid and returns once its controller has
+// begun the Recreate restart (counted it), before the new Pods run.
+func (m *migrationScenario) midRecreate(ctx context.Context) {
+	By("a worker of the third JobSet fails: its Recreate restart begins")
+	m.midRestartsBeforeCut = getJobSet(ctx, m.mid).Status.Restarts
+	exitWorker(ctx, m.mid.Namespace, anyPod(m.midPods), 1)
+	Eventually(func() int32 { return getJobSet(ctx, m.mid).Status.Restarts }).Should(Equal(m.midRestartsBeforeCut + 1))
+}
+
+func (m *migrationScenario) expectKept(ctx context.Context) {
+	By("the long-running JobSet's Pods are the same, not restarted, its restart count kept")
+	now := waitForSyncedWorkers(ctx, m.long, 4)
+	Expect(now).To(HaveLen(len(m.longPods)))
+	for name, b := range m.longPods {
+		a, ok := now[name]
+		Expect(ok).To(BeTrue(), "Pod %s was replaced", name)
+		Expect(a.uid).To(Equal(b.uid), "Pod %s was recreated", name)
+		Expect(a.restarts).To(Equal(b.restarts), "Pod %s's containers restarted", name)
+	}
+	long := getJobSet(ctx, m.long)
+	Expect(long.Status.Restarts).To(Equal(m.longRestarts))
+	Expect(meta.FindStatusCondition(conditionsOf(long), string(jobset.JobSetFailed))).To(BeNil())
+
+	By("the JobSet caught mid-restart runs again at that restart, counted once")
+	waitForPodsGone(ctx, m.mid.Namespace, m.midPods)
+	after := waitForSyncedWorkers(ctx, m.mid, 4)
+	for name := range m.midPods {
+		Expect(after).NotTo(HaveKey(name))
+	}
+	Expect(getJobSet(ctx, m.mid).Status.Restarts).To(Equal(m.midRestartsBeforeCut + 1))
+	// A second restart would be written now, if at all.
+	Consistently(func() int32 { return getJobSet(ctx, m.mid).Status.Restarts }, 5*time.Second).
+		Should(Equal(m.midRestartsBeforeCut + 1))
+
+	By("the finished JobSet is deleted when its TTL expires, not before")
+	deadline := m.ttlFinished.Add(time.Duration(m.ttlSeconds) * time.Second)
+	Eventually(func() bool {
+		err := k8sClient.Get(ctx, client.ObjectKeyFromObject(m.ttl), &jobset.JobSet{})
+		return apierrors.IsNotFound(err)
+	}, time.Duration(m.ttlSeconds)*time.Second+2*time.Minute, 250*time.Millisecond).Should(BeTrue())
+	gone := time.Now()
+	// Completed's lastTransitionTime has a one-second resolution.
+	Expect(gone).To(BeTemporally(">=", deadline.Add(-time.Second)), "deleted before its TTL expired")
+	AddReportEntry("ttl", fmt.Sprintf("migration_ttl_late_s=%.1f", gone.Sub(deadline).Seconds()))
+
+	By("the long-running JobSet completes")
+	for name := range m.longPods {
+		exitWorker(ctx, m.long.Namespace, name, 0)
+	}
+	Eventually(func(g Gomega) {
+		c := meta.FindStatusCondition(conditionsOf(getJobSet(ctx, m.long)), string(jobset.JobSetCompleted))
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(BeEquivalentTo("True"))
+	}).Should(Succeed())
+	Expect(getJobSet(ctx, m.long).Status.Restarts).To(Equal(m.longRestarts))
+}
+
+func conditionsOf(js *jobset.JobSet) []metav1.Condition { return js.Status.Conditions }
+
+// waitForPodsGone waits until each Pod of pods is deleted or being deleted.
+func waitForPodsGone(ctx context.Context, ns string, pods map[string]podState) {
+	for name := range pods {
+		Eventually(func() bool {
+			var p corev1.Pod
+			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &p)
+			return apierrors.IsNotFound(err) || p.DeletionTimestamp != nil
+		}).Should(BeTrue(), "Pod %s of the earlier attempt goes", name)
+	}
+}
