@@ -412,7 +412,8 @@ var _ = Describe("In-place restart", func() {
 			eventuallyEpochs(js, 4, 3)
 			agentJoins(pods[0], "5")
 			c := eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
-			Expect(c.Message).To(ContainSubstring("2 restarts used"))
+			Expect(c.Message).To(Equal(jobset.MessageReachedMaxRestarts)) // community's wording, which Kueue copies
+			Eventually(func() []string { return eventNotes(ctx, js) }).Should(ContainElement(ContainSubstring("2 restarts used")))
 		})
 	})
 

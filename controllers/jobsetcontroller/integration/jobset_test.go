@@ -190,7 +190,8 @@ var _ = Describe("JobSet controller", func() {
 			failJob(ctx, &jobs[1], "PodFailurePolicy", "Container worker exited with code 42")
 			c := eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
 			Expect(c.Reason).To(Equal(jobset.ReasonFailJobSetAction))
-			Expect(c.Message).To(ContainSubstring(`"fatal"`))
+			Expect(c.Message).To(Equal(jobset.WithFirstFailedJob(jobset.MessageFailJobSetAction, jobs[1].Name)))
+			Eventually(func() []string { return eventNotes(ctx, js) }).Should(ContainElement(ContainSubstring(`"fatal"`)), "the rule's name, in the event")
 			Expect(fetch(ctx, js).Status.Restarts).To(BeZero())
 		})
 
