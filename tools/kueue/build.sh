@@ -1,70 +1,145 @@
 #!/usr/bin/env bash
 # Builds Kueue for the local cluster from the Go module proxy, as
-# tools/kubebin/build.sh builds Kubernetes: nothing comes from a registry.
+# tools/peers/jobset.sh builds community JobSet: nothing comes from a
+# registry, nothing of Kueue's code enters our tree or our go.mod.
 #
-#   tools/kueue/build.sh     prints the cache directory, which holds
+#   tools/kueue/build.sh [build]  prints the cache directory, which holds
 #     kueue            the manager binary (sigs.k8s.io/kueue/cmd/kueue)
+#     kueue.tar        its image ($IMAGE), written by images/cmd/build-image
 #     kueue.yaml       its manifests, rendered by kustomize from the
-#                      module's own config/default (the JobSet integration
-#                      is enabled there by default; the script checks it)
+#                      module's own config/default: the JobSet integration
+#                      enabled (the default there; checked), the image
+#                      ours with imagePullPolicy IfNotPresent, the webhook's
+#                      certificate from Kueue's internal cert rotator (the
+#                      default: internalCertManagement, no cert-manager)
+#   tools/kueue/build.sh install  builds, imports the image into the local
+#                      cluster's containerd ($KUBECONFIG's nodes must hold
+#                      it otherwise), applies kueue.yaml and waits until the
+#                      manager is available and its webhook admits
+#   tools/kueue/build.sh uninstall  removes all of it but the CRDs (and so
+#                      Kueue's objects; its webhooks are gone, so nothing
+#                      of Kueue stands in the way of creating a JobSet)
 #
-# The versions are pinned here, in one place (KUEUE_VERSION is the latest
+# The version is pinned here, in one place (KUEUE_VERSION is the latest
 # release the proxy serves; its listing is refused, a version is not).
-# A second call with the same versions builds nothing.
+# A second build with the same versions builds nothing.
 set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tools/peers/lib.sh
 
 KUEUE_VERSION="${KUEUE_VERSION:-v0.19.2}"
-KUSTOMIZE_VERSION="${KUSTOMIZE_VERSION:-v5.8.2}" # v5.8.3 needs Go 1.27
-GO_VERSION="$(go env GOVERSION)"
-CACHE_ROOT="${JOBSET_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/jobset-tools}"
-OUT="${CACHE_ROOT}/kueue/kueue-${KUEUE_VERSION}_kustomize-${KUSTOMIZE_VERSION}_${GO_VERSION}"
+MODULE=sigs.k8s.io/kueue
+IMAGE="localhost/kueue/kueue:${KUEUE_VERSION}"
+# JOBSET_KUEUE_DIR: a cache directory built before.
+OUT="${JOBSET_KUEUE_DIR:-$(peers_cache_root)/kueue/kueue-${KUEUE_VERSION}_kustomize-${KUSTOMIZE_VERSION}_$(go env GOVERSION)}"
 
 log() { echo "kueue: $*" >&2; }
 
-if [ -x "$OUT/kueue" ] && [ -s "$OUT/kueue.yaml" ]; then
+build() {
+  if [ -s "$OUT/kueue.tar" ] && [ -s "$OUT/kueue.yaml" ]; then
+    echo "$OUT"
+    return
+  fi
+  mkdir -p "$OUT"
+  local kustomize src
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  kustomize=$(peers_kustomize)
+  # Kueue's go.sum is the starting point (peers_go_build): Kueue v0.19.2
+  # requires sigs.k8s.io/scheduler-library v0.1.0-alpha1, which the proxy
+  # serves but the checksum database does not know (404).
+  [ -x "$OUT/kueue" ] || peers_go_build "$work/kueue" "$MODULE" "$KUEUE_VERSION" "$MODULE/cmd/kueue" "$OUT/kueue"
+  src=$(cd "$work" && GOFLAGS=-mod=mod go mod download -json "$MODULE@$KUEUE_VERSION" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
+  [ -d "$src/config/default" ] || { log "no config/default in $MODULE $KUEUE_VERSION"; exit 1; }
+
+  # The image as ours are built: FROM scratch, one static binary, nonroot;
+  # /manager is the command of the module's Deployment.
+  go build -o "$work/build-image" ./images/cmd/build-image
+  "$work/build-image" -binary "$OUT/kueue" -path /manager -reference "$IMAGE" \
+    -label "org.opencontainers.image.version=$KUEUE_VERSION" -out "$OUT/kueue.tar.tmp"
+
+  # Manifests from a writable copy of the module's config/.
+  cp -r "$src/config" "$work/config"
+  chmod -R u+w "$work/config"
+  local cfg="$work/config/components/manager/controller_manager_config.yaml"
+  grep -q '^  - "jobset.x-k8s.io/jobset"' "$cfg" ||
+    { log "the JobSet integration is not enabled in Kueue ${KUEUE_VERSION}'s $cfg"; exit 1; }
+  grep -q '^#internalCertManagement:' "$cfg" && ! grep -q '^internalCertManagement:' "$cfg" ||
+    { log "$cfg no longer leaves internalCertManagement at its default (enabled)"; exit 1; }
+  (cd "$work/config/components/manager" && "$kustomize" edit set image "controller=$IMAGE")
+  sed -i 's/imagePullPolicy: Always/imagePullPolicy: IfNotPresent/' "$work/config/components/manager/manager.yaml"
+  "$kustomize" build "$work/config/default" >"$work/kueue.yaml"
+  grep -q "image: $IMAGE" "$work/kueue.yaml" && grep -q 'imagePullPolicy: IfNotPresent' "$work/kueue.yaml" &&
+    ! grep -q 'imagePullPolicy: Always' "$work/kueue.yaml" ||
+    { log "rendering did not take the image or its pull policy"; exit 1; }
+  mv "$work/kueue.yaml" "$OUT/kueue.yaml"
+  mv "$OUT/kueue.tar.tmp" "$OUT/kueue.tar"
   echo "$OUT"
-  exit 0
-fi
-mkdir -p "$OUT"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-# Throwaway main modules, one per tool so that neither's requirements move
-# the other's. Kueue's go.mod has no replace directives, so it builds as a
-# dependency with its own requirements.
-build() { # dir module version package output
-  local dir=$1 module=$2 version=$3 pkg=$4 out=$5
-  mkdir -p "$dir"
-  printf 'module tools.local/%s\n\ngo 1.26.0\n\nrequire %s %s\n' "$(basename "$dir")" "$module" "$version" >"$dir/go.mod"
-  printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" >"$dir/tools.go"
-  (
-    cd "$dir"
-    export GOFLAGS=-mod=mod CGO_ENABLED=0
-    # Start from the tool's own go.sum: Kueue v0.19.2 requires
-    # sigs.k8s.io/scheduler-library v0.1.0-alpha1, which the proxy serves
-    # but the checksum database does not know (404); the hash Kueue's
-    # go.sum carries (inside its verified module zip) vouches for it.
-    cp "$(GOFLAGS=-mod=mod go mod download -json "$module@$version" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')/go.sum" go.sum
-    chmod u+w go.sum
-    local start=$SECONDS
-    go mod tidy >/dev/null
-    go build -trimpath -ldflags="-s -w" -o "$out" "$pkg"
-    log "built $pkg $version in $((SECONDS - start))s"
-  )
 }
-[ -x "$OUT/kueue.tmp" ] || build "$work/kueue" sigs.k8s.io/kueue "$KUEUE_VERSION" sigs.k8s.io/kueue/cmd/kueue "$OUT/kueue.tmp"
-[ -x "$OUT/kustomize" ] || build "$work/kustomize" sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5 "$OUT/kustomize"
 
-# Render from a writable copy of the module's config/ (the module cache is
-# read-only, and kustomize edits nothing, but keeps paths relative).
-src=$(cd "$work/kueue" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
-cp -r "$src/config" "$work/config"
-chmod -R u+w "$work/config"
-grep -q '"jobset.x-k8s.io/jobset"' "$work/config/components/manager/controller_manager_config.yaml" || {
-  log "the JobSet integration is not enabled in Kueue ${KUEUE_VERSION}'s config/components/manager/controller_manager_config.yaml"
+kubeconfig() {
+  if [ -n "${KUBECONFIG:-}" ]; then echo "$KUBECONFIG"; else tools/cluster/cluster.sh kubeconfig; fi
+}
+kc() { kubectl --kubeconfig "$(kubeconfig)" "$@"; }
+
+install() {
+  local dir start=$SECONDS
+  dir=$(build)
+  if [ "$(kubeconfig)" = "$(tools/cluster/cluster.sh kubeconfig)" ]; then
+    tools/cluster/cluster.sh exec ctr --address "${JOBSET_CLUSTER_DIR:-/tmp/jobset-cluster}/run/containerd.sock" \
+      -n k8s.io images import "$(realpath "$dir/kueue.tar")" >/dev/null
+    log "imported $IMAGE"
+  else
+    log "not the local cluster: its nodes must already hold $IMAGE"
+  fi
+  kc apply --server-side --force-conflicts --field-manager=jobset-e2e -f "$dir/kueue.yaml" >/dev/null
+  kc -n kueue-system rollout status deployment/kueue-controller-manager --timeout=300s >/dev/null || {
+    diagnose
+    exit 1
+  }
+  # The manager is available once its certificate is in place; its
+  # webhooks serve once they admit an object (dry run).
+  local rf i
+  rf=$(mktemp)
+  printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: kueue-install-probe\n' >"$rf"
+  for i in $(seq 1 120); do
+    if kc create --dry-run=server -f "$rf" >/dev/null 2>&1; then
+      rm -f "$rf"
+      log "installed Kueue $KUEUE_VERSION in $((SECONDS - start))s"
+      return
+    fi
+    sleep 1
+  done
+  rm -f "$rf"
+  log "Kueue's webhook did not admit a ResourceFlavor within 120 s"
+  diagnose
   exit 1
 }
-"$OUT/kustomize" build "$work/config/default" >"$OUT/kueue.yaml.tmp"
-mv "$OUT/kueue.yaml.tmp" "$OUT/kueue.yaml"
-mv "$OUT/kueue.tmp" "$OUT/kueue"
-echo "$OUT"
+
+diagnose() {
+  kc -n kueue-system get pods -o wide >&2 || true
+  kc -n kueue-system describe pods >&2 || true
+  kc -n kueue-system logs deployment/kueue-controller-manager --tail=60 >&2 || true
+}
+
+uninstall() {
+  local dir docs
+  dir=$(build)
+  docs=$(mktemp)
+  # Every document of kueue.yaml but the CustomResourceDefinitions.
+  awk 'function flush() { if (doc != "\n" && doc !~ /\nkind: CustomResourceDefinition\n/) printf "---%s", doc; doc = "\n" }
+       BEGIN { doc = "\n" }
+       /^---/ { flush(); next }
+       { doc = doc $0 "\n" }
+       END { flush() }' "$dir/kueue.yaml" >"$docs"
+  kc delete --ignore-not-found --wait=true -f "$docs" >/dev/null
+  rm -f "$docs"
+  log "removed Kueue $KUEUE_VERSION (its CRDs stay)"
+}
+
+case "${1:-build}" in
+  build) build ;;
+  install) install ;;
+  uninstall) uninstall ;;
+  *) echo "usage: $0 [build|install|uninstall]" >&2; exit 2 ;;
+esac
