@@ -69,6 +69,24 @@ package_of() {
   esac
 }
 
+# The Kubernetes binaries carry their version, as release builds do: built
+# from the module they would report v0.0.0-master+$Format:%H$, which clients
+# that parse the server's version (Kueue) refuse. Binaries built before
+# this stamp are rebuilt once, in place (the directory stays the same).
+STAMP="gitVersion=${KUBERNETES_VERSION}"
+version_ldflags() {
+  local major minor rest pkg flags=""
+  rest=${KUBERNETES_VERSION#v}
+  major=${rest%%.*}
+  rest=${rest#*.}
+  minor=${rest%%.*}
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X ${pkg}.gitVersion=${KUBERNETES_VERSION} -X ${pkg}.gitMajor=${major} -X ${pkg}.gitMinor=${minor}"
+    flags+=" -X ${pkg}.gitTreeState=clean -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
+  done
+  echo "$flags"
+}
+
 mkdir -p "$OUT"
 work=""
 cleanup() { [ -z "$work" ] || rm -rf "$work"; }
@@ -76,7 +94,7 @@ trap cleanup EXIT
 
 for c in "${components[@]}"; do
   pkg=$(package_of "$c")
-  if [ -x "$OUT/$c" ]; then
+  if [ -x "$OUT/$c" ] && { [ "$c" = etcd ] || [ "$(cat "$OUT/.$c.stamp" 2>/dev/null)" = "$STAMP" ]; }; then
     continue
   fi
   [ -n "$work" ] || work=$(mktemp -d)
@@ -90,8 +108,11 @@ for c in "${components[@]}"; do
   log "building $c from $pkg (${KUBERNETES_VERSION}, etcd ${ETCD_VERSION}, ${GO_VERSION})"
   start=$(date +%s)
   # CGO off: static binaries that run anywhere, including inside images.
-  (cd "$mod" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags=-s -o "$OUT/.$c.tmp" "$pkg")
+  ldflags=-s
+  [ "$c" = etcd ] || ldflags="-s $(version_ldflags)"
+  (cd "$mod" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags="$ldflags" -o "$OUT/.$c.tmp" "$pkg")
   mv "$OUT/.$c.tmp" "$OUT/$c"
+  [ "$c" = etcd ] || echo "$STAMP" >"$OUT/.$c.stamp"
   log "built $c in $(( $(date +%s) - start ))s"
 done
 
