@@ -22,6 +22,12 @@ if [ ${#cluster_env[@]} -gt 0 ] && { [ "${JOBSET_E2E_MIGRATION:-}" = 1 ] || [[ "
   cluster_env+=(--test_env=JOBSET_PEERS_SH="$PWD/tools/peers/jobset.sh"
     --test_env=JOBSET_COMMUNITY_DIR="$(tools/peers/jobset.sh build)")
 fi
+# The Kueue specs need Kueue (tools/kueue/build.sh, built once per version
+# under ~/.cache/jobset-tools/kueue), which they install and remove.
+if [ "${JOBSET_E2E_KUEUE:-}" = 1 ] || [[ "$target" == *:kueue_* ]]; then
+  cluster_env+=(--test_env=JOBSET_KUEUE_SH="$PWD/tools/kueue/build.sh"
+    --test_env=JOBSET_KUEUE_DIR="$(tools/kueue/build.sh build)")
+fi
 status=0
 bazel_cmd test "$target" --test_output=streamed --test_timeout=1800 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \
   --test_env=KUBECONFIG="$kubeconfig" --test_env=INSTALL_YAML=images/install.yaml "${cluster_env[@]}" || status=$?
