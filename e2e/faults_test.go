@@ -230,8 +230,11 @@ type fault struct {
 // faultResult are the measured figures of one group restart.
 type faultResult struct {
 	// restart: from the worker's failure until every worker runs again at
-	// the next epoch; recovery: from the control plane's return until then.
-	restart, recovery, baseline time.Duration
+	// the next epoch; recovery: from the control plane's return until then;
+	// resync: from the control plane's return until the controller wrote
+	// the next synced epoch (the rest of recovery is the kubelet reporting
+	// the workers' containers running).
+	restart, recovery, resync, baseline time.Duration
 }
 
 // groupRestartThroughFault runs story 1 until its workers are synced and
@@ -264,6 +267,7 @@ func timedGroupRestart(ctx context.Context, js *jobset.JobSet, f fault) faultRes
 
 	By("the group restarts in place and re-syncs at the next epoch")
 	Eventually(func() int32 { return syncedEpoch(ctx, js) }).WithTimeout(5 * time.Minute).Should(Equal(epoch + 1))
+	synced := time.Now()
 	after := waitForSyncedWorkers(ctx, js, 4)
 	done := time.Now()
 	for name, b := range before {
@@ -296,12 +300,12 @@ func timedGroupRestart(ctx context.Context, js *jobset.JobSet, f fault) faultRes
 	if f.crashedLeader {
 		Expect(crashed).To(Equal(1), "the killed leader restarts once")
 	}
-	return faultResult{restart: done.Sub(failed), recovery: done.Sub(whole)}
+	return faultResult{restart: done.Sub(failed), recovery: done.Sub(whole), resync: synced.Sub(whole)}
 }
 
 // report prints the figures as the suite's output and report entries.
 func report(name string, r faultResult) {
-	line := fmt.Sprintf("%s group_restart_s=%.1f recovery_s=%.1f", name, r.restart.Seconds(), r.recovery.Seconds())
+	line := fmt.Sprintf("%s group_restart_s=%.1f recovery_s=%.1f resync_s=%.1f", name, r.restart.Seconds(), r.recovery.Seconds(), r.resync.Seconds())
 	if r.baseline > 0 {
 		line += fmt.Sprintf(" undisturbed_s=%.1f ratio=%.2f", r.baseline.Seconds(), r.restart.Seconds()/r.baseline.Seconds())
 	}
