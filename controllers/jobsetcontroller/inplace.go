@@ -77,8 +77,7 @@ func inPlaceRestartEnabled(js *jobset.JobSet) bool {
 // FailureTarget is written before the deletions, but arrives on another
 // informer) must not start a group restart on top of the full restart that
 // answers the same failure.
-func (r *Reconciler) decideEpochs(ctx context.Context, js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) (inplace.Decision, inplace.Snapshot, error) {
-	snapshot := epochSnapshot(js, pods, jobs)
+func (r *Reconciler) decideEpochs(ctx context.Context, js *jobset.JobSet, snapshot inplace.Snapshot) (inplace.Decision, inplace.Snapshot, error) {
 	d := inplace.Decide(snapshot)
 	if !writes(d, snapshot) {
 		return d, snapshot, nil
@@ -187,14 +186,19 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 
 // currentAttempt is the JobSet's Pods of its current restart attempt.
 func currentAttempt(js *jobset.JobSet, pods []corev1.Pod) []*corev1.Pod {
-	attempt := strconv.Itoa(int(js.Status.Restarts))
 	var current []*corev1.Pod
 	for i := range pods {
-		if pod := &pods[i]; pod.Labels[jobset.RestartsKey] == attempt && pod.Labels[jobset.JobSetUIDKey] == string(js.UID) {
+		if pod := &pods[i]; ofCurrentAttempt(js, pod) {
 			current = append(current, pod)
 		}
 	}
 	return current
+}
+
+// ofCurrentAttempt: the Pod is the JobSet's (not an earlier JobSet's of the
+// same name) and of its current restart attempt.
+func ofCurrentAttempt(js *jobset.JobSet, pod *corev1.Pod) bool {
+	return pod.Labels[jobset.JobSetUIDKey] == string(js.UID) && pod.Labels[jobset.RestartsKey] == strconv.Itoa(int(js.Status.Restarts))
 }
 
 // parseIndexes reads a Job's status.completedIndexes ("1,3-5").

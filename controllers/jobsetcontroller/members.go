@@ -44,15 +44,22 @@ func leftWhileRunning(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded && pod.DeletionTimestamp != nil && holdsMember(pod)
 }
 
+// gathers reports whether the JobSet (nil when gone) still runs an
+// in-place group whose Pods the finalizer must hold: not deleted, finished
+// or suspended.
+func gathers(js *jobset.JobSet) bool {
+	return js != nil && js.DeletionTimestamp == nil && !finished(js) && inPlaceRestartEnabled(js)
+}
+
 // releasable reports whether the controller is done with a Pod that holds
 // the group-member finalizer. js is nil when the JobSet is gone; jobs are
 // the JobSet's current Jobs by name.
 func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job) bool {
-	if js == nil || js.DeletionTimestamp != nil || finished(js) || !inPlaceRestartEnabled(js) {
+	if !gathers(js) {
 		return true
 	}
-	if pod.Labels[jobset.JobSetUIDKey] != string(js.UID) || pod.Labels[jobset.RestartsKey] != strconv.Itoa(int(js.Status.Restarts)) {
-		return true // a Pod of an earlier attempt, which a full restart deletes
+	if !ofCurrentAttempt(js, pod) {
+		return true // of an earlier attempt, which a full restart deletes, or of another JobSet of the name
 	}
 	job := jobs[pod.Labels[batchv1.JobNameLabel]]
 	if job == nil || job.DeletionTimestamp != nil || ptr.Deref(job.Spec.Suspend, false) {
@@ -94,12 +101,13 @@ func lostIndexDecision(js *jobset.JobSet, lost string) decision {
 	return countedRestart(js, lost, action)
 }
 
-// lostIndex looks for a Pod whose index is lost (inplace.LostIndex), on the
-// cache first and, since its answer is a full restart, confirmed on a fresh
-// read of the Pods and Jobs. It comes before the success policy: a Job may
-// count complete only because the index's worker was stopped.
-func (r *Reconciler) lostIndex(ctx context.Context, js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) (string, error) {
-	if inplace.LostIndex(epochSnapshot(js, pods, jobs).Pods) == "" {
+// lostIndex looks for a Pod whose index is lost (inplace.LostIndex), in the
+// snapshot read from the cache first and, since its answer is a full
+// restart, confirmed on a fresh read of the Pods and Jobs. It comes before
+// the success policy: a Job may count complete only because the index's
+// worker was stopped.
+func (r *Reconciler) lostIndex(ctx context.Context, js *jobset.JobSet, cached inplace.Snapshot) (string, error) {
+	if inplace.LostIndex(cached.Pods) == "" {
 		return "", nil
 	}
 	fresh, freshJobs, err := r.readChildrenFresh(ctx, js)
@@ -121,7 +129,7 @@ func (r *Reconciler) releaseMembers(ctx context.Context, js *jobset.JobSet, pods
 		pod := &pods[i]
 		if holdsMember(pod) && releasable(js, pod, byName) {
 			release = append(release, pod)
-			freshNeeded = freshNeeded || (js != nil && js.DeletionTimestamp == nil && !finished(js) && inPlaceRestartEnabled(js) && leftWhileRunning(pod))
+			freshNeeded = freshNeeded || (gathers(js) && leftWhileRunning(pod))
 		}
 	}
 	if freshNeeded {

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
 )
 
@@ -182,10 +183,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status := replicatedJobsStatus(js, children)
 	plan := planChildren(js, children, status)
 	d := decide(js, children)
+	// The epoch protocol's inputs, read from the cache once per reconcile.
+	var cached inplace.Snapshot
+	if inPlaceRestartEnabled(js) {
+		cached = epochSnapshot(js, pods, children.current())
+	}
 	// A lost index comes before the success policy: its Job may count
 	// complete only because the index's worker was stopped.
 	if inPlaceRestartEnabled(js) && (d.kind == keepRunning || d.kind == completeJobSet) {
-		lost, err := r.lostIndex(ctx, js, pods, children.current())
+		lost, err := r.lostIndex(ctx, js, cached)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -211,7 +217,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		update.setStartupPolicy(plan.inOrderPending)
 		// In-place restarts: the epoch protocol over the current Pods.
 		if inPlaceRestartEnabled(js) {
-			epochs, snapshot, err := r.decideEpochs(ctx, js, pods, children.current())
+			epochs, snapshot, err := r.decideEpochs(ctx, js, cached)
 			if err != nil {
 				return ctrl.Result{}, err
 			}
