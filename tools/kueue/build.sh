@@ -50,7 +50,7 @@ build() {
   # requires sigs.k8s.io/scheduler-library v0.1.0-alpha1, which the proxy
   # serves but the checksum database does not know (404).
   [ -x "$OUT/kueue" ] || peers_go_build "$work/kueue" "$MODULE" "$KUEUE_VERSION" "$MODULE/cmd/kueue" "$OUT/kueue"
-  src=$(cd "$work" && GOFLAGS=-mod=mod go mod download -json "$MODULE@$KUEUE_VERSION" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
+  src=$(peers_module_dir "$MODULE" "$KUEUE_VERSION")
   [ -d "$src/config/default" ] || { log "no config/default in $MODULE $KUEUE_VERSION"; exit 1; }
 
   # The image as ours are built: FROM scratch, one static binary, nonroot;

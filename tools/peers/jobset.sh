@@ -52,7 +52,7 @@ build() {
   kustomize=$(peers_kustomize)
   [ -x "$OUT/manager" ] || peers_go_build "$work/jobset" "$MODULE" "$JOBSET_COMMUNITY_VERSION" "$MODULE" "$OUT/manager"
   local src
-  src=$(peers_module_dir "$work/jobset" "$MODULE")
+  src=$(peers_module_dir "$MODULE" "$JOBSET_COMMUNITY_VERSION")
   [ -d "$src/cmd/in-place-restart-agent" ] || { peers_log "$MODULE $JOBSET_COMMUNITY_VERSION has no cmd/in-place-restart-agent"; exit 1; }
   grep -q "^[[:space:]]*${GATE} featuregate.Feature = \"${GATE}\"" "$src/pkg/features/features.go" ||
     { peers_log "$MODULE $JOBSET_COMMUNITY_VERSION has no feature gate $GATE"; exit 1; }

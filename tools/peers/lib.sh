@@ -6,7 +6,9 @@
 #   peers_go_build DIR MODULE VERSION PACKAGE OUT
 #                               builds PACKAGE of MODULE@VERSION, a static,
 #                               stripped binary, in a throwaway main module DIR
-#   peers_module_dir DIR MODULE the module's directory in the module cache
+#   peers_module_dir MODULE VERSION
+#                               the module's directory in the module cache,
+#                               downloaded if need be (no built module needed)
 #   peers_kustomize             prints the path of kustomize, built once per
 #                               (KUSTOMIZE_VERSION, Go version)
 
@@ -30,9 +32,7 @@ peers_go_build() { # dir module version package out
   (
     cd "$dir"
     export GOFLAGS=-mod=mod CGO_ENABLED=0
-    local src
-    src=$(go mod download -json "$module@$version" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
-    cp "$src/go.sum" go.sum
+    cp "$(peers_module_dir "$module" "$version")/go.sum" go.sum
     chmod u+w go.sum
     local start=$SECONDS
     go mod tidy >/dev/null
@@ -41,8 +41,11 @@ peers_go_build() { # dir module version package out
   )
 }
 
-peers_module_dir() { # dir module
-  (cd "$1" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' "$2")
+peers_module_dir() { # module version
+  local tmp
+  tmp=$(mktemp -d)
+  (cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "$1@$2" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
+  rm -rf "$tmp"
 }
 
 peers_kustomize() {
