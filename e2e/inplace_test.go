@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -317,7 +318,17 @@ func dumpNamespace(ctx context.Context, ns string) {
 	var pods corev1.PodList
 	if err := k8sClient.List(ctx, &pods, client.InNamespace(ns)); err == nil {
 		for _, p := range pods.Items {
-			GinkgoWriter.Printf("Pod %s %s epoch %q\n", p.Name, p.Status.Phase, p.Annotations[jobset.EpochKey])
+			deleting := ""
+			if p.DeletionTimestamp != nil {
+				deleting = " deleting since " + p.DeletionTimestamp.UTC().Format("15:04:05")
+			}
+			GinkgoWriter.Printf("Pod %s (uid %.8s) %s epoch %q%s finalizers %v\n", p.Name, p.UID, p.Status.Phase,
+				p.Annotations[jobset.EpochKey], deleting, p.Finalizers)
+			for _, c := range p.Status.Conditions {
+				if c.Status == corev1.ConditionTrue && c.Type != corev1.PodScheduled && c.Type != corev1.PodInitialized {
+					GinkgoWriter.Printf("  %s %s (%s)\n", c.Type, c.Reason, c.LastTransitionTime.UTC().Format("15:04:05"))
+				}
+			}
 			for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
 				last := ""
 				if t := cs.LastTerminationState.Terminated; t != nil {
@@ -327,11 +338,44 @@ func dumpNamespace(ctx context.Context, ns string) {
 			}
 		}
 	}
+	var jobs batchv1.JobList
+	if err := k8sClient.List(ctx, &jobs, client.InNamespace(ns)); err == nil {
+		for _, j := range jobs.Items {
+			GinkgoWriter.Printf("Job %s active %d ready %d terminating %d failed %d succeeded %d completed %q uncounted %v\n",
+				j.Name, j.Status.Active, ptr.Deref(j.Status.Ready, 0), ptr.Deref(j.Status.Terminating, 0), j.Status.Failed,
+				j.Status.Succeeded, j.Status.CompletedIndexes, j.Status.UncountedTerminatedPods)
+		}
+	}
+	dumpControllerLog(ctx, ns)
 	events, err := clientset.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err == nil {
 		sort.Slice(events.Items, func(i, j int) bool { return events.Items[i].LastTimestamp.Before(&events.Items[j].LastTimestamp) })
 		for _, e := range events.Items {
 			GinkgoWriter.Printf("%s %s/%s %s: %s\n", e.LastTimestamp.UTC().Format("15:04:05"), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
+}
+
+// dumpControllerLog writes the controller replicas' log lines that name the
+// namespace: what each reconcile decided, beside the objects' final state.
+func dumpControllerLog(ctx context.Context, ns string) {
+	var pods corev1.PodList
+	if err := k8sClient.List(ctx, &pods, client.InNamespace("jobset-system")); err != nil {
+		return
+	}
+	for _, p := range pods.Items {
+		if !strings.HasPrefix(p.Name, "jobset-controller") {
+			continue
+		}
+		log, err := podLog(ctx, p.Namespace, p.Name, "", false)
+		if err != nil {
+			GinkgoWriter.Printf("controller %s: no log: %v\n", p.Name, err)
+			continue
+		}
+		for _, line := range strings.Split(log, "\n") {
+			if strings.Contains(line, ns) {
+				GinkgoWriter.Printf("controller %s: %s\n", p.Name, line)
+			}
 		}
 	}
 }

@@ -94,18 +94,23 @@ func writes(d inplace.Decision, s inplace.Snapshot) bool {
 	return d.Synced != s.Synced || d.Deprecated != s.Deprecated || d.BudgetExceeded || d.LostIndex != ""
 }
 
-// readChildrenFresh lists the JobSet's Pods and current Jobs from the API
-// server, bypassing the cache.
+// readChildrenFresh lists the JobSet's current Jobs and its Pods from the
+// API server, bypassing the cache. The Jobs first: a Job counts an index
+// complete only after its Pod ended, so Pods read afterwards show every
+// Pod that a completed index stands for as ended. The other way round, a
+// worker deleted while it ran could still look running in the Pods and
+// already complete in its Job: not live, not expected, and the rest of
+// the group would sync without it.
 func (r *Reconciler) readChildrenFresh(ctx context.Context, js *jobset.JobSet) ([]corev1.Pod, []*batchv1.Job, error) {
-	var pods corev1.PodList
-	if err := r.apiReader.List(ctx, &pods, client.InNamespace(js.Namespace),
-		client.MatchingLabels{jobset.JobSetUIDKey: string(js.UID)}); err != nil {
-		return nil, nil, fmt.Errorf("reading the Pods of JobSet %s from the API server: %w", js.Name, err)
-	}
 	var jobs batchv1.JobList
 	if err := r.apiReader.List(ctx, &jobs, client.InNamespace(js.Namespace),
 		client.MatchingLabels{jobset.JobSetUIDKey: string(js.UID)}); err != nil {
 		return nil, nil, fmt.Errorf("reading the Jobs of JobSet %s from the API server: %w", js.Name, err)
+	}
+	var pods corev1.PodList
+	if err := r.apiReader.List(ctx, &pods, client.InNamespace(js.Namespace),
+		client.MatchingLabels{jobset.JobSetUIDKey: string(js.UID)}); err != nil {
+		return nil, nil, fmt.Errorf("reading the Pods of JobSet %s from the API server: %w", js.Name, err)
 	}
 	var current []*batchv1.Job
 	for i := range jobs.Items {

@@ -73,13 +73,28 @@ func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job
 	case pod.DeletionTimestamp != nil && pod.Spec.NodeName == "":
 		return true // never scheduled: no worker ran
 	case leftWhileRunning(pod):
-		// Once its Job accounted for it (its tracking finalizer is gone),
-		// the Job counted it failed and replaces it, or counted the index
-		// complete: then LostIndex answers with a full restart, after which
-		// it is a Pod of an earlier attempt.
-		return !slices.Contains(pod.Finalizers, batchv1.JobTrackingFinalizer) && !indexComplete(job, pod)
+		// Once its Job accounted for it, the Job counted it failed and
+		// replaces it, or counted the index complete: then LostIndex
+		// answers with a full restart, after which it is a Pod of an
+		// earlier attempt.
+		return jobAccountedFor(job, pod) && !indexComplete(job, pod)
 	}
 	return false
+}
+
+// jobAccountedFor: the Job controller has counted the finished Pod in its
+// Job's status. It records the Pod among the uncounted terminated Pods,
+// then removes its tracking finalizer, and only then moves it to the
+// counts and completedIndexes: until that last step, neither the Pod nor
+// completedIndexes says whether the index completed.
+func jobAccountedFor(job *batchv1.Job, pod *corev1.Pod) bool {
+	if slices.Contains(pod.Finalizers, batchv1.JobTrackingFinalizer) {
+		return false
+	}
+	if u := job.Status.UncountedTerminatedPods; u != nil {
+		return !slices.Contains(u.Succeeded, pod.UID) && !slices.Contains(u.Failed, pod.UID)
+	}
+	return true
 }
 
 func indexComplete(job *batchv1.Job, pod *corev1.Pod) bool {

@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
@@ -35,6 +36,7 @@ func TestReleasable(t *testing.T) {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{
 				Name: "js-workers-0-1",
+				UID:  "pod-uid",
 				Labels: map[string]string{
 					jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "2", batchv1.JobNameLabel: "js-workers-0",
 				},
@@ -69,6 +71,16 @@ func TestReleasable(t *testing.T) {
 		{"left while running, its Job has not accounted for it yet", running(), member(deleted, succeeded), job(indexOneComplete), false},
 		{"left while running, its Job counted the index complete: held for the full restart", running(), member(deleted, succeeded, accounted), job(indexOneComplete), false},
 		{"left while running, its Job counted it failed (a replacement comes)", running(), member(deleted, succeeded, accounted), job(), true},
+		// The Job controller records a finished Pod in
+		// uncountedTerminatedPods, then removes its tracking finalizer,
+		// then moves it to completedIndexes: in between, neither says
+		// the index is complete.
+		{"left while running, its Job has it among the uncounted succeeded Pods", running(), member(deleted, succeeded, accounted), job(func(j *batchv1.Job) {
+			j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"pod-uid"}}
+		}), false},
+		{"left while running, its Job has it among the uncounted failed Pods", running(), member(deleted, succeeded, accounted), job(func(j *batchv1.Job) {
+			j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Failed: []types.UID{"pod-uid"}}
+		}), false},
 		{"a Pod of an earlier attempt", running(), member(deleted, succeeded, func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1" }), job(indexOneComplete), true},
 		{"a Pod of an earlier JobSet of the same name", running(), member(func(p *corev1.Pod) { p.Labels[jobset.JobSetUIDKey] = "uid-0" }), job(), true},
 		{"a Pod whose Job is being deleted", running(), member(), job(func(j *batchv1.Job) { j.DeletionTimestamp = &now }), true},
