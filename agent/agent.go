@@ -24,10 +24,12 @@ var (
 
 // Agent runs the protocol for one Pod.
 type Agent struct {
-	cfg      Config
-	api      *kubeclient.Client
-	barrier  *barrier
-	backoff  *backoff
+	cfg     Config
+	api     *kubeclient.Client
+	barrier *barrier
+	backoff *backoff
+	// denials spaces the joins the API server denies (see join).
+	denials  *backoff
 	listener net.Listener
 	// epoch is the epoch this agent joined; 0 until its patch succeeded.
 	epoch int32
@@ -43,12 +45,12 @@ func WithListener(l net.Listener) Option {
 
 // WithSleep replaces how the agent waits between retries (tests).
 func WithSleep(sleep func(context.Context, time.Duration) error) Option {
-	return func(a *Agent) { a.backoff.sleep = sleep }
+	return func(a *Agent) { a.backoff.sleep, a.denials.sleep = sleep, sleep }
 }
 
 // New builds an agent talking to the API server through api.
 func New(cfg Config, api *kubeclient.Client, opts ...Option) *Agent {
-	a := &Agent{cfg: cfg, api: api, barrier: newBarrier(), backoff: newBackoff()}
+	a := &Agent{cfg: cfg, api: api, barrier: newBarrier(), backoff: newBackoff(), denials: newBackoff()}
 	for _, opt := range opts {
 		opt(a)
 	}
@@ -155,8 +157,12 @@ func (a *Agent) consume(ctx context.Context, w *kubeclient.Watcher, resourceVers
 			}
 			a.backoff.reset()
 			resourceVersion = js.Metadata.ResourceVersion
-			if a.observe(ctx, Epochs{Synced: js.Status.SyncedEpoch, Deprecated: js.Status.DeprecatedEpoch}) {
+			restart, err := a.observe(ctx, Epochs{Synced: js.Status.SyncedEpoch, Deprecated: js.Status.DeprecatedEpoch})
+			switch {
+			case restart:
 				return true, resourceVersion, nil
+			case err != nil:
+				return false, "", err // start afresh: the first event is the JobSet as it is now
 			}
 		}
 	}
@@ -183,43 +189,54 @@ func decodeJobSet(raw json.RawMessage) (jobSet, error) {
 }
 
 // observe acts on one status of the JobSet; it returns true when the Pod
-// must restart.
-func (a *Agent) observe(ctx context.Context, status Epochs) bool {
+// must restart, and an error when the status must be read again.
+func (a *Agent) observe(ctx context.Context, status Epochs) (bool, error) {
 	action := Next(a.epoch, status)
 	if action == Join {
-		if !a.join(ctx, status.Synced+1) {
-			return false
+		if joined, err := a.join(ctx, status.Synced+1); !joined {
+			return false, err
 		}
 		action = Next(a.epoch, status)
 	}
 	switch action {
 	case Restart:
-		return true
+		return true, nil
 	case Lift:
 		a.barrier.lift()
 	case Wait:
 		a.barrier.hold("epoch %d is not synced yet (the JobSet's synced epoch is %d): waiting for every Pod of the group to join", a.epoch, status.Synced)
 	}
-	return false
+	return false, nil
 }
 
 // join writes the Pod's epoch annotation, retrying until it succeeds or ctx
-// ends. The agent acts on nothing before.
-func (a *Agent) join(ctx context.Context, e int32) bool {
+// ends. The agent acts on nothing before. A write the API server denies
+// (403, 422: the agent's admission policy refuses an epoch lower than the
+// Pod's, which a stale read of the JobSet leads to) is not retried as it
+// is: join returns the error, and the JobSet is read again.
+func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 	a.barrier.hold("joining epoch %d: writing the Pod's %s annotation", e, agentspec.EpochAnnotation)
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, agentspec.EpochAnnotation, strconv.Itoa(int(e)))
 	for ctx.Err() == nil {
 		err := a.api.MergePatch(ctx, pods, a.cfg.Namespace, a.cfg.PodName, patch)
 		if err == nil {
 			a.backoff.reset()
+			a.denials.reset()
 			a.epoch = e
 			klog.InfoS("Joined epoch", "epoch", e)
-			return true
+			return true, nil
+		}
+		if kubeclient.IsDenied(err) {
+			// Its own backoff: every read of the JobSet resets the other
+			// one, and a denial that lasts (RBAC missing) must not turn
+			// into a read and a write every few milliseconds.
+			_ = a.denials.wait(ctx, err)
+			return false, fmt.Errorf("writing epoch %d to the Pod was denied (reading the JobSet again): %w", e, err)
 		}
 		klog.InfoS("Writing the Pod's epoch failed; retrying", "epoch", e, "err", err)
 		_ = a.backoff.wait(ctx, err)
 	}
-	return false
+	return false, nil
 }
 
 func (a *Agent) watch(ctx context.Context, resourceVersion string) (*kubeclient.Watcher, error) {

@@ -188,6 +188,20 @@ var _ = Describe("Agent", func() {
 		Eventually(barrier(r)).Should(HavePrefix("200"))
 	})
 
+	// A join read from a stale JobSet (a watch cache behind, an agent that
+	// restarted) writes an epoch lower than the Pod's, and the admission
+	// policy denies it; the same write, retried, is denied forever.
+	It("reads the JobSet again when its join is denied, and joins the epoch after the current one", func() {
+		setEpochs(1, 0)
+		proxy.denyEpoch.Store("2")
+		r := start()
+		Eventually(proxy.denied.Load).Should(BeNumerically(">=", 1))
+		setEpochs(2, 1)
+		Eventually(podEpoch).Should(Equal("3"))
+		Eventually(r.agent.Epoch).Should(BeEquivalentTo(3))
+		Consistently(r.exited).ShouldNot(Receive())
+	})
+
 	It("backs off on 429, no sooner than Retry-After", func() {
 		proxy.tooManyPatches.Store(3)
 		r := start()

@@ -1,10 +1,13 @@
 package agent_test
 
 import (
+	"bytes"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -25,6 +28,11 @@ type apiProxy struct {
 	// gone answers this many watch requests that resume from a
 	// resourceVersion with 410 Gone.
 	gone atomic.Int32
+	// denyEpoch, when set, answers every PATCH that writes this epoch
+	// value with 403, as the epoch-not-lower rule of the agent's
+	// admission policy does; denied counts them.
+	denyEpoch atomic.Value
+	denied    atomic.Int32
 
 	requests atomic.Int32
 	mu       sync.Mutex
@@ -53,6 +61,17 @@ func startProxy(cfg *rest.Config) *apiProxy {
 				w.WriteHeader(http.StatusTooManyRequests)
 				_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429,"message":"slow down","details":{"retryAfterSeconds":` + p.retryAfter + `}}`))
 				return
+			}
+			if value, _ := p.denyEpoch.Load().(string); r.Method == http.MethodPatch && value != "" {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				if strings.Contains(string(body), `:"`+value+`"`) {
+					p.denied.Add(1)
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusForbidden)
+					_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"rule epoch-not-lower: the Pod annotation may not decrease"}`))
+					return
+				}
 			}
 			if r.URL.Query().Get("watch") == "true" && r.URL.Query().Get("resourceVersion") != "" && p.gone.Add(-1) >= 0 {
 				w.Header().Set("Content-Type", "application/json")

@@ -74,6 +74,14 @@ func IsExpired(err error) bool {
 	return errors.As(err, &e) && (e.Code == http.StatusGone || e.Reason == "Expired" || e.Reason == "Gone")
 }
 
+// IsDenied tells whether err is the API server refusing the request as
+// such (403 Forbidden: RBAC or an admission policy; 422 Invalid): sending
+// it again unchanged gets the same answer.
+func IsDenied(err error) bool {
+	var e *StatusError
+	return errors.As(err, &e) && (e.Code == http.StatusForbidden || e.Code == http.StatusUnprocessableEntity)
+}
+
 // RetryAfter is the server's hint of when to retry after err, if it gave one.
 func RetryAfter(err error) (time.Duration, bool) {
 	var e *StatusError

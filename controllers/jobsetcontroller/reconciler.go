@@ -233,6 +233,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			update.setGatherStalled("") // suspended: nothing gathers
 		}
 	}
+	if d.kind != keepRunning {
+		// Finished or restarting fully: the gather a GatherStalled
+		// condition reported is over either way.
+		update.setGatherStalled("")
+	}
 	update.apply(d)
 	update.setSuspended()
 	if err := r.writeStatus(ctx, update); err != nil {

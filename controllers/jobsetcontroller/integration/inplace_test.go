@@ -334,6 +334,18 @@ var _ = Describe("In-place restart", func() {
 		Expect(stalled).To(HaveLen(1), "the event says it once")
 	})
 
+	It("ends a stalled gather's report when the JobSet finishes", func() {
+		js := create(workers(1, 2, 3).Obj())
+		startPods(js, "1", "") // the second agent never joins
+		eventuallyCondition(ctx, js, jobset.JobSetGatherStalled, metav1.ConditionTrue)
+
+		jobs := childJobs(ctx, js)
+		completeJob(ctx, &jobs[0]) // both workers finished, whatever their agents did
+		eventuallyCondition(ctx, js, jobset.JobSetCompleted, metav1.ConditionTrue)
+		c := eventuallyCondition(ctx, js, jobset.JobSetGatherStalled, metav1.ConditionFalse)
+		Expect(c.Reason).To(Equal(jobset.ReasonGatherCompleted))
+	})
+
 	It("releases the group-member finalizer of every Pod when its JobSet is deleted", func() {
 		js := create(workers(1, 2, 3).Obj())
 		pods := syncedAtOne(js, 2)
