@@ -300,7 +300,34 @@ func timedGroupRestart(ctx context.Context, js *jobset.JobSet, f fault) faultRes
 	if f.crashedLeader {
 		Expect(crashed).To(Equal(1), "the killed leader restarts once")
 	}
+	reportJoins(ctx, js, whole)
 	return faultResult{restart: done.Sub(failed), recovery: done.Sub(whole), resync: synced.Sub(whole)}
+}
+
+// reportJoins writes where the time until the sync went, Pod by Pod: when
+// its agent started and when it wrote its epoch (the time of the managed
+// fields entry that holds the annotation), from the control plane's return
+// (negative: before it). Both are dated with one-second resolution.
+func reportJoins(ctx context.Context, js *jobset.JobSet, from time.Time) {
+	var pods corev1.PodList
+	Expect(k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
+	var lines []string
+	for _, p := range pods.Items {
+		started, joined := "?", "?"
+		for _, c := range p.Status.InitContainerStatuses {
+			if c.State.Running != nil {
+				started = fmt.Sprintf("%+.0fs", c.State.Running.StartedAt.Sub(from).Seconds())
+			}
+		}
+		for _, f := range p.ManagedFields {
+			if f.FieldsV1 != nil && f.Time != nil && strings.Contains(string(f.FieldsV1.Raw), jobset.EpochKey) {
+				joined = fmt.Sprintf("%+.0fs (%s)", f.Time.Sub(from).Seconds(), f.Manager)
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%s agent started %s, joined %s", p.Name, started, joined))
+	}
+	slices.Sort(lines)
+	AddReportEntry("joins", ReportEntryVisibilityAlways, strings.Join(lines, "\n"))
 }
 
 // report prints the figures as the suite's output and report entries.
