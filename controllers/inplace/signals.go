@@ -34,7 +34,8 @@ const (
 // replaces it; the Pod condition AllContainersRestarting is set when the
 // restart begins. Both count from the agent's start (times have a
 // one-second resolution: a termination in the same second counts, a
-// restart condition must be later, while a worker is stopped). Containers
+// restart condition must be later, and stop a worker that ran since the
+// agent started: see workerStopped). Containers
 // the kubelet killed for a restart carry no time, and while the agent is
 // not running there is no reference: no sign, and the agent's rejoin at
 // the next epoch tells.
@@ -45,7 +46,7 @@ func FailureSignal(pod *corev1.Pod) string {
 	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == PodConditionAllContainersRestarting && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(agentStarted) &&
-			workerStopped(pod) {
+			workerStopped(pod, agentStarted) {
 			return "its containers are restarting (" + string(PodConditionAllContainersRestarting) + ")"
 		}
 	}
@@ -63,19 +64,37 @@ func FailureSignal(pod *corev1.Pod) string {
 	return ""
 }
 
-// workerStopped: some regular container does not run. The restart
-// condition counts only then: after an API server outage the kubelet was
-// seen to report it, dated after the new agent's start, once the restart
-// it described was over and every container ran again (an extra group
-// restart).
-func workerStopped(pod *corev1.Pod) bool {
+// workerStopped: a worker (a regular container) ran since the agent
+// started, and some worker does not run now. The restart condition counts
+// only then. After an API server outage the kubelet was seen to post it
+// dated after the new agent's start: once every container ran again, and
+// at the sync, while the workers still waited for the barrier (a second
+// group restart each time). A restart that begins after the agent's start
+// stops a worker that ran in the agent's epoch.
+func workerStopped(pod *corev1.Pod, agentStarted time.Time) bool {
+	ran := false
+	for _, c := range pod.Status.ContainerStatuses {
+		for _, started := range []metav1.Time{startedAt(c.State), startedAt(c.LastTerminationState)} {
+			ran = ran || (!started.IsZero() && !started.Time.Before(agentStarted))
+		}
+	}
 	running := 0
 	for _, c := range pod.Status.ContainerStatuses {
 		if c.State.Running != nil {
 			running++
 		}
 	}
-	return running < len(pod.Spec.Containers)
+	return ran && running < len(pod.Spec.Containers)
+}
+
+func startedAt(s corev1.ContainerState) metav1.Time {
+	switch {
+	case s.Running != nil:
+		return s.Running.StartedAt
+	case s.Terminated != nil:
+		return s.Terminated.StartedAt
+	}
+	return metav1.Time{}
 }
 
 // agentStart is when the Pod's agent sidecar (the restartable init

@@ -113,16 +113,32 @@ func TestFailureSignal(t *testing.T) {
 		pod  *corev1.Pod
 		want bool
 	}{
-		"a running Pod":                                       {pod: pod(true, nil)},
-		"restarting since its agent started":                  {pod: pod(true, restarting(after)), want: true},
-		"the restart that started the agent, reported late":   {pod: pod(true, restarting(before))},
-		"restarting, set in the second the agent started":     {pod: pod(true, restarting(metav1.NewTime(agentUp)))},
-		"the worker exited 1 in the second the agent started": {pod: pod(true, worker(terminated(1, metav1.NewTime(agentUp)))), want: true},
-		"the worker just exited 1":                            {pod: pod(true, worker(terminated(1, after))), want: true},
-		"the worker restarted after exiting 1 since":          {pod: pod(true, worker(exited(1, "Error", after))), want: true},
-		"the worker's exit that restarted the Pod":            {pod: pod(true, worker(exited(1, "Error", before)))},
-		"killed for a restart: no time, no sign":              {pod: pod(true, worker(exited(137, ReasonRestartingAllContainers, metav1.Time{})))},
-		"the agent is not running: no reference, no sign":     {pod: pod(false, worker(exited(1, "Error", after)))},
+		"a running Pod": {pod: pod(true, nil)},
+		"restarting since its agent started, its worker stopped": {pod: pod(true, func(s *corev1.PodStatus) {
+			restarting(after)(s)
+			worker(corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, StartedAt: after, FinishedAt: after}}})(s)
+		}), want: true},
+		// Seen after a 60 s API server outage in the middle of a group
+		// restart: the kubelet posted the restart's condition dated after
+		// the new agent's start while the worker still waited for the
+		// barrier; at the sync, that looked like a new failure (a second
+		// group restart).
+		"a restart condition dated after the agent's start, the worker not run since (waiting for the barrier)": {pod: pod(true, func(s *corev1.PodStatus) {
+			restarting(after)(s)
+			worker(corev1.ContainerStatus{
+				State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: ReasonRestartingAllContainers, StartedAt: before}},
+			})(s)
+		})},
+		"a restart condition dated after the agent's start, no worker status yet": {pod: pod(true, restarting(after))},
+		"the restart that started the agent, reported late":                       {pod: pod(true, restarting(before))},
+		"restarting, set in the second the agent started":                         {pod: pod(true, restarting(metav1.NewTime(agentUp)))},
+		"the worker exited 1 in the second the agent started":                     {pod: pod(true, worker(terminated(1, metav1.NewTime(agentUp)))), want: true},
+		"the worker just exited 1":                                                {pod: pod(true, worker(terminated(1, after))), want: true},
+		"the worker restarted after exiting 1 since":                              {pod: pod(true, worker(exited(1, "Error", after))), want: true},
+		"the worker's exit that restarted the Pod":                                {pod: pod(true, worker(exited(1, "Error", before)))},
+		"killed for a restart: no time, no sign":                                  {pod: pod(true, worker(exited(137, ReasonRestartingAllContainers, metav1.Time{})))},
+		"the agent is not running: no reference, no sign":                         {pod: pod(false, worker(exited(1, "Error", after)))},
 		"a restart condition dated after the agent's start, every container running again (seen after an API server outage)": {
 			pod: pod(true, func(s *corev1.PodStatus) {
 				restarting(after)(s)
