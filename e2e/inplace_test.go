@@ -47,6 +47,7 @@ var _ = Describe("In-place group restart", func() {
 		var pods corev1.PodList
 		Expect(k8sClient.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
 		for _, from := range pods.Items {
+			workerStarts(ctx, ns, from.Name) // it serves
 			for _, to := range pods.Items {
 				host := to.Spec.Hostname + "." + to.Spec.Subdomain
 				out, err := clientset.CoreV1().Pods(ns).ProxyGet("http", from.Name, "8081", "/resolve",
@@ -70,9 +71,7 @@ var _ = Describe("In-place group restart", func() {
 		epoch := syncedEpoch(ctx, js)
 
 		victim := anyPod(before)
-		_, err := clientset.CoreV1().Pods(ns).ProxyGet("http", victim, "8081", "/kill",
-			map[string]string{"name": "jobset-agent"}).DoRaw(ctx)
-		Expect(err).NotTo(HaveOccurred())
+		workerControl(ctx, ns, victim, "/kill", map[string]string{"name": "jobset-agent"})
 
 		Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
 		after := waitForSyncedWorkers(ctx, js, 4)
@@ -264,9 +263,17 @@ func anyPod(states map[string]podState) string {
 // exitWorker makes the worker of Pod name exit with code, through the API
 // server's Pod proxy.
 func exitWorker(ctx context.Context, ns, name string, code int) {
-	_, err := clientset.CoreV1().Pods(ns).ProxyGet("http", name, "8081", "/exit",
-		map[string]string{"code": strconv.Itoa(code)}).DoRaw(ctx)
-	Expect(err).NotTo(HaveOccurred())
+	workerControl(ctx, ns, name, "/exit", map[string]string{"code": strconv.Itoa(code)})
+}
+
+// workerControl sends one request to the worker's control port, once the
+// worker serves it: a container counts as started when its process does,
+// before its server listens (the API server's proxy then answers 503). The
+// request itself is sent once, as /exit and /kill must not repeat.
+func workerControl(ctx context.Context, ns, name, path string, params map[string]string) {
+	workerStarts(ctx, ns, name)
+	_, err := clientset.CoreV1().Pods(ns).ProxyGet("http", name, "8081", path, params).DoRaw(ctx)
+	Expect(err).NotTo(HaveOccurred(), "%s on the worker of Pod %s", path, name)
 }
 
 // workerStarts returns the worker's start log, kept on its emptyDir.

@@ -32,6 +32,7 @@ var _ = Describe("Security of injected agents", func() {
 		pods := waitForSyncedWorkers(ctx, js, 4)
 
 		for name := range pods {
+			workerStarts(ctx, ns, name) // it serves
 			out, err := clientset.CoreV1().Pods(ns).ProxyGet("http", name, "8081", "/secrets", nil).DoRaw(ctx)
 			Expect(err).NotTo(HaveOccurred(), "%s: %s", name, out)
 			Expect(strings.TrimSpace(string(out))).To(BeEmpty(), "Pod %s: the worker container sees credentials", name)
