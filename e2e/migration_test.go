@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/runfiles"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -65,7 +66,8 @@ func peers() string {
 
 // switchTo runs tools/peers/jobset.sh install-community or install-ours.
 func switchTo(ctx context.Context, command string) {
-	install, err := filepath.Abs(envOr("INSTALL_YAML", "images/install.yaml"))
+	// As the suite finds it: under Bazel, relative to the runfiles.
+	install, err := filepath.Abs(runfiles.Path(os.Getenv("INSTALL_YAML")))
 	Expect(err).NotTo(HaveOccurred())
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, peers(), command, install)
