@@ -130,15 +130,21 @@ import_images() { # tar...
   done
 }
 
-switch_to() { # leaving-manifest new-manifest deployment...
-  local leaving=$1 new=$2; shift 2
+switch_to() { # leaving-manifest leaving-deployment new-manifest deployment...
+  local leaving=$1 leaving_deployment=$2 new=$3; shift 3
   local leave_file new_file
   leave_file=$(mktemp)
   new_file=$(mktemp)
-  without_shared "$leaving" >"$leave_file"
-  kc delete --ignore-not-found --wait=true -f "$leave_file" >/dev/null
-  # Both webhooks keep their certificate in this Secret, each in its own way.
-  kc -n jobset-system delete secret jobset-webhook-server-cert --ignore-not-found >/dev/null
+  # Only when the other side runs: installing the side that is already
+  # there re-applies it and keeps its certificate (deleting the Secret
+  # under a running webhook left it serving a certificate of the old CA
+  # until the kubelet refreshed the mounted Secret, minutes later).
+  if kc -n jobset-system get deployment "$leaving_deployment" >/dev/null 2>&1; then
+    without_shared "$leaving" >"$leave_file"
+    kc delete --ignore-not-found --wait=true -f "$leave_file" >/dev/null
+    # Both webhooks keep their certificate in this Secret, each in its own way.
+    kc -n jobset-system delete secret jobset-webhook-server-cert --ignore-not-found >/dev/null
+  fi
   replace_crd "$new"
   without_shared "$new" >"$new_file"
   kc apply --server-side --force-conflicts --field-manager="$FIELD_MANAGER" -f "$new_file" >/dev/null
@@ -147,8 +153,10 @@ switch_to() { # leaving-manifest new-manifest deployment...
   for d in "$@"; do
     kc -n jobset-system rollout status "deployment/$d" --timeout=180s >/dev/null
   done
-  # The webhook serves once a JobSet is admitted (dry run).
-  local deadline=$((SECONDS + 120))
+  # The webhook serves once a JobSet is admitted (dry run). A fresh
+  # certificate reaches the webhook's Pods when the kubelet refreshes the
+  # mounted Secret: up to about two minutes.
+  local deadline=$((SECONDS + 300))
   local probe_err
   probe_err=$(mktemp)
   until kc create --dry-run=server -f - >/dev/null 2>"$probe_err" <<'YAML'
@@ -166,7 +174,7 @@ spec:
             containers: [{name: c, image: x, imagePullPolicy: Never}]
 YAML
   do
-    [ $SECONDS -lt $deadline ] || { peers_log "the webhook does not admit JobSets after 120 s: $(cat "$probe_err")"; exit 1; }
+    [ $SECONDS -lt $deadline ] || { peers_log "the webhook does not admit JobSets after 300 s: $(cat "$probe_err")"; exit 1; }
     sleep 0.5
   done
 }
@@ -182,12 +190,12 @@ case "${1:-}" in
     import_images "$out/jobset.tar" "$out/in-place-restart-agent.tar"
     kc create namespace jobset-system --dry-run=client -o yaml | kc apply -f - >/dev/null
     # Its manager injects the CA bundle of its conversion webhook once running.
-    switch_to "$ours" "$out/jobset.yaml" jobset-controller-manager
+    switch_to "$ours" jobset-webhook "$out/jobset.yaml" jobset-controller-manager
     peers_log "community JobSet ${JOBSET_COMMUNITY_VERSION} installed (feature gate ${GATE})" ;;
   install-ours)
     out=$(build)
     ours=$(ours_manifest "${2:-}")
-    switch_to "$out/jobset.yaml" "$ours" jobset-controller jobset-webhook
+    switch_to "$out/jobset.yaml" jobset-controller-manager "$ours" jobset-controller jobset-webhook
     peers_log "ours installed from $ours" ;;
   *) echo "usage: $0 build | install-community [install.yaml] | install-ours [install.yaml] | agent-image" >&2; exit 2 ;;
 esac
