@@ -28,6 +28,12 @@ if [ "${JOBSET_E2E_KUEUE:-}" = 1 ] || [[ "$target" == *:kueue_* ]]; then
   cluster_env+=(--test_env=JOBSET_KUEUE_SH="$PWD/tools/kueue/build.sh"
     --test_env=JOBSET_KUEUE_DIR="$(tools/kueue/build.sh build)")
 fi
+# The Kubeflow Trainer spec needs Trainer (tools/trainer/build.sh, built once
+# per version under ~/.cache/jobset-tools/trainer), which it installs and removes.
+if [ "${JOBSET_E2E_TRAINER:-}" = 1 ] || [[ "$target" == *:trainer_* ]]; then
+  cluster_env+=(--test_env=JOBSET_TRAINER_SH="$PWD/tools/trainer/build.sh"
+    --test_env=JOBSET_TRAINER_DIR="$(tools/trainer/build.sh build)")
+fi
 status=0
 bazel_cmd test "$target" --test_output=streamed --test_timeout=1800 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \
   --test_env=KUBECONFIG="$kubeconfig" --test_env=INSTALL_YAML=images/install.yaml "${cluster_env[@]}" || status=$?
