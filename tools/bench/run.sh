@@ -7,8 +7,9 @@
 #   BENCH=B4,B2 tools/bench/run.sh  a selection
 #
 # Knobs: B1_WORKERS (4,8,16), B1_RUNS (5), B1_STRATEGIES
-# (InPlaceRestart,CommunityInPlaceRestart,Recreate), B2_PODS (100,1000,5000),
-# B2_RECREATE=0 (skips B2's Recreate floor).
+# (InPlaceRestart,CommunityInPlaceRestart,Recreate), B2_PODS (1000,5000,10000),
+# B2_RUNS (3: group restarts and I/O floors per size), B2_RECREATE=0 (skips
+# B2's Recreate floor).
 # B1 and B3 need root for the local cluster (tools/cluster), or KUBECONFIG
 # set to a cluster holding the images with install.yaml deployed.
 set -euo pipefail
@@ -40,7 +41,7 @@ if want B2; then
     kube=$(tools/kubebin/build.sh kube-controller-manager kube-scheduler)
     recreate=(-kube-controller-manager "$kube/kube-controller-manager" -kube-scheduler "$kube/kube-scheduler")
   fi
-  go run ./tools/bench/coordination -pods "${B2_PODS:-100,1000,5000}" -controller "$scratch/jobset-controller" \
+  go run ./tools/bench/coordination -pods "${B2_PODS:-1000,5000,10000}" -runs "${B2_RUNS:-3}" -controller "$scratch/jobset-controller" \
     "${recreate[@]}" | record
 fi
 

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fastjobset/jobset/agent"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
+)
+
+// group runs one agent process per Pod of a workload, and plays each Pod's
+// kubelet: an agent that exits with the restart code is started again at
+// once (RestartAllContainers), a new process with a new connection, while
+// the kubelet writes the Pod's status updates.
+type group struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	w        *workload
+	requests *requestCounter
+
+	mu      sync.Mutex
+	running []*instance
+	changed chan struct{}
+	// restarts marks the agents that exited with the restart code.
+	restarts phase
+}
+
+type instance struct {
+	agent  *agent.Agent
+	cancel context.CancelFunc
+}
+
+func newGroup(ctx context.Context, w *workload, requests *requestCounter) *group {
+	ctx, cancel := context.WithCancel(ctx)
+	return &group{ctx: ctx, cancel: cancel, w: w, requests: requests,
+		running: make([]*instance, len(w.pods)), changed: make(chan struct{}, 1)}
+}
+
+func (g *group) stop() { g.cancel() }
+
+func (g *group) agentName(i int) string {
+	spec := g.w.pods[i].Spec
+	return spec.InitContainers[sidecar.Index(spec)].Name
+}
+
+// start runs a new agent process for Pod i.
+func (g *group) start(i int) error {
+	pod := g.w.pods[i]
+	cfg := agent.Config{Namespace: pod.Namespace, PodName: pod.Name, JobSetName: g.w.jobSet.Name,
+		RestartExitCode: agentspec.DefaultRestartExitCode, BarrierPath: agentspec.DefaultBarrierPath}
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	api, closeConns, err := agentClient(g.w.host, g.w.roots, g.w.tokens[i], cfg.UserAgent(), g.requests)
+	if err != nil {
+		_ = listener.Close()
+		return err
+	}
+	a := agent.New(cfg, api, agent.WithListener(listener))
+	ctx, cancel := context.WithCancel(g.ctx)
+	g.mu.Lock()
+	g.running[i] = &instance{agent: a, cancel: cancel}
+	g.mu.Unlock()
+	go func() {
+		code := a.Run(ctx)
+		closeConns() // the process exits
+		if code == cfg.RestartExitCode && g.ctx.Err() == nil {
+			g.restarts.mark()
+			g.restartAll(i, g.agentName(i), int32(code))
+		}
+	}()
+	go func() {
+		select {
+		case <-a.Lifted():
+			g.lifted(i)
+			g.notify()
+		case <-ctx.Done():
+		}
+	}()
+	return nil
+}
+
+// restartAll is the kubelet's RestartAllContainers on Pod i after the
+// container named exited with code: the exit reported, every container
+// removed, the agent started again (a new process).
+func (g *group) restartAll(i int, exitedContainer string, code int32) {
+	k := g.w.kubelet[i]
+	k.set(g.ctx, true, func(s corev1.PodStatus) corev1.PodStatus { return exited(s, exitedContainer, code, metav1.Now()) })
+	k.set(g.ctx, false, func(s corev1.PodStatus) corev1.PodStatus { return removed(s, metav1.Now()) })
+	if err := g.start(i); err != nil {
+		fail(fmt.Errorf("restarting the agent of Pod %s: %w", g.w.pods[i].Name, err))
+	}
+	agentName := g.agentName(i)
+	k.set(g.ctx, false, func(s corev1.PodStatus) corev1.PodStatus { return agentRunning(s, agentName, metav1.Now()) })
+}
+
+// lifted: Pod i's agent passes its startup probe, and the kubelet starts
+// the workers, unless they run already (the agents' first start).
+func (g *group) lifted(i int) {
+	k := g.w.kubelet[i]
+	agentName := g.agentName(i)
+	k.set(g.ctx, false, func(s corev1.PodStatus) corev1.PodStatus {
+		for _, c := range s.InitContainerStatuses {
+			if c.Name == agentName && c.Started != nil && *c.Started {
+				return s
+			}
+		}
+		return agentStarted(s, agentName, metav1.Now())
+	})
+	k.set(g.ctx, false, func(s corev1.PodStatus) corev1.PodStatus {
+		for _, c := range s.ContainerStatuses {
+			if c.State.Running == nil {
+				return workersRunning(s, metav1.Now())
+			}
+		}
+		return s
+	})
+}
+
+// fail is a worker of Pod i failing with code 1: the trigger.
+func (g *group) fail(i int) {
+	worker := g.w.pods[i].Spec.Containers[0].Name
+	g.mu.Lock()
+	old := g.running[i]
+	g.mu.Unlock()
+	old.cancel() // the kubelet kills the agent with the other containers
+	g.restartAll(i, worker, 1)
+}
+
+func (g *group) notify() {
+	select {
+	case g.changed <- struct{}{}:
+	default:
+	}
+}
+
+// waitLifted waits until every Pod's current agent lifted its barrier at
+// epoch.
+func (g *group) waitLifted(ctx context.Context, epoch int32) error {
+	for {
+		g.mu.Lock()
+		done := 0
+		for _, in := range g.running {
+			select {
+			case <-in.agent.Lifted():
+				if in.agent.Epoch() == epoch {
+					done++
+				}
+			default:
+			}
+		}
+		total := len(g.running)
+		g.mu.Unlock()
+		if done == total {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d agents lifted their barrier at epoch %d: %w", done, total, epoch, ctx.Err())
+		case <-g.changed:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// drained waits until every kubelet wrote what it had to.
+func (g *group) drained() error {
+	for _, k := range g.w.kubelet {
+		if err := k.wait(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// phase is the time of the first or last of a kind of event, for the
+// breakdown of a group restart.
+type phase struct {
+	first, last atomic.Int64 // UnixNano; 0 until marked
+}
+
+func (p *phase) mark() {
+	now := time.Now().UnixNano()
+	p.first.CompareAndSwap(0, now)
+	p.last.Store(now)
+}
+
+func (p *phase) reset() { p.first.Store(0); p.last.Store(0) }
+
+// since is how long after start the first or last event came, in seconds.
+func since(start time.Time, at *atomic.Int64) float64 {
+	if at.Load() == 0 {
+		return 0
+	}
+	return time.Unix(0, at.Load()).Sub(start).Seconds()
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fastjobset/jobset/agent/kubeclient"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/tools/testing/framework"
+)
+
+// Identities as a real cluster has them. Every agent process authenticates
+// with its Pod's ServiceAccount token (jobset-agent, issued by the
+// TokenRequest API and bound to the Pod, as the kubelet's projected volume
+// holds it), under the Role of agent/rbac/agent-rbac.yaml and the
+// epoch-only admission policy of agent/rbac/epoch-only-policy.yaml, over a
+// TLS connection of its own opened when it starts (as kubeclient.InCluster
+// builds it in a new process). Every node's kubelet authenticates as
+// system:node:<node> (group system:nodes) with a client certificate, over
+// its own connection.
+
+// raiseOpenFileLimit lets this process (and the API server and etcd it
+// starts, which inherit it) hold a connection per agent and per kubelet,
+// and a barrier listener per agent.
+func raiseOpenFileLimit(n uint64) error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return err
+	}
+	if lim.Cur >= n {
+		return nil
+	}
+	lim.Cur = n
+	if lim.Max < n {
+		lim.Max = n
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("raising the open file limit to %d (%d agents need about 3 each): %w", n, n/4, err)
+	}
+	return nil
+}
+
+// caPool is the cluster CA an agent verifies the API server with.
+func caPool(cfg *rest.Config) (*x509.CertPool, error) {
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(cfg.CAData) {
+		return nil, errors.New("the API server's configuration holds no CA certificate")
+	}
+	return roots, nil
+}
+
+// agentTokens issues, for each Pod, a token of the jobset-agent
+// ServiceAccount bound to that Pod.
+func agentTokens(ctx context.Context, clientset kubernetes.Interface, ns string, pods []*corev1.Pod) ([]string, error) {
+	tokens := make([]string, len(pods))
+	errs := make([]error, len(pods))
+	workqueue.ParallelizeUntil(ctx, 16, len(pods), func(i int) {
+		request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+			ExpirationSeconds: ptr.To[int64](agentspec.TokenExpirationSeconds),
+			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pods[i].Name, UID: pods[i].UID},
+		}}
+		got, err := clientset.CoreV1().ServiceAccounts(ns).CreateToken(ctx, agentspec.ServiceAccountName, request, metav1.CreateOptions{})
+		if err != nil {
+			errs[i] = fmt.Errorf("a token for Pod %s: %w", pods[i].Name, err)
+			return
+		}
+		tokens[i] = got.Status.Token
+	})
+	return tokens, errors.Join(errs...)
+}
+
+// agentClient is what a new agent process builds (kubeclient.InCluster): a
+// transport of its own, so a TLS connection of its own, verified with the
+// cluster CA, HTTP/2 with pings, and its bearer token. close ends its
+// connections, as the process's exit does.
+func agentClient(host string, roots *x509.CertPool, token, userAgent string, counter *requestCounter) (api *kubeclient.Client, close func(), err error) {
+	transport := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout: 10 * time.Second,
+		ForceAttemptHTTP2:   true,
+		HTTP2:               &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},
+	}
+	httpClient := &http.Client{Transport: &bearer{token: token, next: countingTransport{transport, counter}}}
+	api, err = kubeclient.New(host, httpClient, userAgent)
+	if err != nil {
+		return nil, nil, err
+	}
+	return api, transport.CloseIdleConnections, nil
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(req)
+}
+
+// requestCounter counts requests and marks when the last successful Pod
+// patch (a join) was answered.
+type requestCounter struct {
+	count     atomic.Int64
+	lastPatch phase
+}
+
+type countingTransport struct {
+	next    http.RoundTripper
+	counter *requestCounter
+}
+
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.counter == nil {
+		return t.next.RoundTrip(req)
+	}
+	t.counter.count.Add(1)
+	resp, err := t.next.RoundTrip(req)
+	if err == nil && req.Method == http.MethodPatch && resp.StatusCode < 300 {
+		t.counter.lastPatch.mark()
+	}
+	return resp, err
+}
+
+// installAgentRBAC applies the agent's Role, RoleBinding and ServiceAccount
+// into ns and the epoch-only admission policy, as a cluster running
+// InPlaceRestart JobSets has them.
+func installAgentRBAC(ctx context.Context, env *framework.Environment, ns string) error {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	for _, args := range [][]string{
+		{"apply", "--server-side", "-n", ns, "-f", root + "/agent/rbac/agent-rbac.yaml"},
+		{"apply", "--server-side", "-f", root + "/agent/rbac/epoch-only-policy.yaml"},
+	} {
+		if _, err := env.Kubectl(args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitForPolicy waits until the epoch-only policy is in force for an
+// agent's identity: a label change on its own Pod is denied.
+func waitForPolicy(ctx context.Context, api *kubeclient.Client, ns, pod string) error {
+	for try := 0; ; try++ {
+		err := api.MergePatch(ctx, kubeclient.Resource{Version: "v1", Resource: "pods"}, ns, pod,
+			fmt.Appendf(nil, `{"metadata":{"labels":{"bench-probe":"%d"}}}`, try))
+		if kubeclient.IsDenied(err) {
+			return nil
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return fmt.Errorf("the epoch-only admission policy is not in force (last answer: %v): %w", err, ctx.Err())
+		}
+	}
+}
+
+// kubelets are the nodes' kubelets: node i's has its own client
+// certificate and connection.
+type kubelets struct {
+	env      *framework.Environment
+	requests atomic.Int64
+
+	mu      sync.Mutex
+	clients []corev1client.CoreV1Interface
+}
+
+// kubeletRBAC binds the kubelets' group to the system:node ClusterRole
+// (envtest's API server authorizes with RBAC alone, without the Node
+// authorizer a cluster has).
+func kubeletRBAC(ctx context.Context, c client.Client) error {
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench-kubelets"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:node"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:nodes"}},
+	}
+	if err := c.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+func nodeName(i int) string { return fmt.Sprintf("node-%05d", i) }
+
+// ensure creates the clients of nodes 0 to n-1.
+func (k *kubelets) ensure(ctx context.Context, n int) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	have := len(k.clients)
+	if have >= n {
+		return nil
+	}
+	k.clients = append(k.clients, make([]corev1client.CoreV1Interface, n-have)...)
+	errs := make([]error, n-have)
+	workqueue.ParallelizeUntil(ctx, 8, n-have, func(i int) {
+		node := nodeName(have + i)
+		raw, err := k.env.Kubeconfig("system:node:"+node, "system:nodes")
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		cfg, err := clientcmd.RESTConfigFromKubeConfig(raw)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		// The kubelet's defaults (--kube-api-qps, --kube-api-burst).
+		cfg.QPS, cfg.Burst, cfg.UserAgent = 50, 100, "kubelet/"+node
+		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+		k.clients[have+i], errs[i] = corev1client.NewForConfig(cfg)
+	})
+	if err := errors.Join(errs...); err != nil {
+		k.clients = k.clients[:have]
+		return err
+	}
+	return nil
+}
+
+// writer returns the status writer of a Pod on node i.
+func (k *kubelets) writer(i int, pod *corev1.Pod) *podStatusWriter {
+	k.mu.Lock()
+	c := k.clients[i]
+	k.mu.Unlock()
+	return newPodStatusWriter(c.Pods(pod.Namespace), pod.Name, pod.UID, pod.Status, &k.requests)
+}

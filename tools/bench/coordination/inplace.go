@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+type inPlaceResult struct {
+	seconds float64
+	// The breakdown: when the first agent told of the deprecated epoch
+	// restarted, when the last did, and when the last join was written.
+	firstRestart, lastRestart, lastJoin float64
+	apiRequests                         int64
+	agentRequests, kubeletRequests      int64
+	// controllerCPU is until every barrier lifted; controllerCPUDrained
+	// until the kubelets wrote every status update of the restart and the
+	// controller had 1 s to handle them.
+	controllerCPU, controllerCPUDrained, controllerPeakMiB float64
+}
+
+// inPlace runs an InPlaceRestart JobSet of n Pods with n agents and their
+// kubelets, and times runs group restarts, each triggered by the failure of
+// the first Pod's worker.
+func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, report func(inPlaceResult)) error {
+	w, err := b.newWorkload(ctx, "inplace", n, func(js *jobset.JobSet) ([]*corev1.Pod, error) { return b.podsOfJobs(ctx, js) })
+	defer w.close(b.c)
+	if err != nil {
+		return err
+	}
+	var requests requestCounter
+	g := newGroup(ctx, w, &requests)
+	defer g.stop()
+	progress("%s: starting %d agents", w.ns, n)
+	for i := range w.pods {
+		if err := g.start(i); err != nil {
+			return err
+		}
+	}
+	if err := g.waitLifted(ctx, 1); err != nil {
+		return fmt.Errorf("initial sync: %w", err)
+	}
+	if err := g.drained(); err != nil {
+		return err
+	}
+	for run := 1; run <= runs; run++ {
+		// Status times have a one-second resolution: the failure comes in
+		// a later second than the last restart's agent start.
+		if err := sleep(ctx, 1500*time.Millisecond); err != nil {
+			return err
+		}
+		progress("%s: group restart %d of %d", w.ns, run, runs)
+		requestsBefore, err := apiRequests(ctx, b.env.Config)
+		if err != nil {
+			return err
+		}
+		requests.count.Store(0)
+		requests.lastPatch.reset()
+		g.restarts.reset()
+		kubeletBefore := b.kubelets.requests.Load()
+		cpuBefore, err := controller.cpuSeconds()
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		g.fail(0) // its kubelet reports the exit and restarts the Pod
+		if err := g.waitLifted(ctx, int32(run+1)); err != nil {
+			return fmt.Errorf("group restart %d: %w", run, err)
+		}
+		r := inPlaceResult{seconds: time.Since(start).Seconds(),
+			firstRestart: since(start, &g.restarts.first), lastRestart: since(start, &g.restarts.last),
+			lastJoin: since(start, &requests.lastPatch.last), agentRequests: requests.count.Load()}
+		cpuLifted, err := controller.cpuSeconds()
+		if err != nil {
+			return err
+		}
+		requestsAfter, err := apiRequests(ctx, b.env.Config)
+		if err != nil {
+			return err
+		}
+		if err := g.drained(); err != nil {
+			return err
+		}
+		if err := sleep(ctx, time.Second); err != nil {
+			return err
+		}
+		cpuDrained, err := controller.cpuSeconds()
+		if err != nil {
+			return err
+		}
+		r.apiRequests = requestsAfter - requestsBefore
+		r.kubeletRequests = b.kubelets.requests.Load() - kubeletBefore
+		r.controllerCPU, r.controllerCPUDrained = cpuLifted-cpuBefore, cpuDrained-cpuBefore
+		if r.controllerPeakMiB, err = controller.peakMiB(); err != nil {
+			return err
+		}
+		report(r)
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/fastjobset/jobset/agent/kubeclient"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+// The protocol's I/O floor: what any agent-based group restart must do per
+// Pod, with nothing else running (no controller, no kubelet writes). N
+// fresh clients, each as a new agent process (its own TLS connection, its
+// Pod's token, the same RBAC and admission policy), at once: open a watch
+// on the JobSet, read its current state, and patch the Pod's epoch
+// annotation once. The clock stops when every patch is answered.
+
+type ioFloorResult struct {
+	seconds, lastWatch float64
+	requestsPerClient  float64
+	apiRequests        int64
+}
+
+var (
+	jobSetsResource = kubeclient.Resource{Group: agentspec.Group, Version: agentspec.Version, Resource: agentspec.Resource}
+	podsResource    = kubeclient.Resource{Version: "v1", Resource: "pods"}
+)
+
+func (b *bench) ioFloor(ctx context.Context, n, runs int, report func(ioFloorResult)) error {
+	w, err := b.newWorkload(ctx, "floor", n, func(js *jobset.JobSet) ([]*corev1.Pod, error) { return podsOfTemplate(js, n), nil })
+	defer w.close(b.c)
+	if err != nil {
+		return err
+	}
+	for run := 1; run <= runs; run++ {
+		if err := sleep(ctx, time.Second); err != nil {
+			return err
+		}
+		progress("%s: I/O floor %d of %d", w.ns, run, runs)
+		before, err := apiRequests(ctx, b.env.Config)
+		if err != nil {
+			return err
+		}
+		var requests requestCounter
+		var watches phase
+		clientCtx, cancel := context.WithCancel(ctx)
+		errs := make([]error, n)
+		var done sync.WaitGroup
+		var closing sync.WaitGroup
+		closing.Add(1)
+		start := time.Now()
+		for i := range n {
+			done.Add(1)
+			go func() {
+				errs[i] = floorClient(clientCtx, w, i, int32(run), &requests, &watches, done.Done, closing.Wait)
+			}()
+		}
+		done.Wait()
+		seconds := time.Since(start).Seconds()
+		closing.Done() // the clients end: their watches and connections close
+		cancel()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		after, err := apiRequests(ctx, b.env.Config)
+		if err != nil {
+			return err
+		}
+		report(ioFloorResult{seconds: seconds, lastWatch: since(start, &watches.last),
+			requestsPerClient: float64(requests.count.Load()) / float64(n), apiRequests: after - before})
+	}
+	return nil
+}
+
+// floorClient is one fresh agent: a new connection, a watch of the JobSet
+// until its current state is read, one patch of its Pod; done once the
+// patch is answered, then it holds its watch until end returns.
+func floorClient(ctx context.Context, w *workload, i int, epoch int32, requests *requestCounter, watches *phase, done func(), end func()) error {
+	finished := false
+	defer func() {
+		if !finished {
+			done()
+		}
+	}()
+	pod := w.pods[i]
+	api, closeConns, err := agentClient(w.host, w.roots, w.tokens[i], "jobset-agent/"+pod.Namespace+"/"+pod.Name, requests)
+	if err != nil {
+		return err
+	}
+	defer closeConns()
+	var watcher *kubeclient.Watcher
+	for try := 0; ; try++ {
+		watcher, err = api.Watch(ctx, jobSetsResource, pod.Namespace, kubeclient.WatchOptions{Name: w.jobSet.Name})
+		if err == nil {
+			_, err = watcher.Next()
+		}
+		if err == nil {
+			break
+		}
+		if watcher != nil {
+			watcher.Stop()
+		}
+		if err := retryWait(ctx, try); err != nil {
+			return fmt.Errorf("Pod %s: watching the JobSet: %w", pod.Name, err)
+		}
+	}
+	watches.mark()
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, agentspec.EpochAnnotation, strconv.Itoa(int(epoch)))
+	for try := 0; ; try++ {
+		if err = api.MergePatch(ctx, podsResource, pod.Namespace, pod.Name, patch); err == nil {
+			break
+		}
+		if err := retryWait(ctx, try); err != nil {
+			return fmt.Errorf("Pod %s: patching its epoch: %w", pod.Name, err)
+		}
+	}
+	finished = true
+	done()
+	end()
+	watcher.Stop()
+	return nil
+}
+
+// retryWait is the agent's backoff in short: full jitter, from 100 ms.
+func retryWait(ctx context.Context, try int) error {
+	bound := min(100*time.Millisecond<<min(try, 8), 2*time.Second)
+	return sleep(ctx, time.Duration(rand.Float64()*float64(bound)))
+}

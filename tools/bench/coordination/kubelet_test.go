@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/controllers/inplace"
+)
+
+func benchPodSpec(t *testing.T) corev1.PodSpec {
+	t.Helper()
+	js := newJobSet("ns", podsPerJob)
+	return js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+}
+
+// The stand-in's updates tell the controller what a kubelet's do: the
+// worker's failure is a failure signal (the trigger), the steps of a
+// restart are not (the agent rejoining tells), and neither is an agent's
+// exit with the restart code.
+func TestStatusStepsAsTheControllerReadsThem(t *testing.T) {
+	spec := benchPodSpec(t)
+	agentName := spec.InitContainers[0].Name
+	worker := spec.Containers[0].Name
+	at := func(s int) metav1.Time { return metav1.NewTime(time.Unix(1_700_000_000+int64(s), 0)) }
+	pod := func(s corev1.PodStatus) *corev1.Pod { return &corev1.Pod{Spec: spec, Status: s} }
+
+	running := runningStatus(&spec, at(0))
+	if got := inplace.FailureSignal(pod(running)); got != "" {
+		t.Errorf("running: failure signal %q, want none", got)
+	}
+	failed := exited(running, worker, 1, at(5))
+	if got := inplace.FailureSignal(pod(failed)); got == "" {
+		t.Error("the worker's exit with code 1: no failure signal")
+	}
+	restarting := removed(failed, at(5))
+	for _, c := range append(restarting.InitContainerStatuses, restarting.ContainerStatuses...) {
+		if c.RestartCount != 1 || c.State.Waiting == nil || c.LastTerminationState.Terminated == nil {
+			t.Errorf("removed: container %s: %+v, want waiting, restarted once", c.Name, c)
+		}
+	}
+	steps := []struct {
+		name   string
+		status corev1.PodStatus
+	}{
+		{"removed", restarting},
+		{"agent running", agentRunning(restarting, agentName, at(6))},
+		{"agent started", agentStarted(agentRunning(restarting, agentName, at(6)), agentName, at(7))},
+		{"workers running", workersRunning(agentStarted(agentRunning(restarting, agentName, at(6)), agentName, at(7)), at(7))},
+		{"agent exited with the restart code", exited(running, agentName, agentspec.DefaultRestartExitCode, at(9))},
+	}
+	for _, step := range steps {
+		if got := inplace.FailureSignal(pod(step.status)); got != "" {
+			t.Errorf("%s: failure signal %q, want none", step.name, got)
+		}
+	}
+	if c := condition(failed, inplace.PodConditionAllContainersRestarting); c == nil || c.Status != corev1.ConditionTrue {
+		t.Errorf("after the exit: %s is %+v, want True", inplace.PodConditionAllContainersRestarting, c)
+	}
+	if c := condition(restarting, inplace.PodConditionAllContainersRestarting); c == nil || c.Status != corev1.ConditionFalse {
+		t.Errorf("once removed: %s is %+v, want False", inplace.PodConditionAllContainersRestarting, c)
+	}
+}
+
+func condition(s corev1.PodStatus, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// The writer writes a kept update, then only the latest of those queued
+// behind it, and ends with the API holding the latest status.
+func TestPodStatusWriterMergesButKeepsTheExit(t *testing.T) {
+	spec := benchPodSpec(t)
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid-1"}, Spec: spec}
+	clientset := fake.NewClientset(p)
+	var requests atomic.Int64
+	w := newPodStatusWriter(clientset.CoreV1().Pods("ns"), "p", p.UID, p.Status, &requests)
+	ctx := context.Background()
+	now := metav1.NewTime(time.Unix(1_700_000_000, 0))
+	w.set(ctx, false, func(corev1.PodStatus) corev1.PodStatus { return runningStatus(&spec, now) })
+	if err := w.wait(); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock() // hold the writer: what follows queues up
+	w.busy = true
+	w.mu.Unlock()
+	w.set(ctx, true, func(s corev1.PodStatus) corev1.PodStatus { return exited(s, spec.Containers[0].Name, 1, now) })
+	w.set(ctx, false, func(s corev1.PodStatus) corev1.PodStatus { return removed(s, now) })
+	w.set(ctx, false, func(s corev1.PodStatus) corev1.PodStatus { return agentRunning(s, spec.InitContainers[0].Name, now) })
+	w.mu.Lock()
+	queued := len(w.pending)
+	w.mu.Unlock()
+	if queued != 2 {
+		t.Errorf("%d updates queued, want 2 (the exit, and the latest)", queued)
+	}
+	go w.run(ctx)
+	if err := w.wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := requests.Load(); got != 3 {
+		t.Errorf("%d writes, want 3", got)
+	}
+	got, err := clientset.CoreV1().Pods("ns").Get(ctx, "p", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got.Status.InitContainerStatuses[0]; s.State.Running == nil || s.RestartCount != 1 {
+		t.Errorf("the agent's status in the API: %+v, want running after one restart", s)
+	}
+}
