@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,7 +30,7 @@ import (
 // as unstructured ones: Kueue is not a Go dependency of this module.
 //
 // The Kueue specs skip unless tools/e2e.sh passed the script
-// (JOBSET_KUEUE_SH, with JOBSET_E2E_KUEUE=1 or a Kueue target); each
+// (JOBSET_KUEUE_SH: its full suite on the local cluster, or a Kueue target); each
 // installs Kueue and removes it after, so that its JobSet webhook is not in
 // the way of the other specs.
 const (
@@ -145,6 +146,68 @@ var _ = Describe("Kueue", Serial, Label("kueue"), func() {
 		}
 		kueueExpectFinished(ctx, low, lowWL)
 	})
+	// Kueue's waitForPodsReady reads the JobSet's replicatedJobsStatus
+	// (ready + succeeded Jobs against replicas). During an in-place group
+	// restart the workers wait at the barrier, not Ready: the Workload's
+	// PodsReady turns False (WaitForRecovery) and Kueue evicts the JobSet if
+	// the group is not Ready again within recoveryTimeout. Both sides, with
+	// one configuration: a group restart of a few seconds stays admitted
+	// (PodsReady back True, reason Recovered); one whose workers take longer
+	// than recoveryTimeout to be Ready again is evicted (PodsReadyTimeout).
+	It("keeps an InPlaceRestart JobSet admitted through a group restart shorter than waitForPodsReady's recoveryTimeout, and evicts one that is longer", func(ctx context.Context) {
+		kueueConfigure(ctx, fmt.Sprintf("waitForPodsReady:\n  timeout: 5m\n  recoveryTimeout: %s\n", kueueRecoveryTimeout))
+		ns := agentNamespace(ctx)
+		q := kueueQueues(ctx, ns, "4")
+
+		// Created first: its workers' readiness delay passes while the quick
+		// one restarts.
+		slow := kueueInPlaceJobSet(ns, "slow", q.localQueue, kueueSlowReadiness)
+		Expect(k8sClient.Create(ctx, slow)).To(Succeed())
+		quick := kueueInPlaceJobSet(ns, "quick", q.localQueue, 0)
+		Expect(k8sClient.Create(ctx, quick)).To(Succeed())
+
+		By("a group restart of a few seconds: PodsReady turns False and back to True, and the Workload stays admitted")
+		quickWL := kueueAdmitted(ctx, quick, q)
+		before := waitForSyncedWorkers(ctx, quick, 4)
+		kueueExpectPodsReady(ctx, ns, quickWL, "Started")
+		epoch := syncedEpoch(ctx, quick)
+		failed := time.Now()
+		exitWorker(ctx, ns, anyPod(before), 1)
+		Eventually(func() int32 { return syncedEpoch(ctx, quick) }).Should(Equal(epoch + 1))
+		after := waitForSyncedWorkers(ctx, quick, 4)
+		for name, b := range before {
+			Expect(after).To(HaveKey(name), "Pod %s restarts in place", name)
+			Expect(after[name].uid).To(Equal(b.uid), "Pod %s restarts in place", name)
+		}
+		recovered := kueueExpectPodsReady(ctx, ns, quickWL, "Recovered")
+		AddReportEntry("kueue-recovery", fmt.Sprintf("kueue=recovered not_ready_to_ready_s=%.1f recovery_timeout=%s",
+			recovered.Sub(failed).Seconds(), kueueRecoveryTimeout))
+		Expect(kueueCondition(Default, ctx, ns, quickWL, "Evicted")).To(Or(BeNil(), HaveField("Status", metav1.ConditionFalse)),
+			"a group restart shorter than recoveryTimeout does not evict")
+		Expect(getJobSet(ctx, quick).Status.InPlaceRestarts).To(Equal(int32(1)))
+		Expect(ptr.Deref(getJobSet(ctx, quick).Spec.Suspend, false)).To(BeFalse())
+
+		By("a group restart whose workers are Ready again only after recoveryTimeout: Kueue evicts the JobSet")
+		slowWL := kueueAdmitted(ctx, slow, q)
+		slowPods := waitForSyncedWorkers(ctx, slow, 4)
+		kueueExpectPodsReady(ctx, ns, slowWL, "Started")
+		exitWorker(ctx, ns, anyPod(slowPods), 1)
+		Eventually(func(g Gomega) {
+			c := kueueCondition(g, ctx, ns, slowWL, "PodsReady")
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal("WaitForRecovery"))
+		}).Should(Succeed(), "Kueue sees the group restart as a loss of readiness")
+		Eventually(func(g Gomega) {
+			c := kueueCondition(g, ctx, ns, slowWL, "Evicted")
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal("PodsReadyTimeout"))
+		}).Should(Succeed(), "Kueue evicts the Workload once recoveryTimeout has passed")
+		Eventually(func() bool { return ptr.Deref(getJobSet(ctx, slow).Spec.Suspend, false) }).Should(BeTrue(),
+			"the evicted JobSet is suspended")
+		kueueExpectPodsGone(ctx, ns, slowPods)
+	})
 })
 
 // Kueue's MultiKueue sets spec.managedBy on the manager cluster's JobSets
@@ -196,15 +259,15 @@ var _ = Describe("managedBy Kueue's MultiKueue", func() {
 func kueueScript() string {
 	script := os.Getenv("JOBSET_KUEUE_SH")
 	if script == "" {
-		Skip("the Kueue specs need tools/kueue/build.sh and Kueue's build (JOBSET_KUEUE_SH and JOBSET_KUEUE_DIR, set by JOBSET_E2E_KUEUE=1 tools/e2e.sh)")
+		Skip("the Kueue specs need tools/kueue/build.sh and Kueue's build (JOBSET_KUEUE_SH and JOBSET_KUEUE_DIR, set by tools/e2e.sh on the local cluster)")
 	}
 	return script
 }
 
-// kueueRun runs tools/kueue/build.sh install or uninstall.
-func kueueRun(ctx context.Context, command string) {
+// kueueRun runs tools/kueue/build.sh install, configure or uninstall.
+func kueueRun(ctx context.Context, command string, args ...string) {
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, kueueScript(), command)
+	cmd := exec.CommandContext(ctx, kueueScript(), append([]string{command}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+os.Getenv("KUBECONFIG"))
 	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
 	Expect(cmd.Run()).To(Succeed(), "tools/kueue/build.sh %s", command)
@@ -288,6 +351,74 @@ func kueueLabelNodes(ctx context.Context, flavor string) {
 			Expect(k8sClient.Patch(ctx, &n, patch)).To(Succeed())
 		})
 	}
+}
+
+// The waitForPodsReady spec's settings: a recoveryTimeout well above an
+// in-place group restart here (3 to 10 s), and a readiness delay of the
+// slow JobSet's workers well above the recoveryTimeout.
+const (
+	kueueRecoveryTimeout = "30s"
+	kueueSlowReadiness   = 60
+)
+
+// kueueConfigure adds the top-level fields of config to the running Kueue's
+// Configuration and restarts its manager (tools/kueue/build.sh configure).
+func kueueConfigure(ctx context.Context, config string) {
+	file, err := os.CreateTemp("", "kueue-config-*.yaml")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.Remove, file.Name())
+	_, err = file.WriteString(config)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(file.Close()).To(Succeed())
+	kueueRun(ctx, "configure", file.Name())
+}
+
+// kueueInPlaceJobSet is seed story 1 with agent injection (two Jobs of two
+// workers, InPlaceRestart), each worker asking for 100m of cpu, queued in
+// localQueue. With readinessDelay, a worker is Ready only that many
+// seconds after each start.
+func kueueInPlaceJobSet(ns, name, localQueue string, readinessDelay int32) *jobset.JobSet {
+	js := example(ns, "story1-injected.yaml")
+	js.Name = name
+	js.Labels = map[string]string{kueueQueueNameKey: localQueue}
+	worker := &js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
+	worker.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	if readinessDelay > 0 {
+		worker.ReadinessProbe = &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: "/starts", Port: intstr.FromString("control"),
+			}},
+			InitialDelaySeconds: readinessDelay,
+			PeriodSeconds:       1,
+		}
+	}
+	return js
+}
+
+// kueueExpectPodsReady waits until the Workload's PodsReady is True with
+// the reason, and returns when it turned so.
+func kueueExpectPodsReady(ctx context.Context, ns, wl, reason string) time.Time {
+	var at time.Time
+	Eventually(func(g Gomega) {
+		w := kueueGetWorkload(g, ctx, ns, wl)
+		conditions, _, err := unstructured.NestedSlice(w.Object, "status", "conditions")
+		g.Expect(err).NotTo(HaveOccurred())
+		var found bool
+		for _, c := range conditions {
+			m, _ := c.(map[string]any)
+			if m["type"] != "PodsReady" {
+				continue
+			}
+			found = true
+			g.Expect(m["status"]).To(Equal(string(metav1.ConditionTrue)), "Workload %s PodsReady", wl)
+			g.Expect(m["reason"]).To(Equal(reason), "Workload %s PodsReady", wl)
+			s, _ := m["lastTransitionTime"].(string)
+			at, err = time.Parse(time.RFC3339, s)
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+		g.Expect(found).To(BeTrue(), "Workload %s has PodsReady", wl)
+	}).Should(Succeed())
+	return at
 }
 
 // kueueJobSet is a JobSet of replicas Jobs of one worker Pod each, asking

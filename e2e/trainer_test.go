@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,9 +31,9 @@ import (
 // follows the JobSet's status. Its objects are handled as unstructured ones:
 // Trainer is not a Go dependency of this module.
 //
-// The spec skips unless tools/e2e.sh passed the script (JOBSET_TRAINER_SH,
-// with JOBSET_E2E_TRAINER=1 or a Trainer target); it installs Trainer and
-// removes it after.
+// The specs skip unless tools/e2e.sh passed the script (JOBSET_TRAINER_SH:
+// its full suite on the local cluster, or a Trainer target); each installs
+// Trainer and removes it after.
 const (
 	// trainerAncestorKey marks the replicatedJob of a training runtime that
 	// runs the trainer (value trainerAncestorTrainer); Trainer sizes it from
@@ -39,11 +41,21 @@ const (
 	trainerAncestorKey     = "trainer.kubeflow.org/trainjob-ancestor-step"
 	trainerAncestorTrainer = "trainer"
 	trainerNode            = "node"
+	// The initializers of Trainer's torch runtimes: replicatedJobs of these
+	// names (and ancestor steps) that the trainer dependsOn to Complete.
+	trainerDatasetInitializer = "dataset-initializer"
+	trainerModelInitializer   = "model-initializer"
 	// trainerFieldManager is the field owner of Trainer's apply of a JobSet.
 	trainerFieldManager = "trainer"
-	// The TrainJob condition that Trainer copies from the JobSet's Completed.
-	trainerComplete = "Complete"
-	trainerFailed   = "Failed"
+	// TrainJob conditions: Complete and Failed are copied from the JobSet's
+	// Completed and Failed; Suspended follows spec.suspend (reason
+	// trainerResumed once False).
+	trainerComplete  = "Complete"
+	trainerFailed    = "Failed"
+	trainerSuspended = "Suspended"
+	trainerResumed   = "Resumed"
+	// trainerPatchManager names the spec's runtime patch, as a queue names its own.
+	trainerPatchManager = "e2e.fastjobset.io/resume"
 )
 
 var trainerGV = schema.GroupVersion{Group: "trainer.kubeflow.org", Version: "v1alpha1"}
@@ -72,18 +84,10 @@ var _ = Describe("Kubeflow Trainer", Serial, Label("trainer"), func() {
 
 	It("runs a TrainJob on an InPlaceRestart JobSet whose failed worker restarts in place, and completes it", func(ctx context.Context) {
 		ns := agentNamespace(ctx)
-		runtime := trainerRuntime(ctx, ns)
-		tj := trainerObject("TrainJob", ns, "train")
-		tj.Object["spec"] = map[string]any{
-			"runtimeRef": map[string]any{"name": runtime},
-			"trainer":    map[string]any{"numNodes": int64(2)},
-		}
-		Expect(k8sClient.Create(ctx, tj)).To(Succeed())
+		tj := trainerTrainJob(ctx, ns, trainerRuntime(ctx, ns), false)
 
 		By("Trainer applies the JobSet, which our webhooks admit and complete with the agent")
-		js := &jobset.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tj.GetName()}}
-		Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(js), js) }).Should(Succeed(),
-			"Trainer creates JobSet %s", js.Name)
+		js := trainerJobSet(ctx, tj)
 		trainerExpectApplied(js, tj)
 
 		By("it runs with community JobSet's Job, Pod and Service names, which Trainer's endpoints are")
@@ -111,24 +115,117 @@ var _ = Describe("Kubeflow Trainer", Serial, Label("trainer"), func() {
 		Expect(trainerCondition(Default, ctx, tj, trainerFailed)).To(BeNil(), "the TrainJob did not fail")
 		Expect(trainerCondition(Default, ctx, tj, trainerComplete)).To(BeNil())
 
-		By("the workers finish: the JobSet completes and the TrainJob follows with its condition")
-		for name := range after {
-			exitWorker(ctx, ns, name, 0)
+		trainerExpectCompletes(ctx, js, tj, after)
+	})
+
+	It("runs a TrainJob whose in-place trainer nodes wait for its initializers (Trainer's torch shape)", func(ctx context.Context) {
+		ns := agentNamespace(ctx)
+		initializers := []string{trainerDatasetInitializer, trainerModelInitializer}
+		tj := trainerTrainJob(ctx, ns, trainerRuntime(ctx, ns, initializers...), false)
+
+		By("Trainer applies a JobSet whose trainer depends on the initializers; our webhook admits it and injects the agent into the trainer alone")
+		js := trainerJobSet(ctx, tj)
+		trainerExpectApplied(js, tj, initializers...)
+
+		By("the initializers run first, outside the in-place group; the trainer's Job waits for them")
+		for _, name := range initializers {
+			pod := trainerRunningPod(ctx, js, name)
+			Expect(trainerJobsOf(ctx, js, trainerNode)).To(BeEmpty(), "no trainer Job while initializer %s runs", name)
+			exitWorker(ctx, ns, pod, 0)
+			Eventually(func(g Gomega) {
+				jobs := trainerJobsOf(ctx, js, name)
+				g.Expect(jobs).To(HaveLen(1))
+				g.Expect(jobs[0].Status.Succeeded).To(Equal(int32(1)), "initializer %s completes", name)
+			}).Should(Succeed())
+		}
+
+		By("then the trainer's nodes run with the agent and sync; one fails: they restart in place, the initializers not again")
+		pods := waitForSyncedWorkers(ctx, js, 2)
+		epoch := syncedEpoch(ctx, js)
+		exitWorker(ctx, ns, anyPod(pods), 1)
+		Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
+		after := waitForSyncedWorkers(ctx, js, 2)
+		for name, b := range pods {
+			Expect(after).To(HaveKey(name), "Pod %s restarts in place", name)
+			Expect(after[name].uid).To(Equal(b.uid), "Pod %s restarts in place", name)
+			Expect(after[name].restarts[trainerNode]).To(Equal(b.restarts[trainerNode]+1), "Pod %s", name)
+		}
+		got := getJobSet(ctx, js)
+		Expect(got.Status.InPlaceRestarts).To(Equal(int32(1)))
+		Expect(got.Status.Restarts).To(BeZero(), "no Job was recreated")
+		for _, name := range initializers {
+			jobs := trainerJobsOf(ctx, js, name)
+			Expect(jobs).To(HaveLen(1))
+			Expect(jobs[0].Status.Succeeded).To(Equal(int32(1)), "initializer %s is not run again", name)
+		}
+
+		trainerExpectCompletes(ctx, js, tj, after, initializers...)
+	})
+
+	It("resumes a suspended TrainJob whose JobSet Trainer applies again with a runtime patch", func(ctx context.Context) {
+		ns := agentNamespace(ctx)
+		tj := trainerTrainJob(ctx, ns, trainerRuntime(ctx, ns), true)
+
+		By("Trainer applies the JobSet suspended, and our controller holds it")
+		js := trainerJobSet(ctx, tj)
+		trainerExpectApplied(js, tj)
+		Expect(ptr.Deref(js.Spec.Suspend, false)).To(BeTrue())
+		Eventually(func(g Gomega) {
+			c := meta.FindStatusCondition(getJobSet(ctx, js).Status.Conditions, string(jobset.JobSetSuspended))
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			c = trainerCondition(g, ctx, tj, trainerSuspended)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed(), "JobSet %s and its TrainJob suspended", js.Name)
+		trainerExpectJobsStatus(ctx, js, tj, jobset.ReplicatedJobStatus{Name: trainerNode, Suspended: 1})
+		var pods corev1.PodList
+		Expect(k8sClient.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
+		Expect(pods.Items).To(BeEmpty(), "a suspended JobSet runs no Pod")
+
+		By("resumed with a nodeSelector in a runtime patch, as a queue resumes it: Trainer applies the JobSet again")
+		patch := map[string]any{"spec": map[string]any{
+			"suspend": false,
+			"runtimePatches": []any{map[string]any{
+				"manager": trainerPatchManager,
+				"trainingRuntimeSpec": map[string]any{"template": map[string]any{"spec": map[string]any{
+					"replicatedJobs": []any{map[string]any{
+						"name": trainerNode,
+						"template": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+							"nodeSelector": map[string]any{corev1.LabelOSStable: "linux"},
+						}}}},
+					}},
+				}}},
+			}},
+		}}
+		data, err := json.Marshal(patch)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(k8sClient.Patch(ctx, tj, client.RawPatch(types.MergePatchType, data))).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getJobSet(ctx, js)
+			g.Expect(ptr.Deref(got.Spec.Suspend, true)).To(BeFalse(), "JobSet %s resumed", js.Name)
+			g.Expect(got.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.NodeSelector).To(
+				HaveKeyWithValue(corev1.LabelOSStable, "linux"), "the runtime patch's nodeSelector in the Pod template")
+		}).Should(Succeed(), "our webhook admits Trainer's second apply")
+		resumed := getJobSet(ctx, js)
+		trainerExpectApplied(resumed, tj)
+
+		By("it runs with the agent and the nodeSelector, and completes")
+		running := waitForSyncedWorkers(ctx, js, 2)
+		Expect(syncedEpoch(ctx, js)).To(BeNumerically(">=", 1), "the agents joined and synced")
+		for name := range running {
+			var p corev1.Pod
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &p)).To(Succeed())
+			Expect(p.Spec.NodeSelector).To(HaveKeyWithValue(corev1.LabelOSStable, "linux"), "Pod %s", name)
+			Expect(p.Spec.InitContainers).To(ContainElement(HaveField("Name", agentspec.ContainerName)), "Pod %s runs the agent", name)
 		}
 		Eventually(func(g Gomega) {
-			c := meta.FindStatusCondition(getJobSet(ctx, js).Status.Conditions, string(jobset.JobSetCompleted))
+			c := trainerCondition(g, ctx, tj, trainerSuspended)
 			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
-		}).Should(Succeed(), "JobSet %s completes", js.Name)
-		Eventually(func(g Gomega) {
-			c := trainerCondition(g, ctx, tj, trainerComplete)
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(c.Reason).To(Equal(jobset.ReasonAllJobsCompleted))
-			g.Expect(c.Message).To(Equal(jobset.MessageAllJobsCompleted))
-		}).Should(Succeed(), "Trainer marks TrainJob %s Complete", tj.GetName())
-		Expect(trainerCondition(Default, ctx, tj, trainerFailed)).To(BeNil())
-		trainerExpectJobsStatus(ctx, js, tj, jobset.ReplicatedJobStatus{Name: trainerNode, Succeeded: 1})
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(trainerResumed))
+		}).Should(Succeed(), "Trainer marks TrainJob %s resumed", tj.GetName())
+		trainerExpectCompletes(ctx, js, tj, running)
 	})
 })
 
@@ -136,7 +233,7 @@ var _ = Describe("Kubeflow Trainer", Serial, Label("trainer"), func() {
 func trainerScript() string {
 	script := os.Getenv("JOBSET_TRAINER_SH")
 	if script == "" {
-		Skip("the Trainer spec needs tools/trainer/build.sh and Trainer's build (JOBSET_TRAINER_SH and JOBSET_TRAINER_DIR, set by JOBSET_E2E_TRAINER=1 tools/e2e.sh)")
+		Skip("the Trainer spec needs tools/trainer/build.sh and Trainer's build (JOBSET_TRAINER_SH and JOBSET_TRAINER_DIR, set by tools/e2e.sh on the local cluster)")
 	}
 	return script
 }
@@ -159,11 +256,77 @@ func trainerObject(kind, ns, name string) *unstructured.Unstructured {
 	return obj
 }
 
+// trainerTrainJob creates TrainJob "train" in ns on the runtime, with
+// numNodes 2, suspended or not.
+func trainerTrainJob(ctx context.Context, ns, runtime string, suspend bool) *unstructured.Unstructured {
+	tj := trainerObject("TrainJob", ns, "train")
+	tj.Object["spec"] = map[string]any{
+		"runtimeRef": map[string]any{"name": runtime},
+		"trainer":    map[string]any{"numNodes": int64(2)},
+		"suspend":    suspend,
+	}
+	Expect(k8sClient.Create(ctx, tj)).To(Succeed())
+	return tj
+}
+
+// trainerJobSet waits until Trainer has created the TrainJob's JobSet, of
+// the same name, and returns it.
+func trainerJobSet(ctx context.Context, tj *unstructured.Unstructured) *jobset.JobSet {
+	js := &jobset.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: tj.GetNamespace(), Name: tj.GetName()}}
+	Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(js), js) }).Should(Succeed(),
+		"Trainer creates JobSet %s", js.Name)
+	return js
+}
+
+// trainerExpectCompletes lets every worker exit 0 and waits until the
+// JobSet is Completed and Trainer has copied that into the TrainJob's
+// Complete condition and jobsStatus (the trainer's Job succeeded, and the
+// initializers' before it).
+func trainerExpectCompletes(ctx context.Context, js *jobset.JobSet, tj *unstructured.Unstructured, pods map[string]podState, initializers ...string) {
+	By("the workers finish: the JobSet completes and the TrainJob follows with its condition")
+	for name := range pods {
+		exitWorker(ctx, js.Namespace, name, 0)
+	}
+	Eventually(func(g Gomega) {
+		c := meta.FindStatusCondition(getJobSet(ctx, js).Status.Conditions, string(jobset.JobSetCompleted))
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+	}).Should(Succeed(), "JobSet %s completes", js.Name)
+	Eventually(func(g Gomega) {
+		c := trainerCondition(g, ctx, tj, trainerComplete)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(c.Reason).To(Equal(jobset.ReasonAllJobsCompleted))
+		g.Expect(c.Message).To(Equal(jobset.MessageAllJobsCompleted))
+	}).Should(Succeed(), "Trainer marks TrainJob %s Complete", tj.GetName())
+	Expect(trainerCondition(Default, ctx, tj, trainerFailed)).To(BeNil())
+	want := []jobset.ReplicatedJobStatus{{Name: trainerNode, Succeeded: 1}}
+	for _, name := range initializers {
+		want = append(want, jobset.ReplicatedJobStatus{Name: name, Succeeded: 1})
+	}
+	trainerExpectJobsStatus(ctx, js, tj, want...)
+}
+
 // trainerRuntime creates a ClusterTrainingRuntime named ns, deleted after
 // the spec, whose JobSet template restarts in place with the agent
-// injected by our webhook: one replicatedJob, the trainer's, of the e2e
-// worker (container "node", as Trainer requires), numNodes 2 by default.
-func trainerRuntime(ctx context.Context, ns string) string {
+// injected by our webhook: the trainer's replicatedJob of the e2e worker
+// (container "node", as Trainer requires), numNodes 2 by default, and
+// before it, in Trainer's torch shape, one replicatedJob per initializer
+// (a worker of its own name, which the spec tells to exit) that the
+// trainer's dependsOn waits for to Complete.
+func trainerRuntime(ctx context.Context, ns string, initializers ...string) string {
+	var replicatedJobs []any
+	var dependsOn []any
+	for _, name := range initializers {
+		replicatedJobs = append(replicatedJobs, trainerReplicatedJob(name, name, ""))
+		dependsOn = append(dependsOn, map[string]any{"name": name, "status": string(jobset.DependencyComplete)})
+	}
+	node := trainerReplicatedJob(trainerNode, trainerAncestorTrainer, agentspec.ServiceAccountName)
+	if len(dependsOn) > 0 {
+		node["dependsOn"] = dependsOn
+	}
+	replicatedJobs = append(replicatedJobs, node)
+
 	obj := trainerObject("ClusterTrainingRuntime", "", ns)
 	obj.Object["spec"] = map[string]any{
 		"mlPolicy": map[string]any{"numNodes": int64(2)},
@@ -176,33 +339,7 @@ func trainerRuntime(ctx context.Context, ns string) string {
 					"restartStrategy": string(jobset.InPlaceRestart),
 					"maxRestarts":     int64(3),
 				},
-				"replicatedJobs": []any{map[string]any{
-					"name": trainerNode,
-					"template": map[string]any{
-						"metadata": map[string]any{
-							"labels": map[string]any{trainerAncestorKey: trainerAncestorTrainer},
-						},
-						"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-							"serviceAccountName":            agentspec.ServiceAccountName,
-							"restartPolicy":                 string(corev1.RestartPolicyNever),
-							"terminationGracePeriodSeconds": int64(5),
-							"volumes": []any{map[string]any{
-								"name": "data", "emptyDir": map[string]any{},
-							}},
-							"containers": []any{map[string]any{
-								"name":            trainerNode,
-								"image":           "ghcr.io/fastjobset/e2e-worker:dev",
-								"imagePullPolicy": string(corev1.PullIfNotPresent),
-								"env": []any{map[string]any{
-									"name":      "POD_UID",
-									"valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "metadata.uid"}},
-								}},
-								"ports":        []any{map[string]any{"name": "control", "containerPort": int64(8081)}},
-								"volumeMounts": []any{map[string]any{"name": "data", "mountPath": "/data"}},
-							}},
-						}}},
-					},
-				}},
+				"replicatedJobs": replicatedJobs,
 			},
 		},
 	}
@@ -213,12 +350,48 @@ func trainerRuntime(ctx context.Context, ns string) string {
 	return ns
 }
 
+// trainerReplicatedJob is a runtime's replicatedJob of one e2e worker
+// container of the same name, its Jobs labelled as Trainer's ancestor step,
+// its Pods run as serviceAccount (the default one if empty).
+func trainerReplicatedJob(name, ancestorStep, serviceAccount string) map[string]any {
+	podSpec := map[string]any{
+		"restartPolicy":                 string(corev1.RestartPolicyNever),
+		"terminationGracePeriodSeconds": int64(5),
+		"volumes": []any{map[string]any{
+			"name": "data", "emptyDir": map[string]any{},
+		}},
+		"containers": []any{map[string]any{
+			"name":            name,
+			"image":           "ghcr.io/fastjobset/e2e-worker:dev",
+			"imagePullPolicy": string(corev1.PullIfNotPresent),
+			"env": []any{map[string]any{
+				"name":      "POD_UID",
+				"valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "metadata.uid"}},
+			}},
+			"ports":        []any{map[string]any{"name": "control", "containerPort": int64(8081)}},
+			"volumeMounts": []any{map[string]any{"name": "data", "mountPath": "/data"}},
+		}},
+	}
+	if serviceAccount != "" {
+		podSpec["serviceAccountName"] = serviceAccount
+	}
+	return map[string]any{
+		"name": name,
+		"template": map[string]any{
+			"metadata": map[string]any{
+				"labels": map[string]any{trainerAncestorKey: ancestorStep},
+			},
+			"spec": map[string]any{"template": map[string]any{"spec": podSpec}},
+		},
+	}
+}
+
 // trainerExpectApplied checks the JobSet as Trainer wrote it and our
 // webhooks admitted it: written by server-side apply under Trainer's field
 // manager, controlled by the TrainJob, the runtime's in-place restart and
 // annotation kept, the trainer's replicatedJob sized from numNodes, and
 // the agent injected.
-func trainerExpectApplied(js *jobset.JobSet, tj *unstructured.Unstructured) {
+func trainerExpectApplied(js *jobset.JobSet, tj *unstructured.Unstructured, initializers ...string) {
 	var applied bool
 	for _, mf := range js.ManagedFields {
 		if mf.Manager == trainerFieldManager && mf.Operation == metav1.ManagedFieldsOperationApply {
@@ -233,17 +406,27 @@ func trainerExpectApplied(js *jobset.JobSet, tj *unstructured.Unstructured) {
 	Expect(js.Annotations).To(HaveKeyWithValue(jobset.InjectAgentKey, "true"), "Trainer propagates the runtime template's annotations")
 	Expect(js.Spec.FailurePolicy).NotTo(BeNil())
 	Expect(js.Spec.FailurePolicy.RestartStrategy).To(Equal(jobset.InPlaceRestart))
-	Expect(js.Spec.ReplicatedJobs).To(HaveLen(1))
-	rj := js.Spec.ReplicatedJobs[0]
+	Expect(js.Spec.ReplicatedJobs).To(HaveLen(len(initializers) + 1))
+	runsAgent := func(rj jobset.ReplicatedJob) bool {
+		for _, c := range rj.Template.Spec.Template.Spec.InitContainers {
+			if c.Name == agentspec.ContainerName {
+				return true
+			}
+		}
+		return false
+	}
+	for i, name := range initializers {
+		rj := js.Spec.ReplicatedJobs[i]
+		Expect(rj.Name).To(Equal(name))
+		Expect(runsAgent(rj)).To(BeFalse(), "initializer %s is outside the in-place group: no agent", name)
+	}
+	rj := js.Spec.ReplicatedJobs[len(initializers)]
 	Expect(rj.Name).To(Equal(trainerNode))
 	Expect(rj.Replicas).To(Equal(int32(1)))
 	Expect(ptr.Deref(rj.Template.Spec.Parallelism, 0)).To(Equal(int32(2)), "parallelism from numNodes")
 	Expect(ptr.Deref(rj.Template.Spec.Completions, 0)).To(Equal(int32(2)), "completions from numNodes")
-	var agent bool
-	for _, c := range rj.Template.Spec.Template.Spec.InitContainers {
-		agent = agent || c.Name == agentspec.ContainerName
-	}
-	Expect(agent).To(BeTrue(), "our webhook injected the agent into Trainer's JobSet")
+	Expect(rj.DependsOn).To(HaveLen(len(initializers)), "the trainer waits for every initializer")
+	Expect(runsAgent(rj)).To(BeTrue(), "our webhook injected the agent into Trainer's JobSet")
 }
 
 // trainerExpectNaming checks what Trainer relies on without reading it:
@@ -297,22 +480,23 @@ func trainerExpectNaming(ctx context.Context, js *jobset.JobSet, pods map[string
 }
 
 // trainerExpectJobsStatus waits until the JobSet's replicatedJobsStatus is
-// want alone and Trainer has copied it into the TrainJob's jobsStatus.
-func trainerExpectJobsStatus(ctx context.Context, js *jobset.JobSet, tj *unstructured.Unstructured, want jobset.ReplicatedJobStatus) {
+// want and Trainer has copied it into the TrainJob's jobsStatus.
+func trainerExpectJobsStatus(ctx context.Context, js *jobset.JobSet, tj *unstructured.Unstructured, want ...jobset.ReplicatedJobStatus) {
 	Eventually(func(g Gomega) {
-		g.Expect(getJobSet(ctx, js).Status.ReplicatedJobsStatus).To(Equal([]jobset.ReplicatedJobStatus{want}))
+		g.Expect(getJobSet(ctx, js).Status.ReplicatedJobsStatus).To(ConsistOf(want))
 	}).Should(Succeed(), "JobSet %s replicatedJobsStatus", js.Name)
+	var wantStatuses []any
+	for _, w := range want {
+		wantStatuses = append(wantStatuses, map[string]any{
+			"name": w.Name, "active": int64(w.Active), "ready": int64(w.Ready),
+			"succeeded": int64(w.Succeeded), "failed": int64(w.Failed), "suspended": int64(w.Suspended),
+		})
+	}
 	Eventually(func(g Gomega) {
 		got := trainerGet(g, ctx, tj)
 		statuses, _, err := unstructured.NestedSlice(got.Object, "status", "jobsStatus")
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(statuses).To(HaveLen(1))
-		s, ok := statuses[0].(map[string]any)
-		g.Expect(ok).To(BeTrue())
-		g.Expect(s).To(Equal(map[string]any{
-			"name": want.Name, "active": int64(want.Active), "ready": int64(want.Ready),
-			"succeeded": int64(want.Succeeded), "failed": int64(want.Failed), "suspended": int64(want.Suspended),
-		}))
+		g.Expect(statuses).To(ConsistOf(wantStatuses...))
 	}).Should(Succeed(), "Trainer copies the replicatedJobsStatus into TrainJob %s", tj.GetName())
 }
 
@@ -320,6 +504,31 @@ func trainerGet(g Gomega, ctx context.Context, obj *unstructured.Unstructured) *
 	got := trainerObject(obj.GetKind(), obj.GetNamespace(), obj.GetName())
 	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), got)).To(Succeed())
 	return got
+}
+
+// trainerJobsOf lists js's Jobs of the replicatedJob.
+func trainerJobsOf(ctx context.Context, js *jobset.JobSet, replicatedJob string) []batchv1.Job {
+	var jobs batchv1.JobList
+	Expect(k8sClient.List(ctx, &jobs, client.InNamespace(js.Namespace), client.MatchingLabels{
+		jobset.JobSetNameKey: js.Name, jobset.ReplicatedJobNameKey: replicatedJob,
+	})).To(Succeed())
+	return jobs.Items
+}
+
+// trainerRunningPod waits until the one Pod of js's replicatedJob runs, and
+// returns its name.
+func trainerRunningPod(ctx context.Context, js *jobset.JobSet, replicatedJob string) string {
+	var name string
+	Eventually(func(g Gomega) {
+		var pods corev1.PodList
+		g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{
+			jobset.JobSetNameKey: js.Name, jobset.ReplicatedJobNameKey: replicatedJob,
+		})).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(1), "the Pod of %s", replicatedJob)
+		g.Expect(pods.Items[0].Status.Phase).To(Equal(corev1.PodRunning), "the Pod of %s", replicatedJob)
+		name = pods.Items[0].Name
+	}).Should(Succeed())
+	return name
 }
 
 // trainerCondition returns the TrainJob's condition of type t, or nil.

@@ -17,6 +17,12 @@
 #                      cluster's containerd ($KUBECONFIG's nodes must hold
 #                      it otherwise), applies kueue.yaml and waits until the
 #                      manager is available and its webhook admits
+#   tools/kueue/build.sh configure FILE  adds FILE's top-level fields to
+#                      the running Kueue's Configuration (the ConfigMap
+#                      kueue-manager-config; fields the module's default
+#                      sets already are refused), restarts the manager
+#                      and waits as install does: what a user does to turn
+#                      on waitForPodsReady; uninstall drops it with the rest
 #   tools/kueue/build.sh uninstall  removes all of it but the CRDs (and so
 #                      Kueue's objects; its webhooks are gone, so nothing
 #                      of Kueue stands in the way of creating a JobSet)
@@ -105,6 +111,12 @@ install() {
     log "not the local cluster: its nodes must already hold $IMAGE"
   fi
   kc apply --server-side --force-conflicts --field-manager=jobset-e2e -f "$dir/kueue.yaml" >/dev/null
+  wait_serving
+  log "installed Kueue $KUEUE_VERSION in $((SECONDS - start))s"
+}
+
+# wait_serving waits until the manager is available and its webhooks admit.
+wait_serving() {
   kc -n kueue-system rollout status deployment/kueue-controller-manager --timeout=300s >/dev/null || {
     diagnose
     exit 1
@@ -117,7 +129,6 @@ install() {
   for i in $(seq 1 120); do
     if kc create --dry-run=server -f "$rf" >/dev/null 2>&1; then
       rm -f "$rf"
-      log "installed Kueue $KUEUE_VERSION in $((SECONDS - start))s"
       return
     fi
     sleep 1
@@ -126,6 +137,29 @@ install() {
   log "Kueue's webhook did not admit a ResourceFlavor within 120 s"
   diagnose
   exit 1
+}
+
+configure() {
+  local file="$1" current merged key start=$SECONDS
+  [ -s "$file" ] || { log "configure: $file is empty or missing"; exit 2; }
+  current=$(mktemp)
+  merged=$(mktemp)
+  kc -n kueue-system get configmap kueue-manager-config -o jsonpath='{.data.controller_manager_config\.yaml}' >"$current"
+  [ -s "$current" ] || { log "configure: Kueue is not installed (no kueue-manager-config)"; exit 1; }
+  for key in $(grep -oE '^[A-Za-z][A-Za-z0-9]*:' "$file"); do
+    if grep -q "^$key" "$current"; then
+      log "configure: Kueue's configuration sets ${key%:} already; $file may only add fields"
+      exit 2
+    fi
+  done
+  { cat "$current"; echo; cat "$file"; } >"$merged"
+  kc -n kueue-system create configmap kueue-manager-config --from-file=controller_manager_config.yaml="$merged" \
+    --dry-run=client -o yaml | kc apply --server-side --force-conflicts --field-manager=jobset-e2e -f - >/dev/null
+  rm -f "$current" "$merged"
+  # The manager reads its configuration once, at start.
+  kc -n kueue-system rollout restart deployment/kueue-controller-manager >/dev/null
+  wait_serving
+  log "configured Kueue with $(grep -oE '^[A-Za-z][A-Za-z0-9]*' "$file" | paste -sd, -) in $((SECONDS - start))s"
 }
 
 diagnose() {
@@ -152,6 +186,7 @@ uninstall() {
 case "${1:-build}" in
   build) build ;;
   install) install ;;
+  configure) [ $# -eq 2 ] || { echo "usage: $0 configure FILE" >&2; exit 2; }; configure "$2" ;;
   uninstall) uninstall ;;
-  *) echo "usage: $0 [build|install|uninstall]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|install|configure FILE|uninstall]" >&2; exit 2 ;;
 esac
