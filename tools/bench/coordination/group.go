@@ -56,11 +56,11 @@ func (g *group) start(i int) error {
 	pod := g.w.pods[i]
 	cfg := agent.Config{Namespace: pod.Namespace, PodName: pod.Name, JobSetName: g.w.jobSet.Name,
 		RestartExitCode: agentspec.DefaultRestartExitCode, BarrierPath: agentspec.DefaultBarrierPath}
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	listener, err := net.Listen("tcp", net.JoinHostPort(podIP(i).String(), "0"))
 	if err != nil {
 		return err
 	}
-	api, closeConns, err := agentClient(g.w.host, g.w.roots, g.w.tokens[i], cfg.UserAgent(), g.requests)
+	api, closeConns, err := agentClient(g.w.host, podIP(i), g.w.roots, g.w.tokens[i], cfg.UserAgent(), g.requests)
 	if err != nil {
 		_ = listener.Close()
 		return err

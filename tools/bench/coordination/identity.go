@@ -95,9 +95,10 @@ func agentTokens(ctx context.Context, clientset kubernetes.Interface, ns string,
 // transport of its own, so a TLS connection of its own, verified with the
 // cluster CA, HTTP/2 with pings, and its bearer token. close ends its
 // connections, as the process's exit does.
-func agentClient(host string, roots *x509.CertPool, token, userAgent string, counter *requestCounter) (api *kubeclient.Client, close func(), err error) {
+func agentClient(host string, from net.IP, roots *x509.CertPool, token, userAgent string, counter *requestCounter) (api *kubeclient.Client, close func(), err error) {
 	transport := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext: (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second,
+			LocalAddr: &net.TCPAddr{IP: from}}).DialContext,
 		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout: 10 * time.Second,
 		ForceAttemptHTTP2:   true,
@@ -207,6 +208,18 @@ func kubeletRBAC(ctx context.Context, c client.Client) error {
 
 func nodeName(i int) string { return fmt.Sprintf("node-%05d", i) }
 
+// Every Pod and every node has an address of its own, on the loopback
+// network (127.0.0.0/8 is all loopback on Linux): each agent's barrier
+// listens on its Pod's, and each agent and kubelet connects from its own.
+// From one address, 10000 agents' and 10000 kubelets' connections and
+// 10000 barrier listeners would not fit in the 28000 ephemeral ports.
+func podIP(i int) net.IP  { return loopbackIP(10, i) }
+func nodeIP(i int) net.IP { return loopbackIP(20, i) }
+
+func loopbackIP(network byte, i int) net.IP {
+	return net.IPv4(127, network+byte(i/(250*250)), byte(1+i/250%250), byte(1+i%250))
+}
+
 // ensure creates the clients of nodes 0 to n-1.
 func (k *kubelets) ensure(ctx context.Context, n int) error {
 	k.mu.Lock()
@@ -232,6 +245,8 @@ func (k *kubelets) ensure(ctx context.Context, n int) error {
 		// The kubelet's defaults (--kube-api-qps, --kube-api-burst).
 		cfg.QPS, cfg.Burst, cfg.UserAgent = 50, 100, "kubelet/"+node
 		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+		cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second,
+			LocalAddr: &net.TCPAddr{IP: nodeIP(have + i)}}).DialContext
 		k.clients[have+i], errs[i] = corev1client.NewForConfig(cfg)
 	})
 	if err := errors.Join(errs...); err != nil {

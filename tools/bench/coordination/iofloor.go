@@ -91,7 +91,7 @@ func floorClient(ctx context.Context, w *workload, i int, epoch int32, requests 
 		}
 	}()
 	pod := w.pods[i]
-	api, closeConns, err := agentClient(w.host, w.roots, w.tokens[i], "jobset-agent/"+pod.Namespace+"/"+pod.Name, requests)
+	api, closeConns, err := agentClient(w.host, podIP(i), w.roots, w.tokens[i], "jobset-agent/"+pod.Namespace+"/"+pod.Name, requests)
 	if err != nil {
 		return err
 	}

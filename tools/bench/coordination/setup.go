@@ -68,7 +68,7 @@ func (b *bench) newWorkload(ctx context.Context, prefix string, n int, pods func
 	if w.tokens, err = agentTokens(ctx, b.clientset, ns, w.pods); err != nil {
 		return w, err
 	}
-	api, closeConns, err := agentClient(w.host, w.roots, w.tokens[0], "bench-probe", nil)
+	api, closeConns, err := agentClient(w.host, podIP(0), w.roots, w.tokens[0], "bench-probe", nil)
 	if err != nil {
 		return w, err
 	}
