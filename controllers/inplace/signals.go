@@ -1,6 +1,7 @@
 package inplace
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 )
 
@@ -38,10 +40,11 @@ const (
 // agent started: see workerStopped). Containers
 // the kubelet killed for a restart carry no time, and while the agent is
 // not running there is no reference: no sign, and the agent's rejoin at
-// the next epoch tells.
+// the next epoch tells. Neither is there one in a status the kubelet posted
+// before the Pod's agent joined its current epoch (statusPredatesJoin).
 func FailureSignal(pod *corev1.Pod) string {
 	agentStarted, ok := agentStart(pod)
-	if !ok {
+	if !ok || statusPredatesJoin(pod) {
 		return ""
 	}
 	for _, c := range pod.Status.Conditions {
@@ -62,6 +65,57 @@ func FailureSignal(pod *corev1.Pod) string {
 		}
 	}
 	return ""
+}
+
+// statusPredatesJoin reports whether the kubelet last posted the Pod's
+// status before its agent wrote the Pod's current epoch, both as the API
+// server dated the writes (managedFields: one clock, one-second
+// resolution). Such a status shows an agent older than the one that joined
+// and that agent's end: a failure the group restart this agent joined for
+// answered already. A failure of the current epoch comes after its join
+// (its workers start once the barrier lifts), so the kubelet posts it
+// after too. Seen after an API server outage: the restarted agent
+// reconnected and joined before the kubelet, in backoff, posted the
+// restart, and its failed worker and restart condition looked new (a
+// second group restart as the first one synced).
+func statusPredatesJoin(pod *corev1.Pod) bool {
+	var joined, posted time.Time
+	for _, f := range pod.ManagedFields {
+		if f.Time == nil || f.FieldsV1 == nil {
+			continue
+		}
+		switch {
+		case f.Subresource == "" && ownsField(f.FieldsV1.Raw, "f:metadata", "f:annotations", "f:"+agentspec.EpochAnnotation):
+			joined = later(joined, f.Time.Time)
+		case f.Subresource == "status" && (ownsField(f.FieldsV1.Raw, "f:status", "f:containerStatuses") ||
+			ownsField(f.FieldsV1.Raw, "f:status", "f:initContainerStatuses")):
+			posted = later(posted, f.Time.Time)
+		}
+	}
+	return !joined.IsZero() && !posted.IsZero() && posted.Before(joined)
+}
+
+// ownsField reports whether a managedFields entry's fieldsV1 holds path.
+func ownsField(fieldsV1 []byte, path ...string) bool {
+	var fields map[string]json.RawMessage
+	for _, key := range path {
+		if json.Unmarshal(fieldsV1, &fields) != nil {
+			return false
+		}
+		next, ok := fields[key]
+		if !ok {
+			return false
+		}
+		fieldsV1, fields = next, nil
+	}
+	return true
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // workerStopped: a worker (a regular container) ran since the agent

@@ -75,6 +75,37 @@ func TestEndsJob(t *testing.T) {
 
 // Every sign is dated against the start of the Pod's agent, by the same
 // node clock; the controller's own clock plays no part.
+// managedFields are the API server's times (seconds into a minute) of the
+// kubelet's last status write and the agent's last epoch write; 0: none.
+type managedFields struct{ status, epoch int }
+
+// writes records m in the Pod's managedFields, as the API server does.
+func writes(p *corev1.Pod, m managedFields) *corev1.Pod {
+	at := func(second int) *metav1.Time {
+		t := metav1.NewTime(time.Date(2026, 11, 24, 17, 6, second, 0, time.UTC))
+		return &t
+	}
+	if m.status > 0 {
+		p.ManagedFields = append(p.ManagedFields, metav1.ManagedFieldsEntry{
+			Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: at(m.status),
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{},"f:containerStatuses":{},"f:initContainerStatuses":{}}}`)},
+		})
+	}
+	if m.epoch > 0 {
+		p.ManagedFields = append(p.ManagedFields, metav1.ManagedFieldsEntry{
+			Manager: "jobset-agent", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(m.epoch),
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:` + agentspec.EpochAnnotation + `":{}}}}`)},
+		})
+	}
+	// The scheduler's and the node lifecycle controller's status writes
+	// (conditions only) are not the kubelet's.
+	p.ManagedFields = append(p.ManagedFields, metav1.ManagedFieldsEntry{
+		Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: at(59),
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{}}}`)},
+	})
+	return p
+}
+
 func TestFailureSignal(t *testing.T) {
 	// Node time: the agent started at agentUp and joined the Pod's epoch.
 	agentUp := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
@@ -144,6 +175,22 @@ func TestFailureSignal(t *testing.T) {
 				restarting(after)(s)
 				worker(corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: after}}})(s)
 			})},
+		// Seen after 10 s and 60 s API server outages in the middle of a
+		// group restart: the failed Pod's restarted agent joined the next
+		// epoch (17:06:47) before the kubelet, in backoff, posted the
+		// restart (17:06:48); the status then current, posted before the
+		// outage (17:06:32), still showed the old agent and its failed
+		// worker, dated after that agent's start: a second group restart.
+		"a status the kubelet posted before the agent joined the Pod's current epoch": {pod: writes(
+			pod(true, func(s *corev1.PodStatus) { restarting(after)(s); worker(terminated(1, after))(s) }),
+			managedFields{status: 32, epoch: 47})},
+		"a status the kubelet posted after the join": {pod: writes(
+			pod(true, func(s *corev1.PodStatus) { restarting(after)(s); worker(terminated(1, after))(s) }),
+			managedFields{status: 48, epoch: 47}), want: true},
+		"a status posted in the second of the join counts": {pod: writes(
+			pod(true, worker(terminated(1, after))), managedFields{status: 47, epoch: 47}), want: true},
+		"no epoch written yet: the status alone tells": {pod: writes(
+			pod(true, worker(terminated(1, after))), managedFields{status: 32}), want: true},
 		"no agent at all": {pod: &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: PodConditionAllContainersRestarting, Status: corev1.ConditionTrue}}}}},
 		// Issue 15 item 3: with the controller's sync time as the
 		// reference, a node clock 2 s ahead dated the restart that led to
