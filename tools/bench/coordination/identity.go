@@ -28,6 +28,7 @@ import (
 
 	"github.com/fastjobset/jobset/agent/kubeclient"
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/tools/bench/internal/summary"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 )
 
@@ -123,11 +124,33 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(req)
 }
 
-// requestCounter counts requests and marks when the last successful Pod
-// patch (a join) was answered.
+// requestCounter counts requests, marks when the last successful Pod
+// patch (a join) was answered, and keeps how long watches took to open
+// (new connection, TLS and authentication included for a process's first
+// request) and patches to be answered.
 type requestCounter struct {
 	count     atomic.Int64
 	lastPatch phase
+
+	mu                 sync.Mutex
+	watchOpen, patched []float64
+}
+
+func (c *requestCounter) reset() {
+	c.count.Store(0)
+	c.lastPatch.reset()
+	c.mu.Lock()
+	c.watchOpen, c.patched = nil, nil
+	c.mu.Unlock()
+}
+
+// latencies returns the medians and maxima of the watches' opening and of
+// the patches, in seconds.
+func (c *requestCounter) latencies() (watchP50, watchMax, patchP50, patchMax float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return summary.Percentile(c.watchOpen, 50), summary.Percentile(c.watchOpen, 100),
+		summary.Percentile(c.patched, 50), summary.Percentile(c.patched, 100)
 }
 
 type countingTransport struct {
@@ -140,9 +163,21 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return t.next.RoundTrip(req)
 	}
 	t.counter.count.Add(1)
+	start := time.Now()
 	resp, err := t.next.RoundTrip(req)
-	if err == nil && req.Method == http.MethodPatch && resp.StatusCode < 300 {
-		t.counter.lastPatch.mark()
+	took := time.Since(start).Seconds()
+	if err == nil && resp.StatusCode < 300 {
+		c := t.counter
+		if req.Method == http.MethodPatch {
+			c.lastPatch.mark()
+		}
+		c.mu.Lock()
+		if req.Method == http.MethodPatch {
+			c.patched = append(c.patched, took)
+		} else {
+			c.watchOpen = append(c.watchOpen, took)
+		}
+		c.mu.Unlock()
 	}
 	return resp, err
 }

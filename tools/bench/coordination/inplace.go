@@ -15,8 +15,11 @@ type inPlaceResult struct {
 	// The breakdown: when the first agent told of the deprecated epoch
 	// restarted, when the last did, and when the last join was written.
 	firstRestart, lastRestart, lastJoin float64
-	apiRequests                         int64
-	agentRequests, kubeletRequests      int64
+	// The agents' requests: medians and maxima of a watch's opening and
+	// of a join (a Pod patch).
+	watchP50, watchMax, patchP50, patchMax float64
+	apiRequests                            int64
+	agentRequests, kubeletRequests         int64
 	// controllerCPU is until every barrier lifted; controllerCPUDrained
 	// until the kubelets wrote every status update of the restart and the
 	// controller had 1 s to handle them.
@@ -58,8 +61,7 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		if err != nil {
 			return err
 		}
-		requests.count.Store(0)
-		requests.lastPatch.reset()
+		requests.reset()
 		g.restarts.reset()
 		kubeletBefore := b.kubelets.requests.Load()
 		cpuBefore, err := controller.cpuSeconds()
@@ -74,6 +76,7 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		r := inPlaceResult{seconds: time.Since(start).Seconds(),
 			firstRestart: since(start, &g.restarts.first), lastRestart: since(start, &g.restarts.last),
 			lastJoin: since(start, &requests.lastPatch.last), agentRequests: requests.count.Load()}
+		r.watchP50, r.watchMax, r.patchP50, r.patchMax = requests.latencies()
 		cpuLifted, err := controller.cpuSeconds()
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"github.com/fastjobset/jobset/agent/kubeclient"
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/bench/internal/summary"
 )
 
 // The protocol's I/O floor: what any agent-based group restart must do per
@@ -24,9 +25,13 @@ import (
 // annotation once. The clock stops when every patch is answered.
 
 type ioFloorResult struct {
-	seconds, lastWatch float64
-	requestsPerClient  float64
-	apiRequests        int64
+	// lastWatch: when the last client had read the JobSet; watchP50 and
+	// patchP50: the median client's time to read it (from its start: a
+	// new connection, TLS, authentication, the watch's first event) and
+	// then to patch its Pod.
+	seconds, lastWatch, watchP50, patchP50 float64
+	requestsPerClient                      float64
+	apiRequests                            int64
 }
 
 var (
@@ -53,6 +58,7 @@ func (b *bench) ioFloor(ctx context.Context, n, runs int, report func(ioFloorRes
 		var watches phase
 		clientCtx, cancel := context.WithCancel(ctx)
 		errs := make([]error, n)
+		watchTimes, patchTimes := make([]float64, n), make([]float64, n)
 		var done sync.WaitGroup
 		var closing sync.WaitGroup
 		closing.Add(1)
@@ -60,7 +66,7 @@ func (b *bench) ioFloor(ctx context.Context, n, runs int, report func(ioFloorRes
 		for i := range n {
 			done.Add(1)
 			go func() {
-				errs[i] = floorClient(clientCtx, w, i, int32(run), &requests, &watches, done.Done, closing.Wait)
+				errs[i] = floorClient(clientCtx, w, i, int32(run), &requests, &watches, &watchTimes[i], &patchTimes[i], done.Done, closing.Wait)
 			}()
 		}
 		done.Wait()
@@ -75,6 +81,7 @@ func (b *bench) ioFloor(ctx context.Context, n, runs int, report func(ioFloorRes
 			return err
 		}
 		report(ioFloorResult{seconds: seconds, lastWatch: since(start, &watches.last),
+			watchP50: summary.Percentile(watchTimes, 50), patchP50: summary.Percentile(patchTimes, 50),
 			requestsPerClient: float64(requests.count.Load()) / float64(n), apiRequests: after - before})
 	}
 	return nil
@@ -83,7 +90,9 @@ func (b *bench) ioFloor(ctx context.Context, n, runs int, report func(ioFloorRes
 // floorClient is one fresh agent: a new connection, a watch of the JobSet
 // until its current state is read, one patch of its Pod; done once the
 // patch is answered, then it holds its watch until end returns.
-func floorClient(ctx context.Context, w *workload, i int, epoch int32, requests *requestCounter, watches *phase, done func(), end func()) error {
+func floorClient(ctx context.Context, w *workload, i int, epoch int32, requests *requestCounter, watches *phase,
+	watchTime, patchTime *float64, done func(), end func()) error {
+	start := time.Now()
 	finished := false
 	defer func() {
 		if !finished {
@@ -113,6 +122,8 @@ func floorClient(ctx context.Context, w *workload, i int, epoch int32, requests 
 		}
 	}
 	watches.mark()
+	*watchTime = time.Since(start).Seconds()
+	start = time.Now()
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, agentspec.EpochAnnotation, strconv.Itoa(int(epoch)))
 	for try := 0; ; try++ {
 		if err = api.MergePatch(ctx, podsResource, pod.Namespace, pod.Name, patch); err == nil {
@@ -122,6 +133,7 @@ func floorClient(ctx context.Context, w *workload, i int, epoch int32, requests 
 			return fmt.Errorf("Pod %s: patching its epoch: %w", pod.Name, err)
 		}
 	}
+	*patchTime = time.Since(start).Seconds()
 	finished = true
 	done()
 	end()

@@ -77,6 +77,7 @@ func main() {
 	flag.StringVar(&o.kcm, "kube-controller-manager", "", "kube-controller-manager binary, for the Recreate floor (empty: skip it).")
 	flag.StringVar(&o.scheduler, "kube-scheduler", "", "kube-scheduler binary, for the Recreate floor.")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "Give up on one configuration after this long.")
+	agentLog := flag.String("agent-log", "", "Write the agents' log (thousands of lines) to this file, for diagnosis.")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(s)
@@ -95,8 +96,16 @@ func main() {
 		fail(errors.New("-runs: at least 1"))
 	}
 	// The agents log every retry: thousands of lines.
-	klog.SetOutput(discard{})
 	klog.LogToStderr(false)
+	klog.SetOutput(discard{})
+	if *agentLog != "" {
+		f, err := os.Create(*agentLog)
+		if err != nil {
+			fail(err)
+		}
+		defer f.Close()
+		klog.SetOutput(f)
+	}
 	if err := run(o); err != nil {
 		fail(err)
 	}
@@ -201,7 +210,7 @@ func (b *bench) sized(ctx context.Context, o options, n int, floors, inPlaceTime
 	err := b.ioFloor(ctx, n, o.runs, func(r ioFloorResult) {
 		floorRuns = append(floorRuns, r.seconds)
 		summary.Print("coordination", "strategy", "IOFloor", "pods", n, "run", len(floorRuns), "seconds", r.seconds,
-			"last_watch_s", r.lastWatch, "requests_per_client", r.requestsPerClient, "api_requests", r.apiRequests)
+			"last_watch_s", r.lastWatch, "watch_p50_s", r.watchP50, "patch_p50_s", r.patchP50, "requests_per_client", r.requestsPerClient, "api_requests", r.apiRequests)
 	})
 	if err != nil {
 		return fmt.Errorf("I/O floor: %w", err)
@@ -219,6 +228,7 @@ func (b *bench) sized(ctx context.Context, o options, n int, floors, inPlaceTime
 		times = append(times, r.seconds)
 		summary.Print("coordination", "strategy", jobset.InPlaceRestart, "pods", n, "run", len(times), "seconds", r.seconds,
 			"first_restart_s", r.firstRestart, "last_restart_s", r.lastRestart, "last_join_s", r.lastJoin,
+			"watch_open_p50_s", r.watchP50, "watch_open_max_s", r.watchMax, "join_p50_s", r.patchP50, "join_max_s", r.patchMax,
 			"api_requests", r.apiRequests, "agent_requests_per_agent", float64(r.agentRequests)/float64(n),
 			"kubelet_requests_per_pod", float64(r.kubeletRequests)/float64(n),
 			"controller_cpu_s", r.controllerCPU, "controller_cpu_drained_s", r.controllerCPUDrained,
