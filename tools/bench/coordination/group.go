@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,10 +55,7 @@ func (g *group) start(i int) error {
 	pod := g.w.pods[i]
 	cfg := agent.Config{Namespace: pod.Namespace, PodName: pod.Name, JobSetName: g.w.jobSet.Name,
 		RestartExitCode: agentspec.DefaultRestartExitCode, BarrierPath: agentspec.DefaultBarrierPath}
-	listener, err := net.Listen("tcp", net.JoinHostPort(podIP(i).String(), "0"))
-	if err != nil {
-		return err
-	}
+	listener := newBarrierListener(podIP(i))
 	api, closeConns, err := agentClient(g.w.host, podIP(i), g.w.roots, g.w.tokens[i], cfg.UserAgent(), g.requests)
 	if err != nil {
 		_ = listener.Close()

@@ -44,21 +44,18 @@ import (
 
 // raiseOpenFileLimit lets this process (and the API server and etcd it
 // starts, which inherit it) hold a connection per agent and per kubelet,
-// and a barrier listener per agent.
-func raiseOpenFileLimit(n uint64) error {
+// up to the hard limit.
+func raiseOpenFileLimit(want uint64) error {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return err
 	}
-	if lim.Cur >= n {
-		return nil
-	}
-	lim.Cur = n
-	if lim.Max < n {
-		lim.Max = n
-	}
+	lim.Cur = max(lim.Cur, min(want, lim.Max))
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return fmt.Errorf("raising the open file limit to %d (%d agents need about 3 each): %w", n, n/4, err)
+		return err
+	}
+	if lim.Cur < want {
+		progress("open files limited to %d (hard limit), %d wanted: the largest sizes may run out", lim.Cur, want)
 	}
 	return nil
 }
@@ -112,6 +109,32 @@ func agentClient(host string, from net.IP, roots *x509.CertPool, token, userAgen
 	}
 	return api, transport.CloseIdleConnections, nil
 }
+
+// barrierListener stands for an agent's barrier port, which only the
+// kubelet's startup probe calls: the stand-in learns that the barrier
+// lifted in process (Agent.Lifted), and 10000 real listeners would cost
+// 10000 of this process's open files. Accept blocks until Close.
+type barrierListener struct {
+	addr   net.Addr
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newBarrierListener(ip net.IP) *barrierListener {
+	return &barrierListener{addr: &net.TCPAddr{IP: ip, Port: agentspec.DefaultBarrierPort}, closed: make(chan struct{})}
+}
+
+func (l *barrierListener) Accept() (net.Conn, error) {
+	<-l.closed
+	return nil, net.ErrClosed
+}
+
+func (l *barrierListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *barrierListener) Addr() net.Addr { return l.addr }
 
 type bearer struct {
 	token string
@@ -216,6 +239,11 @@ func waitForPolicy(ctx context.Context, api *kubeclient.Client, ns, pod string) 
 	}
 }
 
+// podsPerNode: Pod i runs on node i/podsPerNode. Two, as two workers of
+// 4 GPUs each on a node of 8; and so that 10000 agents' and 5000 kubelets'
+// connections fit in the API server's 20000 open files.
+const podsPerNode = 2
+
 // kubelets are the nodes' kubelets: node i's has its own client
 // certificate and connection.
 type kubelets struct {
@@ -244,10 +272,10 @@ func kubeletRBAC(ctx context.Context, c client.Client) error {
 func nodeName(i int) string { return fmt.Sprintf("node-%05d", i) }
 
 // Every Pod and every node has an address of its own, on the loopback
-// network (127.0.0.0/8 is all loopback on Linux): each agent's barrier
-// listens on its Pod's, and each agent and kubelet connects from its own.
-// From one address, 10000 agents' and 10000 kubelets' connections and
-// 10000 barrier listeners would not fit in the 28000 ephemeral ports.
+// network (127.0.0.0/8 is all loopback on Linux): each agent and kubelet
+// connects from its own. From one address, 10000 agents' and 5000
+// kubelets' connections, and the closed ones waiting out TIME_WAIT, would
+// not fit in the 28000 ephemeral ports.
 func podIP(i int) net.IP  { return loopbackIP(10, i) }
 func nodeIP(i int) net.IP { return loopbackIP(20, i) }
 
@@ -255,8 +283,9 @@ func loopbackIP(network byte, i int) net.IP {
 	return net.IPv4(127, network+byte(i/(250*250)), byte(1+i/250%250), byte(1+i%250))
 }
 
-// ensure creates the clients of nodes 0 to n-1.
-func (k *kubelets) ensure(ctx context.Context, n int) error {
+// ensure creates the clients of the nodes of n Pods.
+func (k *kubelets) ensure(ctx context.Context, pods int) error {
+	n := (pods + podsPerNode - 1) / podsPerNode
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	have := len(k.clients)
@@ -291,10 +320,10 @@ func (k *kubelets) ensure(ctx context.Context, n int) error {
 	return nil
 }
 
-// writer returns the status writer of a Pod on node i.
+// writer returns the status writer of Pod i, by its node's kubelet.
 func (k *kubelets) writer(i int, pod *corev1.Pod) *podStatusWriter {
 	k.mu.Lock()
-	c := k.clients[i]
+	c := k.clients[i/podsPerNode]
 	k.mu.Unlock()
 	return newPodStatusWriter(c.Pods(pod.Namespace), pod.Name, pod.UID, pod.Status, &k.requests)
 }

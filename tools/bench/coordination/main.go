@@ -136,7 +136,7 @@ type bench struct {
 }
 
 func run(o options) error {
-	if err := raiseOpenFileLimit(uint64(4*slices.Max(o.sizes) + 16384)); err != nil {
+	if err := raiseOpenFileLimit(uint64(2*slices.Max(o.sizes) + 4096)); err != nil {
 		return err
 	}
 	env, err := framework.Start()

@@ -20,7 +20,7 @@ import (
 )
 
 // workload is one configuration's namespace: a JobSet, its n Pods (Pod i
-// on node i), their kubelets' status writers and their agents' tokens.
+// on node i/podsPerNode), their kubelets' status writers and their agents' tokens.
 type workload struct {
 	ns      string
 	jobSet  *jobset.JobSet
@@ -126,15 +126,15 @@ func podsOfTemplate(js *jobset.JobSet, n int) []*corev1.Pod {
 	return pods
 }
 
-// createPods creates the Pods, Pod i bound to node i, and has node i's
-// kubelet write its running status.
+// createPods creates the Pods, Pod i bound to node i/podsPerNode, and has
+// its node's kubelet write its running status.
 func (b *bench) createPods(ctx context.Context, pods []*corev1.Pod) ([]*corev1.Pod, []*podStatusWriter, error) {
 	writers := make([]*podStatusWriter, len(pods))
 	errs := make([]error, len(pods))
 	started := metav1.Now()
 	workqueue.ParallelizeUntil(ctx, 32, len(pods), func(i int) {
 		pod := pods[i]
-		pod.Spec.NodeName = nodeName(i)
+		pod.Spec.NodeName = nodeName(i / podsPerNode)
 		if errs[i] = b.c.Create(ctx, pod); errs[i] != nil {
 			return
 		}
