@@ -9,7 +9,8 @@
 # Knobs: B1_WORKERS (4,8,16), B1_RUNS (5), B1_STRATEGIES
 # (InPlaceRestart,CommunityInPlaceRestart,Recreate), B2_PODS (1000,5000,10000),
 # B2_RUNS (3: group restarts and I/O floors per size), B2_RECREATE=0 (skips
-# B2's Recreate floor).
+# B2's Recreate floor), B2_AGENT_FLOWSCHEMA=1 (the agents in a priority level
+# of their own, see tools/bench/coordination/flowschema.go).
 # B1 and B3 need root for the local cluster (tools/cluster), or KUBECONFIG
 # set to a cluster holding the images with install.yaml deployed.
 set -euo pipefail
@@ -36,13 +37,16 @@ if want B2; then
   KUBEBUILDER_ASSETS=$(tools/kubebin/build.sh etcd kube-apiserver kubectl)
   export KUBEBUILDER_ASSETS
   go build -o "$scratch/jobset-controller" ./controllers/cmd/jobset-controller
-  recreate=()
+  args=()
   if [ "${B2_RECREATE:-1}" = 1 ]; then
     kube=$(tools/kubebin/build.sh kube-controller-manager kube-scheduler)
-    recreate=(-kube-controller-manager "$kube/kube-controller-manager" -kube-scheduler "$kube/kube-scheduler")
+    args=(-kube-controller-manager "$kube/kube-controller-manager" -kube-scheduler "$kube/kube-scheduler")
+  fi
+  if [ "${B2_AGENT_FLOWSCHEMA:-0}" = 1 ]; then
+    args+=(-agent-flow-schema)
   fi
   go run ./tools/bench/coordination -pods "${B2_PODS:-1000,5000,10000}" -runs "${B2_RUNS:-3}" -controller "$scratch/jobset-controller" \
-    "${recreate[@]}" | record
+    "${args[@]}" | record
 fi
 
 if want B1 || want B3; then

@@ -154,6 +154,9 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 type requestCounter struct {
 	count     atomic.Int64
 	lastPatch phase
+	// throttled counts the answers 429 (API Priority and Fairness
+	// rejecting a request: its queue is full); failed the other errors.
+	throttled, failed atomic.Int64
 
 	mu                 sync.Mutex
 	watchOpen, patched []float64
@@ -161,6 +164,8 @@ type requestCounter struct {
 
 func (c *requestCounter) reset() {
 	c.count.Store(0)
+	c.throttled.Store(0)
+	c.failed.Store(0)
 	c.lastPatch.reset()
 	c.mu.Lock()
 	c.watchOpen, c.patched = nil, nil
@@ -189,6 +194,12 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	start := time.Now()
 	resp, err := t.next.RoundTrip(req)
 	took := time.Since(start).Seconds()
+	switch {
+	case err == nil && resp.StatusCode == http.StatusTooManyRequests:
+		t.counter.throttled.Add(1)
+	case err != nil || resp.StatusCode >= 300:
+		t.counter.failed.Add(1)
+	}
 	if err == nil && resp.StatusCode < 300 {
 		c := t.counter
 		if req.Method == http.MethodPatch {

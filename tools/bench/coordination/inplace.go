@@ -20,6 +20,8 @@ type inPlaceResult struct {
 	watchP50, watchMax, patchP50, patchMax float64
 	apiRequests                            int64
 	agentRequests, kubeletRequests         int64
+	// The agents' answers 429 (Priority and Fairness) and other errors.
+	throttled, failed int64
 	// controllerCPU is until every barrier lifted; controllerCPUDrained
 	// until the kubelets wrote every status update of the restart and the
 	// controller had 1 s to handle them.
@@ -77,6 +79,7 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 			firstRestart: since(start, &g.restarts.first), lastRestart: since(start, &g.restarts.last),
 			lastJoin: since(start, &requests.lastPatch.last), agentRequests: requests.count.Load()}
 		r.watchP50, r.watchMax, r.patchP50, r.patchMax = requests.latencies()
+		r.throttled, r.failed = requests.throttled.Load(), requests.failed.Load()
 		cpuLifted, err := controller.cpuSeconds()
 		if err != nil {
 			return err

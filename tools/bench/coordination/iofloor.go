@@ -32,6 +32,8 @@ type ioFloorResult struct {
 	seconds, lastWatch, watchP50, patchP50 float64
 	requestsPerClient                      float64
 	apiRequests                            int64
+	// throttled: answers 429 (Priority and Fairness); failed: other errors.
+	throttled, failed int64
 }
 
 var (
@@ -82,7 +84,8 @@ func (b *bench) ioFloor(ctx context.Context, n, runs int, report func(ioFloorRes
 		}
 		report(ioFloorResult{seconds: seconds, lastWatch: since(start, &watches.last),
 			watchP50: summary.Percentile(watchTimes, 50), patchP50: summary.Percentile(patchTimes, 50),
-			requestsPerClient: float64(requests.count.Load()) / float64(n), apiRequests: after - before})
+			requestsPerClient: float64(requests.count.Load()) / float64(n), apiRequests: after - before,
+			throttled: requests.throttled.Load(), failed: requests.failed.Load()})
 	}
 	return nil
 }
@@ -117,7 +120,7 @@ func floorClient(ctx context.Context, w *workload, i int, epoch int32, requests 
 		if watcher != nil {
 			watcher.Stop()
 		}
-		if err := retryWait(ctx, try); err != nil {
+		if err := retryWait(ctx, try, err); err != nil {
 			return fmt.Errorf("Pod %s: watching the JobSet: %w", pod.Name, err)
 		}
 	}
@@ -129,7 +132,7 @@ func floorClient(ctx context.Context, w *workload, i int, epoch int32, requests 
 		if err = api.MergePatch(ctx, podsResource, pod.Namespace, pod.Name, patch); err == nil {
 			break
 		}
-		if err := retryWait(ctx, try); err != nil {
+		if err := retryWait(ctx, try, err); err != nil {
 			return fmt.Errorf("Pod %s: patching its epoch: %w", pod.Name, err)
 		}
 	}
@@ -141,8 +144,18 @@ func floorClient(ctx context.Context, w *workload, i int, epoch int32, requests 
 	return nil
 }
 
-// retryWait is the agent's backoff in short: full jitter, from 100 ms.
-func retryWait(ctx context.Context, try int) error {
-	bound := min(100*time.Millisecond<<min(try, 8), 2*time.Second)
-	return sleep(ctx, time.Duration(rand.Float64()*float64(bound)))
+// retryWait is the agent's backoff (agent/backoff.go) after the answer
+// err: full jitter under a bound doubling from 100 ms to 30 s (2 s while
+// nothing answers), plus the server's Retry-After.
+func retryWait(ctx context.Context, try int, err error) error {
+	bound := min(100*time.Millisecond<<min(try, 10), 30*time.Second)
+	var status *kubeclient.StatusError
+	if !errors.As(err, &status) {
+		bound = min(bound, 2*time.Second)
+	}
+	d := time.Duration(rand.Float64() * float64(bound))
+	if after, ok := kubeclient.RetryAfter(err); ok {
+		d += after
+	}
+	return sleep(ctx, d)
 }

@@ -64,6 +64,7 @@ const podsPerJob = 10
 type options struct {
 	sizes                      []int
 	runs                       int
+	agentFlowSchema            bool
 	controller, kcm, scheduler string
 	timeout                    time.Duration
 }
@@ -77,6 +78,7 @@ func main() {
 	flag.StringVar(&o.kcm, "kube-controller-manager", "", "kube-controller-manager binary, for the Recreate floor (empty: skip it).")
 	flag.StringVar(&o.scheduler, "kube-scheduler", "", "kube-scheduler binary, for the Recreate floor.")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "Give up on one configuration after this long.")
+	flag.BoolVar(&o.agentFlowSchema, "agent-flow-schema", false, "Give the agents a priority level of their own that queues instead of rejecting (flowschema.go); default: API Priority and Fairness as installed.")
 	agentLog := flag.String("agent-log", "", "Write the agents' log (thousands of lines) to this file, for diagnosis.")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
@@ -171,12 +173,19 @@ func run(o options) error {
 	if err := kubeletRBAC(context.Background(), c); err != nil {
 		return err
 	}
+	apf := "default"
+	if o.agentFlowSchema {
+		if err := installAgentFlowSchema(context.Background(), c); err != nil {
+			return err
+		}
+		apf = agentFlowName
+	}
 
 	floors := map[int]float64{}
 	inPlaceTimes := map[int]float64{}
 	for _, n := range o.sizes {
 		ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
-		err := b.sized(ctx, o, n, floors, inPlaceTimes)
+		err := b.sized(ctx, o, apf, n, floors, inPlaceTimes)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("%d Pods: %w", n, err)
@@ -190,7 +199,7 @@ func run(o options) error {
 		}
 	}
 	for _, n := range o.sizes {
-		kv := []any{"pods", n, "seconds", inPlaceTimes[n], "io_floor_s", floors[n], "time_over_io_floor", inPlaceTimes[n] / floors[n]}
+		kv := []any{"apf", apf, "pods", n, "seconds", inPlaceTimes[n], "io_floor_s", floors[n], "time_over_io_floor", inPlaceTimes[n] / floors[n]}
 		if r, ok := recreate[n]; ok {
 			kv = append(kv, "recreate_floor_s", r, "recreate_over_time", r/inPlaceTimes[n])
 		}
@@ -202,15 +211,15 @@ func run(o options) error {
 // sized measures the I/O floor and then the group restarts at n Pods, each
 // -runs times, with a controller of its own (so that its peak memory is
 // this size's).
-func (b *bench) sized(ctx context.Context, o options, n int, floors, inPlaceTimes map[int]float64) error {
+func (b *bench) sized(ctx context.Context, o options, apf string, n int, floors, inPlaceTimes map[int]float64) error {
 	if err := b.kubelets.ensure(ctx, n); err != nil {
 		return fmt.Errorf("the kubelets' clients: %w", err)
 	}
 	var floorRuns []float64
 	err := b.ioFloor(ctx, n, o.runs, func(r ioFloorResult) {
 		floorRuns = append(floorRuns, r.seconds)
-		summary.Print("coordination", "strategy", "IOFloor", "pods", n, "run", len(floorRuns), "seconds", r.seconds,
-			"last_watch_s", r.lastWatch, "watch_p50_s", r.watchP50, "patch_p50_s", r.patchP50, "requests_per_client", r.requestsPerClient, "api_requests", r.apiRequests)
+		summary.Print("coordination", "strategy", "IOFloor", "apf", apf, "pods", n, "run", len(floorRuns), "seconds", r.seconds,
+			"last_watch_s", r.lastWatch, "watch_p50_s", r.watchP50, "patch_p50_s", r.patchP50, "requests_per_client", r.requestsPerClient, "throttled", r.throttled, "failed", r.failed, "api_requests", r.apiRequests)
 	})
 	if err != nil {
 		return fmt.Errorf("I/O floor: %w", err)
@@ -226,10 +235,11 @@ func (b *bench) sized(ctx context.Context, o options, n int, floors, inPlaceTime
 	var times []float64
 	err = b.inPlace(ctx, controller, n, o.runs, func(r inPlaceResult) {
 		times = append(times, r.seconds)
-		summary.Print("coordination", "strategy", jobset.InPlaceRestart, "pods", n, "run", len(times), "seconds", r.seconds,
+		summary.Print("coordination", "strategy", jobset.InPlaceRestart, "apf", apf, "pods", n, "run", len(times), "seconds", r.seconds,
 			"first_restart_s", r.firstRestart, "last_restart_s", r.lastRestart, "last_join_s", r.lastJoin,
 			"watch_open_p50_s", r.watchP50, "watch_open_max_s", r.watchMax, "join_p50_s", r.patchP50, "join_max_s", r.patchMax,
 			"api_requests", r.apiRequests, "agent_requests_per_agent", float64(r.agentRequests)/float64(n),
+			"agent_throttled", r.throttled, "agent_failed", r.failed,
 			"kubelet_requests_per_pod", float64(r.kubeletRequests)/float64(n),
 			"controller_cpu_s", r.controllerCPU, "controller_cpu_drained_s", r.controllerCPUDrained,
 			"controller_peak_mib", r.controllerPeakMiB)
