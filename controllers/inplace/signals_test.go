@@ -208,3 +208,28 @@ func TestFailureSignal(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkFailureSignal: every reconcile asks it of every Pod. A running
+// Pod with the managedFields of a kubelet and an agent (the common case:
+// no sign) must not pay for decoding them.
+func BenchmarkFailureSignal(b *testing.B) {
+	started := metav1.NewTime(time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC))
+	running := writes(&corev1.Pod{
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})},
+			Containers:     []corev1.Container{{Name: "worker"}},
+		},
+		Status: corev1.PodStatus{
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: agentspec.ContainerName,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "worker",
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
+		},
+	}, managedFields{status: 32, epoch: 47})
+	b.ReportAllocs()
+	for b.Loop() {
+		if FailureSignal(running) != "" {
+			b.Fatal("a running Pod shows a failure")
+		}
+	}
+}
