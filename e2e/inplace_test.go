@@ -171,15 +171,25 @@ var _ = Describe("In-place group restart", func() {
 // running again, and the emptyDir kept.
 func expectInPlaceGroupRestart(ctx context.Context, js *jobset.JobSet) {
 	Expect(k8sClient.Create(ctx, js)).To(Succeed())
-	before := waitForSyncedWorkers(ctx, js, 4)
-	epoch := syncedEpoch(ctx, js)
+	after := restartGroupInPlace(ctx, js, waitForSyncedWorkers(ctx, js, 4))
+	for name := range after {
+		Expect(strings.Count(workerStarts(ctx, js.Namespace, name), "\n")).To(Equal(2),
+			"Pod %s: the emptyDir keeps the first start's record", name)
+	}
+	Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
+}
 
+// restartGroupInPlace makes one of the synced workers exit 1 and waits
+// until the group re-synced at the next epoch with the same Pods, every
+// container of each restarted once; returns their state then.
+func restartGroupInPlace(ctx context.Context, js *jobset.JobSet, before map[string]podState) map[string]podState {
+	epoch := syncedEpoch(ctx, js)
 	By("one worker exits with code 1")
 	exitWorker(ctx, js.Namespace, anyPod(before), 1)
 
 	By("the group restarts in place and re-syncs at the next epoch")
 	Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
-	after := waitForSyncedWorkers(ctx, js, 4)
+	after := waitForSyncedWorkers(ctx, js, len(before))
 	for name, b := range before {
 		a, ok := after[name]
 		Expect(ok).To(BeTrue(), "Pod %s was replaced", name)
@@ -187,10 +197,8 @@ func expectInPlaceGroupRestart(ctx context.Context, js *jobset.JobSet) {
 		for c, n := range b.restarts {
 			Expect(a.restarts[c]).To(Equal(n+1), "Pod %s container %s restarted %d times, want %d", name, c, a.restarts[c], n+1)
 		}
-		Expect(strings.Count(workerStarts(ctx, js.Namespace, name), "\n")).To(Equal(2),
-			"Pod %s: the emptyDir keeps the first start's record", name)
 	}
-	Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
+	return after
 }
 
 // workerReplicatedJob is a replicatedJob of the e2e worker alone (no

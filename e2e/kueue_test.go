@@ -170,15 +170,8 @@ var _ = Describe("Kueue", Serial, Label("kueue"), func() {
 		quickWL := kueueAdmitted(ctx, quick, q)
 		before := waitForSyncedWorkers(ctx, quick, 4)
 		kueueExpectPodsReady(ctx, ns, quickWL, "Started")
-		epoch := syncedEpoch(ctx, quick)
 		failed := time.Now()
-		exitWorker(ctx, ns, anyPod(before), 1)
-		Eventually(func() int32 { return syncedEpoch(ctx, quick) }).Should(Equal(epoch + 1))
-		after := waitForSyncedWorkers(ctx, quick, 4)
-		for name, b := range before {
-			Expect(after).To(HaveKey(name), "Pod %s restarts in place", name)
-			Expect(after[name].uid).To(Equal(b.uid), "Pod %s restarts in place", name)
-		}
+		restartGroupInPlace(ctx, quick, before)
 		recovered := kueueExpectPodsReady(ctx, ns, quickWL, "Recovered")
 		AddReportEntry("kueue-recovery", fmt.Sprintf("kueue=recovered not_ready_to_ready_s=%.1f recovery_timeout=%s",
 			recovered.Sub(failed).Seconds(), kueueRecoveryTimeout))

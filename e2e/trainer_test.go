@@ -95,19 +95,7 @@ var _ = Describe("Kubeflow Trainer", Serial, Label("trainer"), func() {
 		trainerExpectNaming(ctx, js, pods)
 		trainerExpectJobsStatus(ctx, js, tj, jobset.ReplicatedJobStatus{Name: trainerNode, Active: 1, Ready: 1})
 
-		By("one worker exits with code 1: the group restarts in place")
-		epoch := syncedEpoch(ctx, js)
-		exitWorker(ctx, ns, anyPod(pods), 1)
-		Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
-		after := waitForSyncedWorkers(ctx, js, 2)
-		for name, b := range pods {
-			a, ok := after[name]
-			Expect(ok).To(BeTrue(), "Pod %s was replaced", name)
-			Expect(a.uid).To(Equal(b.uid), "Pod %s was recreated", name)
-			for c, n := range b.restarts {
-				Expect(a.restarts[c]).To(Equal(n+1), "Pod %s container %s restarted %d times, want %d", name, c, a.restarts[c], n+1)
-			}
-		}
+		after := restartGroupInPlace(ctx, js, pods)
 		got := getJobSet(ctx, js)
 		Expect(got.Status.InPlaceRestarts).To(Equal(int32(1)))
 		Expect(got.Status.Restarts).To(BeZero(), "no Job was recreated")
@@ -140,16 +128,7 @@ var _ = Describe("Kubeflow Trainer", Serial, Label("trainer"), func() {
 		}
 
 		By("then the trainer's nodes run with the agent and sync; one fails: they restart in place, the initializers not again")
-		pods := waitForSyncedWorkers(ctx, js, 2)
-		epoch := syncedEpoch(ctx, js)
-		exitWorker(ctx, ns, anyPod(pods), 1)
-		Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
-		after := waitForSyncedWorkers(ctx, js, 2)
-		for name, b := range pods {
-			Expect(after).To(HaveKey(name), "Pod %s restarts in place", name)
-			Expect(after[name].uid).To(Equal(b.uid), "Pod %s restarts in place", name)
-			Expect(after[name].restarts[trainerNode]).To(Equal(b.restarts[trainerNode]+1), "Pod %s", name)
-		}
+		after := restartGroupInPlace(ctx, js, waitForSyncedWorkers(ctx, js, 2))
 		got := getJobSet(ctx, js)
 		Expect(got.Status.InPlaceRestarts).To(Equal(int32(1)))
 		Expect(got.Status.Restarts).To(BeZero(), "no Job was recreated")
