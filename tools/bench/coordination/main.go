@@ -65,6 +65,7 @@ type options struct {
 	sizes                      []int
 	runs                       int
 	agentFlowSchema            bool
+	recreateOnly               bool
 	controller, kcm, scheduler string
 	timeout                    time.Duration
 }
@@ -79,6 +80,7 @@ func main() {
 	flag.StringVar(&o.scheduler, "kube-scheduler", "", "kube-scheduler binary, for the Recreate floor.")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "Give up on one configuration after this long.")
 	flag.BoolVar(&o.agentFlowSchema, "agent-flow-schema", false, "Give the agents a priority level of their own that queues instead of rejecting (flowschema.go); default: API Priority and Fairness as installed.")
+	flag.BoolVar(&o.recreateOnly, "recreate-only", false, "Measure only Recreate's control-plane floor.")
 	agentLog := flag.String("agent-log", "", "Write the agents' log (thousands of lines) to this file, for diagnosis.")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
@@ -184,6 +186,9 @@ func run(o options) error {
 	floors := map[int]float64{}
 	inPlaceTimes := map[int]float64{}
 	for _, n := range o.sizes {
+		if o.recreateOnly {
+			break
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 		err := b.sized(ctx, o, apf, n, floors, inPlaceTimes)
 		cancel()
@@ -199,6 +204,9 @@ func run(o options) error {
 		}
 	}
 	for _, n := range o.sizes {
+		if o.recreateOnly {
+			break
+		}
 		kv := []any{"apf", apf, "pods", n, "seconds", inPlaceTimes[n], "io_floor_s", floors[n], "time_over_io_floor", inPlaceTimes[n] / floors[n]}
 		if r, ok := recreate[n]; ok {
 			kv = append(kv, "recreate_floor_s", r, "recreate_over_time", r/inPlaceTimes[n])
