@@ -272,7 +272,7 @@ type kueueQueueSet struct {
 }
 
 // kueueQueues sets up, for namespace ns alone, a ResourceFlavor whose node
-// label every node gets, a ClusterQueue of cpu quota on it that preempts
+// label every node gets, a ClusterQueue of cpu quota (and ample memory) on it that preempts
 // lower priorities, and a LocalQueue; all removed after the spec.
 func kueueQueues(ctx context.Context, ns, cpu string) kueueQueueSet {
 	q := kueueQueueSet{flavor: ns, clusterQueue: ns, localQueue: "queue"}
@@ -284,10 +284,14 @@ func kueueQueues(ctx context.Context, ns, cpu string) kueueQueueSet {
 		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
 		"preemption":        map[string]any{"withinClusterQueue": "LowerPriority"},
 		"resourceGroups": []any{map[string]any{
-			"coveredResources": []any{"cpu"},
+			// Memory too: the injected agent sidecar requests some.
+			"coveredResources": []any{"cpu", "memory"},
 			"flavors": []any{map[string]any{
-				"name":      q.flavor,
-				"resources": []any{map[string]any{"name": "cpu", "nominalQuota": cpu}},
+				"name": q.flavor,
+				"resources": []any{
+					map[string]any{"name": "cpu", "nominalQuota": cpu},
+					map[string]any{"name": "memory", "nominalQuota": "8Gi"},
+				},
 			}},
 		}},
 	})
