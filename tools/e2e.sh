@@ -22,15 +22,19 @@ if [ ${#cluster_env[@]} -gt 0 ] && { [ "${JOBSET_E2E_MIGRATION:-}" = 1 ] || [[ "
   cluster_env+=(--test_env=JOBSET_PEERS_SH="$PWD/tools/peers/jobset.sh"
     --test_env=JOBSET_COMMUNITY_DIR="$(tools/peers/jobset.sh build)")
 fi
-# The Kueue specs need Kueue (tools/kueue/build.sh, built once per version
-# under ~/.cache/jobset-tools/kueue), which they install and remove.
-if [ "${JOBSET_E2E_KUEUE:-}" = 1 ] || [[ "$target" == *:kueue_* ]]; then
+# Kueue and Kubeflow Trainer are real clients of ours (issue 17): the full
+# suite on the local cluster runs their specs (JOBSET_E2E_KUEUE=0 or
+# JOBSET_E2E_TRAINER=0 leaves them out, =1 asks for them elsewhere), as do
+# their own targets. Each is built once per version under
+# ~/.cache/jobset-tools (tools/kueue/build.sh, tools/trainer/build.sh); the
+# specs install it and remove it after.
+clients_default=0
+if [ ${#cluster_env[@]} -gt 0 ] && [ "$target" = //e2e:e2e_test ]; then clients_default=1; fi
+if [ "${JOBSET_E2E_KUEUE:-$clients_default}" = 1 ] || [[ "$target" == *:kueue_* ]]; then
   cluster_env+=(--test_env=JOBSET_KUEUE_SH="$PWD/tools/kueue/build.sh"
     --test_env=JOBSET_KUEUE_DIR="$(tools/kueue/build.sh build)")
 fi
-# The Kubeflow Trainer spec needs Trainer (tools/trainer/build.sh, built once
-# per version under ~/.cache/jobset-tools/trainer), which it installs and removes.
-if [ "${JOBSET_E2E_TRAINER:-}" = 1 ] || [[ "$target" == *:trainer_* ]]; then
+if [ "${JOBSET_E2E_TRAINER:-$clients_default}" = 1 ] || [[ "$target" == *:trainer_* ]]; then
   cluster_env+=(--test_env=JOBSET_TRAINER_SH="$PWD/tools/trainer/build.sh"
     --test_env=JOBSET_TRAINER_DIR="$(tools/trainer/build.sh build)")
 fi
