@@ -168,7 +168,7 @@ var _ = Describe("Kueue", Serial, Label("kueue"), func() {
 
 		By("a group restart of a few seconds: PodsReady turns False and back to True, and the Workload stays admitted")
 		quickWL := kueueAdmitted(ctx, quick, q)
-		before := waitForSyncedWorkers(ctx, quick, 4)
+		before := waitForSyncedWorkers(ctx, quick, 2)
 		kueueExpectPodsReady(ctx, ns, quickWL, "Started")
 		failed := time.Now()
 		restartGroupInPlace(ctx, quick, before)
@@ -182,7 +182,7 @@ var _ = Describe("Kueue", Serial, Label("kueue"), func() {
 
 		By("a group restart whose workers are Ready again only after recoveryTimeout: Kueue evicts the JobSet")
 		slowWL := kueueAdmitted(ctx, slow, q)
-		slowPods := waitForSyncedWorkers(ctx, slow, 4)
+		slowPods := waitForSyncedWorkers(ctx, slow, 2)
 		kueueExpectPodsReady(ctx, ns, slowWL, "Started")
 		exitWorker(ctx, ns, anyPod(slowPods), 1)
 		Eventually(func(g Gomega) {
@@ -370,16 +370,18 @@ func kueueConfigure(ctx context.Context, config string) {
 	kueueRun(ctx, "configure", file.Name())
 }
 
-// kueueInPlaceJobSet is seed story 1 with agent injection (two Jobs of two
-// workers, InPlaceRestart), each worker asking for 100m of cpu, queued in
-// localQueue. With readinessDelay, a worker is Ready only that many
-// seconds after each start.
+// kueueInPlaceJobSet is seed story 1 with agent injection, one Job of two
+// workers (InPlaceRestart), each worker asking for 10m of cpu (the agent
+// asks for 100m: two such JobSets fit on the 2-core node beside the
+// control plane), queued in localQueue. With readinessDelay, a worker is
+// Ready only that many seconds after each start.
 func kueueInPlaceJobSet(ns, name, localQueue string, readinessDelay int32) *jobset.JobSet {
 	js := example(ns, "story1-injected.yaml")
 	js.Name = name
 	js.Labels = map[string]string{kueueQueueNameKey: localQueue}
+	js.Spec.ReplicatedJobs[0].Replicas = 1
 	worker := &js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
-	worker.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	worker.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}
 	if readinessDelay > 0 {
 		worker.ReadinessProbe = &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
