@@ -15,8 +15,9 @@ import (
 // agentFlowName names the priority level and flow schema of -agent-flow-schema.
 const agentFlowName = "jobset-agents"
 
-// installAgentFlowSchema gives the agents (the jobset-agent
-// ServiceAccount, any namespace) a priority level of their own, which
+// installAgentFlowSchema gives the agents of namespace ns (its
+// jobset-agent ServiceAccount: a flow schema cannot name a ServiceAccount
+// in every namespace) a priority level of their own, which
 // queues their requests in one long queue instead of rejecting them.
 //
 // By default API Priority and Fairness puts every ServiceAccount in the
@@ -25,7 +26,7 @@ const agentFlowName = "jobset-agents"
 // shuffle-sharded onto 6 queues of 50 requests. A group restart's burst of
 // thousands of agents fills them, and the API server answers 429 to the
 // rest, which retry after their backoff.
-func installAgentFlowSchema(ctx context.Context, c client.Client) error {
+func installAgentFlowSchema(ctx context.Context, c client.Client, ns string) error {
 	level := &flowcontrolv1.PriorityLevelConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: agentFlowName},
 		Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
@@ -42,7 +43,7 @@ func installAgentFlowSchema(ctx context.Context, c client.Client) error {
 		},
 	}
 	schema := &flowcontrolv1.FlowSchema{
-		ObjectMeta: metav1.ObjectMeta{Name: agentFlowName},
+		ObjectMeta: metav1.ObjectMeta{Name: agentFlowName + "-" + ns},
 		Spec: flowcontrolv1.FlowSchemaSpec{
 			PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: agentFlowName},
 			// Before service-accounts (9000).
@@ -50,7 +51,7 @@ func installAgentFlowSchema(ctx context.Context, c client.Client) error {
 			DistinguisherMethod: &flowcontrolv1.FlowDistinguisherMethod{Type: flowcontrolv1.FlowDistinguisherMethodByUserType},
 			Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
 				Subjects: []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindServiceAccount,
-					ServiceAccount: &flowcontrolv1.ServiceAccountSubject{Namespace: "*", Name: agentspec.ServiceAccountName}}},
+					ServiceAccount: &flowcontrolv1.ServiceAccountSubject{Namespace: ns, Name: agentspec.ServiceAccountName}}},
 				ResourceRules: []flowcontrolv1.ResourcePolicyRule{{
 					Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}, Namespaces: []string{"*"}}},
 			}},

@@ -135,6 +135,8 @@ type bench struct {
 	clientset kubernetes.Interface
 	kubelets  *kubelets
 	dir       string
+	// agentFlowSchema: see installAgentFlowSchema.
+	agentFlowSchema bool
 	// kubeconfig is the administrator's, for the binaries.
 	kubeconfig string
 }
@@ -163,7 +165,7 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	b := &bench{env: env, c: c, clientset: clientset, kubelets: &kubelets{env: env}, dir: dir,
+	b := &bench{env: env, c: c, clientset: clientset, kubelets: &kubelets{env: env}, dir: dir, agentFlowSchema: o.agentFlowSchema,
 		kubeconfig: filepath.Join(dir, "admin.kubeconfig")}
 	raw, err := env.Kubeconfig("bench-admin", "system:masters")
 	if err != nil {
@@ -177,9 +179,6 @@ func run(o options) error {
 	}
 	apf := "default"
 	if o.agentFlowSchema {
-		if err := installAgentFlowSchema(context.Background(), c); err != nil {
-			return err
-		}
 		apf = agentFlowName
 	}
 

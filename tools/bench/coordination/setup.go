@@ -53,6 +53,11 @@ func (b *bench) newWorkload(ctx context.Context, prefix string, n int, pods func
 	if err := installAgentRBAC(ctx, b.env, ns); err != nil {
 		return w, err
 	}
+	if b.agentFlowSchema {
+		if err := installAgentFlowSchema(ctx, b.c, ns); err != nil {
+			return w, err
+		}
+	}
 	w.jobSet = newJobSet(ns, n)
 	if err := b.c.Create(ctx, w.jobSet); err != nil {
 		return w, err
