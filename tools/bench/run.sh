@@ -3,7 +3,8 @@
 # measured, never judged: nothing here passes or fails a test. Progress goes
 # to stderr; stdout ends with every summary line ("bench=... key=value ...").
 #
-#   tools/bench/run.sh             all of them (about 25 minutes on 2 cores)
+#   tools/bench/run.sh             all of them (B2 alone takes over an hour on
+#                                  2 cores at its default sizes; see B2_PODS)
 #   BENCH=B4,B2 tools/bench/run.sh  a selection
 #
 # Knobs: B1_WORKERS (4,8,16), B1_RUNS (5), B1_STRATEGIES
