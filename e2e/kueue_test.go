@@ -102,12 +102,8 @@ var _ = Describe("Kueue", Serial, Label("kueue"), func() {
 		By("a higher-priority JobSet arrives: Kueue evicts the running one with one suspend-and-restore update")
 		high := kueueJobSet("high", ns, q.localQueue, kueuePriorityClass(ctx, ns, "high", 1000), 2)
 		Expect(k8sClient.Create(ctx, high)).To(Succeed())
-		Eventually(func(g Gomega) {
-			c := kueueCondition(g, ctx, ns, lowWL, "Evicted")
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(c.Reason).To(Equal("Preempted"))
-		}).Should(Succeed(), "Kueue preempts the lower-priority Workload")
+		kueueEventuallyCondition(ctx, ns, lowWL, "Evicted", metav1.ConditionTrue, "Preempted",
+			"Kueue preempts the lower-priority Workload")
 		Eventually(func(g Gomega) {
 			got := getJobSet(ctx, low)
 			g.Expect(ptr.Deref(got.Spec.Suspend, false)).To(BeTrue(), "the preempted JobSet is suspended")
@@ -185,18 +181,10 @@ var _ = Describe("Kueue", Serial, Label("kueue"), func() {
 		slowPods := waitForSyncedWorkers(ctx, slow, 2)
 		kueueExpectPodsReady(ctx, ns, slowWL, "Started")
 		exitWorker(ctx, ns, anyPod(slowPods), 1)
-		Eventually(func(g Gomega) {
-			c := kueueCondition(g, ctx, ns, slowWL, "PodsReady")
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(c.Reason).To(Equal("WaitForRecovery"))
-		}).Should(Succeed(), "Kueue sees the group restart as a loss of readiness")
-		Eventually(func(g Gomega) {
-			c := kueueCondition(g, ctx, ns, slowWL, "Evicted")
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(c.Reason).To(Equal("PodsReadyTimeout"))
-		}).Should(Succeed(), "Kueue evicts the Workload once recoveryTimeout has passed")
+		kueueEventuallyCondition(ctx, ns, slowWL, "PodsReady", metav1.ConditionFalse, "WaitForRecovery",
+			"Kueue sees the group restart as a loss of readiness")
+		kueueEventuallyCondition(ctx, ns, slowWL, "Evicted", metav1.ConditionTrue, "PodsReadyTimeout",
+			"Kueue evicts the Workload once recoveryTimeout has passed")
 		Eventually(func() bool { return ptr.Deref(getJobSet(ctx, slow).Spec.Suspend, false) }).Should(BeTrue(),
 			"the evicted JobSet is suspended")
 		kueueExpectPodsGone(ctx, ns, slowPods)
@@ -487,6 +475,17 @@ func kueueCondition(g Gomega, ctx context.Context, ns, name, t string) *metav1.C
 		return &metav1.Condition{Type: t, Status: metav1.ConditionStatus(s("status")), Reason: s("reason"), Message: s("message")}
 	}
 	return nil
+}
+
+// kueueEventuallyCondition waits until the Workload's condition of type t
+// has the status and reason.
+func kueueEventuallyCondition(ctx context.Context, ns, wl, t string, status metav1.ConditionStatus, reason, description string) {
+	Eventually(func(g Gomega) {
+		c := kueueCondition(g, ctx, ns, wl, t)
+		g.Expect(c).NotTo(BeNil(), "Workload %s has %s", wl, t)
+		g.Expect(c.Status).To(Equal(status), "Workload %s %s", wl, t)
+		g.Expect(c.Reason).To(Equal(reason), "Workload %s %s", wl, t)
+	}).Should(Succeed(), description)
 }
 
 // kueueAdmitted waits until Kueue has admitted js's Workload in the
