@@ -80,12 +80,7 @@ build() {
   # visibility server answers it 403, the APIServices stay unavailable, and
   # an unavailable APIService stops every namespace's deletion. The
   # visibility API (pending workloads on demand) is not what we test.
-  "$kustomize" build "$work/config/default" | awk '
-    function flush() { if (doc != "\n" && doc !~ /\nkind: APIService\n/) printf "---%s", doc; doc = "\n" }
-    BEGIN { doc = "\n" }
-    /^---/ { flush(); next }
-    { doc = doc $0 "\n" }
-    END { flush() }' | sed '1{/^---$/d}' >"$work/kueue.yaml"
+  "$kustomize" build "$work/config/default" | peers_without_kind APIService >"$work/kueue.yaml"
   ! grep -q '^kind: APIService' "$work/kueue.yaml" || { log "an APIService is left"; exit 1; }
   grep -q "image: $IMAGE" "$work/kueue.yaml" && grep -q 'imagePullPolicy: IfNotPresent' "$work/kueue.yaml" &&
     ! grep -q 'imagePullPolicy: Always' "$work/kueue.yaml" ||
@@ -173,11 +168,7 @@ uninstall() {
   dir=$(build)
   docs=$(mktemp)
   # Every document of kueue.yaml but the CustomResourceDefinitions.
-  awk 'function flush() { if (doc != "\n" && doc !~ /\nkind: CustomResourceDefinition\n/) printf "---%s", doc; doc = "\n" }
-       BEGIN { doc = "\n" }
-       /^---/ { flush(); next }
-       { doc = doc $0 "\n" }
-       END { flush() }' "$dir/kueue.yaml" >"$docs"
+  peers_without_kind CustomResourceDefinition <"$dir/kueue.yaml" >"$docs"
   kc delete --ignore-not-found --wait=true -f "$docs" >/dev/null
   rm -f "$docs"
   log "removed Kueue $KUEUE_VERSION (its CRDs stay)"

@@ -61,3 +61,14 @@ peers_kustomize() {
   fi
   echo "$out/kustomize"
 }
+
+# peers_without_kind KIND: the multi-document YAML of stdin without the
+# documents of that kind.
+peers_without_kind() {
+  awk -v kind="$1" '
+    function flush() { if (doc != "\n" && doc !~ ("\nkind: " kind "\n")) printf "---%s", doc; doc = "\n" }
+    BEGIN { doc = "\n" }
+    /^---/ { flush(); next }
+    { doc = doc $0 "\n" }
+    END { flush() }' | sed '1{/^---$/d}'
+}

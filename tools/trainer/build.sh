@@ -42,17 +42,6 @@ OUT="${JOBSET_TRAINER_DIR:-$(peers_cache_root)/trainer/trainer-${TRAINER_VERSION
 
 log() { echo "trainer: $*" >&2; }
 
-# without_kind KIND: the multi-document YAML of stdin without the documents
-# of that kind.
-without_kind() {
-  awk -v kind="$1" '
-    function flush() { if (doc != "\n" && doc !~ ("\nkind: " kind "\n")) printf "---%s", doc; doc = "\n" }
-    BEGIN { doc = "\n" }
-    /^---/ { flush(); next }
-    { doc = doc $0 "\n" }
-    END { flush() }' | sed '1{/^---$/d}'
-}
-
 build() {
   if [ -s "$OUT/trainer.tar" ] && [ -s "$OUT/trainer.yaml" ]; then
     echo "$OUT"
@@ -182,7 +171,7 @@ uninstall() {
   local dir docs
   dir=$(build)
   docs=$(mktemp)
-  without_kind CustomResourceDefinition <"$dir/trainer.yaml" >"$docs"
+  peers_without_kind CustomResourceDefinition <"$dir/trainer.yaml" >"$docs"
   kc delete --ignore-not-found --wait=true -f "$docs" >/dev/null
   rm -f "$docs"
   log "removed Trainer $TRAINER_VERSION (its CRDs stay)"
