@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
@@ -51,6 +50,8 @@ type Reconciler struct {
 	// gatherStallThreshold: how long a gather may take before the
 	// GatherStalled condition reports it.
 	gatherStallThreshold time.Duration
+	// pacer spaces the reconciles that Pod events cause (pace.go).
+	pacer *podEventPacer
 }
 
 // Option configures a Reconciler.
@@ -68,6 +69,8 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts ...Optio
 	for _, opt := range opts {
 		opt(r)
 	}
+	// Real time, as the work queue keeps it, whatever clock the policies read.
+	r.pacer = newPodEventPacer(DefaultPausePerPod, clock.RealClock{})
 	return r
 }
 
@@ -111,7 +114,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// A shared claim deleted by hand comes back while the JobSet runs.
 		Owns(&corev1.PersistentVolumeClaim{}).
 		// Pods drive the epoch protocol of InPlaceRestart JobSets.
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToJobSet)).
+		Watches(&corev1.Pod{}, r.pacer.handler()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
 }
@@ -132,6 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, js); err != nil {
 		if apierrors.IsNotFound(err) {
 			metrics.ForgetJobSet(req.Namespace, req.Name)
+			r.pacer.forget(req.NamespacedName)
 			return ctrl.Result{}, r.releaseAllMembers(ctx, nil, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -177,6 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if pods, err = r.listPods(ctx, js.Namespace, js.Name); err != nil {
 			return ctrl.Result{}, err
 		}
+		defer func() { r.pacer.reconciled(req.NamespacedName, len(pods)) }()
 	}
 
 	// 4. Decide, with pure functions.

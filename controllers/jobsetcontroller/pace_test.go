@@ -1,0 +1,101 @@
+package jobsetcontroller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+func TestPodEventPacerDelay(t *testing.T) {
+	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	key := types.NamespacedName{Namespace: "ns", Name: "js"}
+	cases := map[string]struct {
+		pods    int // the last reconcile's; -1: never reconciled
+		elapsed time.Duration
+		forget  bool
+		want    time.Duration
+	}{
+		"never reconciled: at once":                {pods: -1},
+		"5000 Pods, just reconciled: a full pause": {pods: 5000, want: 250 * time.Millisecond},
+		"5000 Pods, 100 ms later: the rest":        {pods: 5000, elapsed: 100 * time.Millisecond, want: 150 * time.Millisecond},
+		"5000 Pods, pause over: at once":           {pods: 5000, elapsed: time.Second},
+		"16 Pods, just reconciled: under 1 ms":     {pods: 16, want: 800 * time.Microsecond},
+		"no Pods read (not in place): at once":     {pods: 0},
+		"JobSet gone and forgotten: at once":       {pods: 5000, forget: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			clock := clocktesting.NewFakePassiveClock(start)
+			p := newPodEventPacer(DefaultPausePerPod, clock)
+			if tc.pods >= 0 {
+				p.reconciled(key, tc.pods)
+			}
+			if tc.forget {
+				p.forget(key)
+			}
+			clock.SetTime(start.Add(tc.elapsed))
+			if got := p.delay(key); got != tc.want {
+				t.Errorf("delay = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// A storm of Pod events during one pause asks the queue for one JobSet at
+// the pause's end, not for a reconcile per event.
+func TestPodEventPacerHandler(t *testing.T) {
+	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	p := newPodEventPacer(DefaultPausePerPod, clock)
+	key := types.NamespacedName{Namespace: "ns", Name: "js"}
+	pod := func(name string) client.Object {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{jobset.JobSetNameKey: "js"}}}
+	}
+	q := &recordingQueue{}
+	h := p.handler()
+	ctx := context.Background()
+
+	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("a"), ObjectNew: pod("a")}, q)
+	p.reconciled(key, 2000)
+	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("b"), ObjectNew: pod("b")}, q)
+	h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: pod("c")}, q)
+	h.Delete(ctx, ctrlevent.TypedDeleteEvent[client.Object]{Object: pod("d")}, q)
+	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("unlabelled"), ObjectNew: &corev1.Pod{}}, q)
+
+	want := []time.Duration{0, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond}
+	if len(q.added) != len(want) {
+		t.Fatalf("enqueued %d times, want %d: %v", len(q.added), len(want), q.added)
+	}
+	for i, a := range q.added {
+		if a.req.NamespacedName != key || a.after != want[i] {
+			t.Errorf("enqueue %d = %s after %s, want %s after %s", i, a.req, a.after, key, want[i])
+		}
+	}
+}
+
+type added struct {
+	req   reconcile.Request
+	after time.Duration
+}
+
+// recordingQueue records what a handler asks of the work queue.
+type recordingQueue struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	added []added
+}
+
+func (q *recordingQueue) Add(req reconcile.Request) { q.AddAfter(req, 0) }
+
+func (q *recordingQueue) AddAfter(req reconcile.Request, after time.Duration) {
+	q.added = append(q.added, added{req, after})
+}
