@@ -16,13 +16,20 @@ import (
 // The watch resumes from its resourceVersion, so the pause loses no event.
 const rewatchSpread = time.Second
 
-// unreachableMax caps the backoff while no API server answers at all
-// (connection refused or reset, timeouts): a refused connection costs the
-// API server nothing, and the group restart an outage interrupted resumes
-// only once every agent is back, so the fleet must return within seconds
-// of the API server, not within the 30 s cap that protects a server that
-// answers (429, 5xx). Spread uniformly over 2 s, 5000 agents reconnect at
-// 2500 a second, the rate at which their kubelets come back too.
+// unreachableMax caps the backoff from the moment no API server answers at
+// all (connection refused or reset, timeouts) until a request succeeds
+// again: a refused connection costs the API server nothing, and the group
+// restart an outage interrupted resumes only once every agent is back, so
+// the fleet must return within seconds of the API server, not within the
+// 30 s cap that protects a server that answers (429, 5xx). The cap holds
+// through the first answers too: a restarting API server refuses requests
+// for seconds before it is ready (403 while its RBAC loads, 429 while its
+// storage initialises), and those answers say nothing about its load once
+// ready; growing the backoff on them left agents waiting up to 4 s after
+// it was (a 10 s outage's group restart re-synced 6.6 s after the API
+// server's return instead of 2.7). A Retry-After still comes on top.
+// Spread uniformly over 2 s, 5000 agents reconnect at 2500 a second, the
+// rate at which their kubelets come back too.
 const unreachableMax = 2 * time.Second
 
 // backoff spaces retries of failed API calls: exponential, with full jitter
@@ -36,10 +43,11 @@ type backoff struct {
 	attempt   int
 	// unreachable: the last error was no answer at all. The first answer
 	// after an outage starts a fresh backoff: the attempts that failed
-	// while nothing answered say nothing about the server now back (which
-	// answers 429 while its storage initialises), and would otherwise make
-	// that first wait up to the 30 s cap.
+	// while nothing answered say nothing about the server now back.
 	unreachable bool
+	// recovering: no request succeeded since the last unanswered one; the
+	// bound stays under unreachableMax.
+	recovering bool
 	// jitter returns a number in [0, 1); sleep waits or returns ctx's error.
 	jitter func() float64
 	sleep  func(context.Context, time.Duration) error
@@ -55,7 +63,7 @@ func (b *backoff) delay(err error) time.Duration {
 	if b.attempt < 20 { // 100ms << 20 is far above max
 		bound = min(b.max, b.base<<b.attempt)
 	}
-	if !answered(err) {
+	if b.recovering || !answered(err) {
 		bound = min(bound, unreachableMax)
 	}
 	d := time.Duration(b.jitter() * float64(bound))
@@ -84,12 +92,13 @@ func (b *backoff) wait(ctx context.Context, err error) error {
 		b.attempt = 0
 	}
 	b.unreachable = !answered(err)
+	b.recovering = b.recovering || b.unreachable
 	d := b.delay(err)
 	b.attempt++
 	return b.sleep(ctx, d)
 }
 
-func (b *backoff) reset() { b.attempt, b.unreachable = 0, false }
+func (b *backoff) reset() { b.attempt, b.unreachable, b.recovering = 0, false, false }
 
 func sleepContext(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

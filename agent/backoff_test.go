@@ -74,3 +74,42 @@ func TestBackoffAfterAnOutage(t *testing.T) {
 		t.Errorf("first retry after the API server answered again: %v, want %v (Retry-After + a fresh backoff)", got, want)
 	}
 }
+
+// TestBackoffWhileTheAPIServerStarts: a restarting API server answers
+// for seconds before it is ready (403 while its RBAC loads, 429 while its
+// storage initialises); retries stay within the outage's cap (plus the
+// Retry-After asked for) until a request succeeds, and only then does an
+// answer grow the backoff again.
+func TestBackoffWhileTheAPIServerStarts(t *testing.T) {
+	var asked []time.Duration
+	b := newBackoff()
+	b.jitter = func() float64 { return 0.999 }
+	b.sleep = func(_ context.Context, d time.Duration) error { asked = append(asked, d); return nil }
+	forbidden := &kubeclient.StatusError{Code: 403, Reason: "Forbidden"}
+	initialising := &kubeclient.StatusError{Code: 429, Reason: "TooManyRequests", Message: "storage is (re)initializing", RetryAfter: time.Second}
+	ctx := context.Background()
+
+	for range 5 {
+		_ = b.wait(ctx, errors.New("connection refused"))
+	}
+	for range 4 {
+		_ = b.wait(ctx, forbidden)
+	}
+	for range 4 {
+		_ = b.wait(ctx, initialising)
+	}
+	for i, d := range asked {
+		if d >= unreachableMax+time.Second {
+			t.Errorf("retry %d while the API server started waited %v, want under %v (the outage's cap and the Retry-After)", i, d, unreachableMax+time.Second)
+		}
+	}
+
+	b.reset() // a request succeeded
+	asked = nil
+	for range 8 {
+		_ = b.wait(ctx, &kubeclient.StatusError{Code: 503})
+	}
+	if got := asked[len(asked)-1]; got < 10*time.Second {
+		t.Errorf("after a success, the 8th retry of a 503 waited %v: the backoff no longer grows toward its 30 s cap", got)
+	}
+}
