@@ -292,7 +292,7 @@ func kueuePriorityClass(ctx context.Context, ns, name string, value int64) strin
 	name = ns + "-" + name
 	obj := kueueObject("WorkloadPriorityClass", "", name)
 	obj.Object["value"] = value
-	Expect(k8sClient.Create(ctx, obj)).To(Succeed())
+	kueueCreateObject(ctx, obj)
 	DeferCleanup(kueueDelete, obj)
 	return name
 }
@@ -308,10 +308,21 @@ func kueueObject(kind, ns, name string) *unstructured.Unstructured {
 func kueueCreate(ctx context.Context, kind, ns, name string, spec map[string]any) {
 	obj := kueueObject(kind, ns, name)
 	obj.Object["spec"] = spec
-	Expect(k8sClient.Create(ctx, obj)).To(Succeed(), "%s %s", kind, name)
+	kueueCreateObject(ctx, obj)
 	if ns == "" {
 		DeferCleanup(kueueDelete, obj)
 	}
+}
+
+// kueueCreateObject creates obj, retrying as kubectl's users do while
+// Kueue's webhook cannot be reached: right after `configure` restarted
+// Kueue's manager, its Service may still route to the Pod that is gone
+// (seen in CI: "failed calling webhook ... context deadline exceeded" 10 s
+// after a dry run had been admitted).
+func kueueCreateObject(ctx context.Context, obj *unstructured.Unstructured) {
+	Eventually(func() error {
+		return client.IgnoreAlreadyExists(k8sClient.Create(ctx, obj.DeepCopy()))
+	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "%s %s", obj.GetKind(), obj.GetName())
 }
 
 func kueueDelete(ctx context.Context, obj *unstructured.Unstructured) {
