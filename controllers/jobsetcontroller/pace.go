@@ -79,23 +79,32 @@ func (p *podEventPacer) delay(key types.NamespacedName) time.Duration {
 // of events in one pause becomes one reconcile.
 func (p *podEventPacer) handler() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
-	enqueue := func(ctx context.Context, o client.Object, q queue) {
-		for _, req := range podToJobSet(ctx, o) {
-			q.AddAfter(req, p.delay(req.NamespacedName))
+	// Like handler.EnqueueRequestsFromMapFunc, an update enqueues the JobSets
+	// of the old and the new object (a Pod whose label was removed leaves
+	// its JobSet), each once.
+	enqueue := func(ctx context.Context, q queue, objects ...client.Object) {
+		seen := map[reconcile.Request]bool{}
+		for _, o := range objects {
+			for _, req := range podToJobSet(ctx, o) {
+				if !seen[req] {
+					seen[req] = true
+					q.AddAfter(req, p.delay(req.NamespacedName))
+				}
+			}
 		}
 	}
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
 		CreateFunc: func(ctx context.Context, e ctrlevent.TypedCreateEvent[client.Object], q queue) {
-			enqueue(ctx, e.Object, q)
+			enqueue(ctx, q, e.Object)
 		},
 		UpdateFunc: func(ctx context.Context, e ctrlevent.TypedUpdateEvent[client.Object], q queue) {
-			enqueue(ctx, e.ObjectNew, q)
+			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
 		},
 		DeleteFunc: func(ctx context.Context, e ctrlevent.TypedDeleteEvent[client.Object], q queue) {
-			enqueue(ctx, e.Object, q)
+			enqueue(ctx, q, e.Object)
 		},
 		GenericFunc: func(ctx context.Context, e ctrlevent.TypedGenericEvent[client.Object], q queue) {
-			enqueue(ctx, e.Object, q)
+			enqueue(ctx, q, e.Object)
 		},
 	}
 }

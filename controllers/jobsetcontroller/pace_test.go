@@ -70,9 +70,10 @@ func TestPodEventPacerHandler(t *testing.T) {
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("b"), ObjectNew: pod("b")}, q)
 	h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: pod("c")}, q)
 	h.Delete(ctx, ctrlevent.TypedDeleteEvent[client.Object]{Object: pod("d")}, q)
-	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("unlabelled"), ObjectNew: &corev1.Pod{}}, q)
+	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: &corev1.Pod{}, ObjectNew: &corev1.Pod{}}, q)
+	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("label removed"), ObjectNew: &corev1.Pod{}}, q)
 
-	want := []time.Duration{0, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond}
+	want := []time.Duration{0, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond}
 	if len(q.added) != len(want) {
 		t.Fatalf("enqueued %d times, want %d: %v", len(q.added), len(want), q.added)
 	}
