@@ -396,27 +396,9 @@ func kueueInPlaceJobSet(ns, name, localQueue string, readinessDelay int32) *jobs
 // kueueExpectPodsReady waits until the Workload's PodsReady is True with
 // the reason, and returns when it turned so.
 func kueueExpectPodsReady(ctx context.Context, ns, wl, reason string) time.Time {
-	var at time.Time
-	Eventually(func(g Gomega) {
-		w := kueueGetWorkload(g, ctx, ns, wl)
-		conditions, _, err := unstructured.NestedSlice(w.Object, "status", "conditions")
-		g.Expect(err).NotTo(HaveOccurred())
-		var found bool
-		for _, c := range conditions {
-			m, _ := c.(map[string]any)
-			if m["type"] != "PodsReady" {
-				continue
-			}
-			found = true
-			g.Expect(m["status"]).To(Equal(string(metav1.ConditionTrue)), "Workload %s PodsReady", wl)
-			g.Expect(m["reason"]).To(Equal(reason), "Workload %s PodsReady", wl)
-			s, _ := m["lastTransitionTime"].(string)
-			at, err = time.Parse(time.RFC3339, s)
-			g.Expect(err).NotTo(HaveOccurred())
-		}
-		g.Expect(found).To(BeTrue(), "Workload %s has PodsReady", wl)
-	}).Should(Succeed())
-	return at
+	c := kueueEventuallyCondition(ctx, ns, wl, "PodsReady", metav1.ConditionTrue, reason, "Workload "+wl+" is PodsReady")
+	Expect(c.LastTransitionTime.IsZero()).To(BeFalse(), "Workload %s PodsReady has a lastTransitionTime", wl)
+	return c.LastTransitionTime.Time
 }
 
 // kueueJobSet is a JobSet of replicas Jobs of one worker Pod each, asking
@@ -483,20 +465,28 @@ func kueueCondition(g Gomega, ctx context.Context, ns, name, t string) *metav1.C
 			continue
 		}
 		s := func(k string) string { v, _ := m[k].(string); return v }
-		return &metav1.Condition{Type: t, Status: metav1.ConditionStatus(s("status")), Reason: s("reason"), Message: s("message")}
+		c := &metav1.Condition{Type: t, Status: metav1.ConditionStatus(s("status")), Reason: s("reason"), Message: s("message")}
+		if at := s("lastTransitionTime"); at != "" {
+			parsed, err := time.Parse(time.RFC3339, at)
+			g.Expect(err).NotTo(HaveOccurred(), "Workload %s %s lastTransitionTime", name, t)
+			c.LastTransitionTime = metav1.NewTime(parsed)
+		}
+		return c
 	}
 	return nil
 }
 
 // kueueEventuallyCondition waits until the Workload's condition of type t
-// has the status and reason.
-func kueueEventuallyCondition(ctx context.Context, ns, wl, t string, status metav1.ConditionStatus, reason, description string) {
+// has the status and reason, and returns it.
+func kueueEventuallyCondition(ctx context.Context, ns, wl, t string, status metav1.ConditionStatus, reason, description string) *metav1.Condition {
+	var c *metav1.Condition
 	Eventually(func(g Gomega) {
-		c := kueueCondition(g, ctx, ns, wl, t)
+		c = kueueCondition(g, ctx, ns, wl, t)
 		g.Expect(c).NotTo(BeNil(), "Workload %s has %s", wl, t)
 		g.Expect(c.Status).To(Equal(status), "Workload %s %s", wl, t)
 		g.Expect(c.Reason).To(Equal(reason), "Workload %s %s", wl, t)
 	}).Should(Succeed(), description)
+	return c
 }
 
 // kueueAdmitted waits until Kueue has admitted js's Workload in the
