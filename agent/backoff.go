@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/fastjobset/jobset/agent/kubeclient"
@@ -27,7 +28,8 @@ const rewatchSpread = time.Second
 // storage initialises), and those answers say nothing about its load once
 // ready; growing the backoff on them left agents waiting up to 4 s after
 // it was (a 10 s outage's group restart re-synced 6.6 s after the API
-// server's return instead of 2.7). A Retry-After still comes on top.
+// server's return instead of 2.7). A 429's Retry-After still comes on top
+// (see notServingYet for a 503's).
 // Spread uniformly over 2 s, 5000 agents reconnect at 2500 a second, the
 // rate at which their kubelets come back too.
 const unreachableMax = 2 * time.Second
@@ -67,10 +69,24 @@ func (b *backoff) delay(err error) time.Duration {
 		bound = min(bound, unreachableMax)
 	}
 	d := time.Duration(b.jitter() * float64(bound))
-	if after, ok := kubeclient.RetryAfter(err); ok {
+	if after, ok := kubeclient.RetryAfter(err); ok && !(b.recovering && notServingYet(err)) {
 		d += after
 	}
 	return d
+}
+
+// notServingYet reports a 503: the API server answers but does not serve
+// the request's path. Right after an outage that is a server still
+// starting, not a loaded one (load is 429, from priority and fairness), and
+// its Retry-After is a constant: k8s.io/apiserver tells every client 5 s
+// until it has installed every API's path, custom resources last, though it
+// is serving about a second later. An agent that waited that out joined its
+// group 5 s after the API server was ready (a 10 s outage's group restart
+// re-synced 4 to 6 s after the API server's return), so while recovering a
+// 503 counts as the outage going on: the outage's cap, no Retry-After.
+func notServingYet(err error) bool {
+	var status *kubeclient.StatusError
+	return errors.As(err, &status) && status.Code == http.StatusServiceUnavailable
 }
 
 // rewatch pauses, jittered, before re-opening a watch that ended without an

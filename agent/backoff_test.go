@@ -28,6 +28,7 @@ func TestBackoffDelay(t *testing.T) {
 		"jitter is added to Retry-After":        {attempt: 2, jitter: 0.5, err: tooMany, want: time.Second + 200*time.Millisecond},
 		"two agents told the same Retry-After…": {attempt: 4, jitter: 0.1, err: tooMany, want: time.Second + 160*time.Millisecond},
 		"…come back at different times":         {attempt: 4, jitter: 0.9, err: tooMany, want: time.Second + 1440*time.Millisecond},
+		"a 503's Retry-After is a floor too":    {attempt: 0, jitter: 0, err: &kubeclient.StatusError{Code: 503, RetryAfter: 5 * time.Second}, want: 5 * time.Second},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -77,9 +78,10 @@ func TestBackoffAfterAnOutage(t *testing.T) {
 
 // TestBackoffWhileTheAPIServerStarts: a restarting API server answers
 // for seconds before it is ready (403 while its RBAC loads, 429 while its
-// storage initialises); retries stay within the outage's cap (plus the
-// Retry-After asked for) until a request succeeds, and only then does an
-// answer grow the backoff again.
+// storage initialises, 503 until it has installed the JobSet API's path);
+// retries stay within the outage's cap (plus a 429's Retry-After: a 503's
+// says the server is not serving yet, like no answer at all) until a
+// request succeeds, and only then does an answer grow the backoff again.
 func TestBackoffWhileTheAPIServerStarts(t *testing.T) {
 	var asked []time.Duration
 	b := newBackoff()
@@ -87,6 +89,10 @@ func TestBackoffWhileTheAPIServerStarts(t *testing.T) {
 	b.sleep = func(_ context.Context, d time.Duration) error { asked = append(asked, d); return nil }
 	forbidden := &kubeclient.StatusError{Code: 403, Reason: "Forbidden"}
 	initialising := &kubeclient.StatusError{Code: 429, Reason: "TooManyRequests", Message: "storage is (re)initializing", RetryAfter: time.Second}
+	// Before the JobSet API's path is installed: a fixed 5 s, whatever the
+	// server's load (k8s.io/apiserver's notfoundhandler).
+	notInstalled := &kubeclient.StatusError{Code: 503, Reason: "ServiceUnavailable",
+		Message: "the request has been made before all known HTTP paths have been installed, please try again", RetryAfter: 5 * time.Second}
 	ctx := context.Background()
 
 	for range 5 {
@@ -97,6 +103,9 @@ func TestBackoffWhileTheAPIServerStarts(t *testing.T) {
 	}
 	for range 4 {
 		_ = b.wait(ctx, initialising)
+	}
+	for range 4 {
+		_ = b.wait(ctx, notInstalled)
 	}
 	for i, d := range asked {
 		if d >= unreachableMax+time.Second {
