@@ -8,7 +8,8 @@
 #   BENCH=B4,B2 tools/bench/run.sh  a selection
 #
 # Knobs: B1_WORKERS (4,8,16), B1_RUNS (5), B1_STRATEGIES
-# (InPlaceRestart,CommunityInPlaceRestart,Recreate), B2_PODS (1000,5000,10000),
+# (InPlaceRestart,CommunityInPlaceRestart,Recreate), B1_SINGLE_POD_FLOOR
+# (true: ours with one worker too, the floor each W's ratio is given to), B2_PODS (1000,5000,10000),
 # B2_RUNS (3: group restarts and I/O floors per size), B2_RECREATE=0 (skips
 # B2's Recreate floor), B2_AGENT_FLOWSCHEMA=1 (the agents in a priority level
 # of their own, see tools/bench/coordination/flowschema.go).
@@ -63,7 +64,7 @@ if want B1 || want B3; then
     # of the run and is replaced by ours again at its end.
     tools/peers/jobset.sh build >/dev/null
     KUBECONFIG="$kubeconfig" go run ./tools/bench/grouprestart -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml \
-      -workers "${B1_WORKERS:-4,8,16}" -runs "${B1_RUNS:-5}" -strategies "${B1_STRATEGIES:-InPlaceRestart,CommunityInPlaceRestart,Recreate}" \
+      -workers "${B1_WORKERS:-4,8,16}" -runs "${B1_RUNS:-5}" -single-pod-floor="${B1_SINGLE_POD_FLOOR:-true}" -strategies "${B1_STRATEGIES:-InPlaceRestart,CommunityInPlaceRestart,Recreate}" \
       -community-agent-image "$(tools/peers/jobset.sh agent-image)" \
       -use-community "tools/peers/jobset.sh install-community" \
       -use-ours "tools/peers/jobset.sh install-ours $PWD/bazel-bin/images/install.yaml" | record

@@ -10,6 +10,10 @@
 //     with its field names (workload.CommunityInPlace);
 //   - Recreate: backoffLimit 0, no agent, under our controller.
 //
+// With -single-pod-floor, ours also restarts a JobSet of one Pod in the
+// same run: the floor, where the kubelet's restart of one Pod is all there
+// is to wait for, and each W's ratio to it says what the group costs.
+//
 // The end is observed by polling the Pods and the JobSet every 50 ms: Pod
 // status timestamps have a one-second resolution, too coarse for restarts
 // of a few seconds. The same polls date where the time goes, from the
@@ -22,7 +26,8 @@
 //
 //	bench=group-restart strategy=InPlaceRestart workers=8 p50_s=3.1 p90_s=3.4 runs=5 ...
 //
-// plus a line per run and, per W, the ratios of the medians.
+// plus a line per run and, per W, the ratios of the medians (to the
+// single-Pod floor's too: inplace_over_single_pod).
 package main
 
 import (
@@ -62,6 +67,7 @@ type options struct {
 	workers             []int
 	strategies          []string
 	runs                int
+	singlePodFloor      bool
 	communityAgentImage string
 	useCommunity        string // command that installs community JobSet in place of ours
 	useOurs             string // and the one that switches back
@@ -76,9 +82,10 @@ func main() {
 	flag.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "The cluster, with install.yaml deployed and the images present.")
 	flag.StringVar(&install, "install", "", "install.yaml to deploy first (empty: already deployed).")
 	flag.StringVar(&root, "root", ".", "Root of the source tree (docs/examples, agent/rbac).")
-	flag.StringVar(&workerList, "workers", "4,8,16", "Comma-separated numbers of workers (even).")
+	flag.StringVar(&workerList, "workers", "4,8,16", "Comma-separated numbers of workers (even, or 1).")
 	flag.StringVar(&strategyList, "strategies", ours+","+community+","+recreate, "Comma-separated ways to restart: "+ours+", "+community+", "+recreate+".")
 	flag.IntVar(&o.runs, "runs", 5, "Group restarts measured per configuration.")
+	flag.BoolVar(&o.singlePodFloor, "single-pod-floor", true, "Also measure "+ours+" with one worker, the floor every W is compared with.")
 	flag.StringVar(&o.communityAgentImage, "community-agent-image", "localhost/jobset-community/in-place-restart-agent:v0.12.0", "Community JobSet's agent image (tools/peers/jobset.sh agent-image).")
 	flag.StringVar(&o.useCommunity, "use-community", "tools/peers/jobset.sh install-community", "Shell command that installs community JobSet in place of ours.")
 	flag.StringVar(&o.useOurs, "use-ours", "tools/peers/jobset.sh install-ours", "Shell command that installs ours in place of community JobSet.")
@@ -113,8 +120,8 @@ func fail(err error) {
 func parse(o *options, workerList, strategyList string) error {
 	for _, w := range strings.Split(workerList, ",") {
 		n, err := strconv.Atoi(w)
-		if err != nil || n < 2 || n%2 != 0 {
-			return fmt.Errorf("-workers: %q is not an even number of at least 2", w)
+		if err != nil || n < 1 || n > 1 && n%2 != 0 {
+			return fmt.Errorf("-workers: %q is neither 1 nor an even number (2 Jobs of W/2 Pods)", w)
 		}
 		o.workers = append(o.workers, n)
 	}
@@ -142,6 +149,14 @@ type timeline struct {
 }
 
 func run(ctx context.Context, c *workload.Cluster, o options) error {
+	var floor float64
+	if o.singlePodFloor {
+		runs, err := measure(ctx, c, o, ours, 1)
+		if err != nil {
+			return fmt.Errorf("the single-Pod floor: %w", err)
+		}
+		floor = printResult(result{strategy: ours, workers: 1, runs: runs})
+	}
 	results := map[string]map[int]result{}
 	measureAll := func(strategy string) error {
 		results[strategy] = map[int]result{}
@@ -178,27 +193,12 @@ func run(ctx context.Context, c *workload.Cluster, o options) error {
 	for _, w := range o.workers {
 		medians := map[string]float64{}
 		for _, s := range o.strategies {
-			r := results[s][w]
-			totals := make([]float64, len(r.runs))
-			for i, t := range r.runs {
-				totals[i] = t.total
-			}
-			medians[s] = summary.Percentile(totals, 50)
-			kv := []any{"strategy", s, "workers", w, "p50_s", medians[s], "p90_s", summary.Percentile(totals, 90), "runs", len(totals)}
-			for _, m := range milestones {
-				var at []float64
-				for _, t := range r.runs {
-					if v, ok := t.at[m]; ok {
-						at = append(at, v)
-					}
-				}
-				if len(at) > 0 {
-					kv = append(kv, "p50_"+m, summary.Percentile(at, 50))
-				}
-			}
-			summary.Print("group-restart", kv...)
+			medians[s] = printResult(results[s][w])
 		}
 		kv := []any{"workers", w}
+		if in := medians[ours]; in > 0 && floor > 0 {
+			kv = append(kv, "inplace_over_single_pod", in/floor)
+		}
 		if in, re := medians[ours], medians[recreate]; in > 0 && re > 0 {
 			kv = append(kv, "recreate_over_inplace", re/in)
 		}
@@ -213,6 +213,30 @@ func run(ctx context.Context, c *workload.Cluster, o options) error {
 		}
 	}
 	return nil
+}
+
+// printResult prints the configuration's summary line and returns its
+// median.
+func printResult(r result) float64 {
+	totals := make([]float64, len(r.runs))
+	for i, t := range r.runs {
+		totals[i] = t.total
+	}
+	median := summary.Percentile(totals, 50)
+	kv := []any{"strategy", r.strategy, "workers", r.workers, "p50_s", median, "p90_s", summary.Percentile(totals, 90), "runs", len(totals)}
+	for _, m := range milestones {
+		var at []float64
+		for _, t := range r.runs {
+			if v, ok := t.at[m]; ok {
+				at = append(at, v)
+			}
+		}
+		if len(at) > 0 {
+			kv = append(kv, "p50_"+m, summary.Percentile(at, 50))
+		}
+	}
+	summary.Print("group-restart", kv...)
+	return median
 }
 
 func shell(ctx context.Context, command string) error {

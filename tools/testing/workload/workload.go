@@ -120,8 +120,8 @@ func WorkerRestarts(p *corev1.Pod) int32 {
 }
 
 // JobSet is the seed's story 1 (docs/examples/story1-inplace.yaml) with w
-// workers; for Recreate, without the agent and with backoffLimit 0, the
-// way community JobSet users run it.
+// workers: 2 Jobs of w/2 Pods, or one Pod for w = 1; for Recreate, without
+// the agent and with backoffLimit 0, the way community JobSet users run it.
 func (c *Cluster) JobSet(ns string, strategy jobset.JobSetRestartStrategy, w int) (*jobset.JobSet, error) {
 	js := &jobset.JobSet{}
 	if err := kubeapply.ReadObject(filepath.Join(c.root, "docs/examples/story1-inplace.yaml"), js); err != nil {
@@ -131,9 +131,11 @@ func (c *Cluster) JobSet(ns string, strategy jobset.JobSetRestartStrategy, w int
 	js.Spec.FailurePolicy.MaxRestarts = 1000
 	js.Spec.FailurePolicy.RestartStrategy = strategy
 	rj := &js.Spec.ReplicatedJobs[0]
-	rj.Replicas = 2
-	rj.Template.Spec.Parallelism = ptr.To(int32(w / 2))
-	rj.Template.Spec.Completions = ptr.To(int32(w / 2))
+	rj.Replicas, rj.Template.Spec.Parallelism = 2, ptr.To(int32(w/2))
+	if w == 1 {
+		rj.Replicas, rj.Template.Spec.Parallelism = 1, ptr.To[int32](1)
+	}
+	rj.Template.Spec.Completions = rj.Template.Spec.Parallelism
 	if strategy == jobset.Recreate {
 		rj.Template.Spec.BackoffLimit = ptr.To[int32](0)
 		rj.Template.Spec.PodReplacementPolicy = nil
