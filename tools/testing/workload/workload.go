@@ -131,11 +131,12 @@ func (c *Cluster) JobSet(ns string, strategy jobset.JobSetRestartStrategy, w int
 	js.Spec.FailurePolicy.MaxRestarts = 1000
 	js.Spec.FailurePolicy.RestartStrategy = strategy
 	rj := &js.Spec.ReplicatedJobs[0]
-	rj.Replicas, rj.Template.Spec.Parallelism = 2, ptr.To(int32(w/2))
+	replicas, pods := int32(2), int32(w/2)
 	if w == 1 {
-		rj.Replicas, rj.Template.Spec.Parallelism = 1, ptr.To[int32](1)
+		replicas, pods = 1, 1
 	}
-	rj.Template.Spec.Completions = rj.Template.Spec.Parallelism
+	rj.Replicas = replicas
+	rj.Template.Spec.Parallelism, rj.Template.Spec.Completions = ptr.To(pods), ptr.To(pods)
 	if strategy == jobset.Recreate {
 		rj.Template.Spec.BackoffLimit = ptr.To[int32](0)
 		rj.Template.Spec.PodReplacementPolicy = nil
