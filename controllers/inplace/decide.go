@@ -136,6 +136,14 @@ func LostIndex(pods []Pod) string {
 	return ""
 }
 
+// Gathering reports whether the group gathers at S+1: its first run, a
+// group restart in progress, or the new Pods after a full restart or a
+// suspension. Then only a sync moves the epochs, and no failure signal is
+// read: a Pod matters by whether it is live and has joined.
+func Gathering(synced, deprecated int32, regathering bool) bool {
+	return regathering || synced == 0 || RestartInProgress(synced, deprecated)
+}
+
 // Decide applies the protocol to one snapshot.
 func Decide(s Snapshot) Decision {
 	d := Decision{Synced: s.Synced, Deprecated: s.Deprecated}
@@ -191,7 +199,7 @@ func Decide(s Snapshot) Decision {
 	// Deprecate: a Pod is ahead of the synced epoch, or, in sync, a member
 	// shows a failure that will bring it there. New Pods that regather
 	// after a full restart or a suspension deprecate nothing.
-	if s.Regathering || s.Synced == 0 || inProgress {
+	if Gathering(s.Synced, s.Deprecated, s.Regathering) {
 		return d
 	}
 	trigger := ""

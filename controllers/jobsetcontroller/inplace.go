@@ -235,6 +235,22 @@ func regathering(js *jobset.JobSet) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == jobset.ReasonPodsRecreated
 }
 
+// gatherOf is the gather the JobSet's in-place group is in, for the Pod
+// tally (tally.go), or nil when the group is in sync.
+func gatherOf(js *jobset.JobSet) *gather {
+	synced := ptr.Deref(js.Status.SyncedEpoch, 0)
+	if !inplace.Gathering(synced, ptr.Deref(js.Status.DeprecatedEpoch, 0), regathering(js)) {
+		return nil
+	}
+	_, group := inPlaceGroup(js)
+	return &gather{
+		jobSetUID: string(js.UID),
+		restarts:  strconv.Itoa(int(js.Status.Restarts)),
+		epoch:     strconv.Itoa(int(synced) + 1),
+		group:     group,
+	}
+}
+
 // markRegathering records, in the same status write as the full restart or
 // suspension that recreates every Pod, that the new Pods gather at the next
 // epoch without a group restart: a sync past a synced epoch without it is a

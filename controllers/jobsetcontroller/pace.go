@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -24,20 +25,29 @@ import (
 // back to back, the controller's CPU per group restart grew with the Pods
 // times the gather's length (both grow with N: 3.4 CPU-s at 1000 Pods, 71
 // at 5000 in B2). Spacing the reconciles by a pause that grows with the Pods
-// bounds the share of a core one JobSet can take, so the CPU grows with the
-// gather's length only. The first event after a quiet spell is reconciled at
-// once: the pause only ever delays the events of a storm, each by at most
-// one pause, and a reconcile that writes reads the Pods afresh anyway.
+// bounds the share of a core one JobSet can take. The first event after a
+// quiet spell is reconciled at once: the pause only ever delays the events
+// of a storm, each by at most one pause, and a reconcile that writes reads
+// the Pods afresh anyway.
 const DefaultPausePerPod = 50 * time.Microsecond
 
-// podEventPacer remembers, per JobSet, when its last reconcile ended and
-// how many Pods it read.
-type podEventPacer struct {
-	perPod time.Duration
-	clock  clock.PassiveClock
+// DefaultQuietPausePerPod is the pause, per Pod, for a Pod event that
+// cannot change the epoch decision of a gathering group (tally.go): 1 ms,
+// so 5 s at 5000 Pods and 16 ms at 16. Such events need a reconcile only
+// for what they show besides the decision (the GatherStalled report), so
+// their reconciles take at most a fiftieth of a core however long the
+// gather lasts, and the few events that may change the decision (the last
+// join, a Pod that ends or goes) are the ones reconciled at the short pause.
+const DefaultQuietPausePerPod = time.Millisecond
 
-	mu   sync.Mutex
-	last map[types.NamespacedName]reconciled
+// podEventPacer remembers, per JobSet, when its last reconcile ended and
+// how many Pods it read, and tallies its Pods' events.
+type podEventPacer struct {
+	clock clock.PassiveClock
+
+	mu      sync.Mutex
+	last    map[types.NamespacedName]reconciled
+	tallies map[types.NamespacedName]*podTally
 }
 
 type reconciled struct {
@@ -45,66 +55,117 @@ type reconciled struct {
 	pods int
 }
 
-func newPodEventPacer(perPod time.Duration, c clock.PassiveClock) *podEventPacer {
-	return &podEventPacer{perPod: perPod, clock: c, last: map[types.NamespacedName]reconciled{}}
+func newPodEventPacer(c clock.PassiveClock) *podEventPacer {
+	return &podEventPacer{clock: c, last: map[types.NamespacedName]reconciled{}, tallies: map[types.NamespacedName]*podTally{}}
 }
 
-// reconciled records the end of a reconcile of key that read pods Pods.
-func (p *podEventPacer) reconciled(key types.NamespacedName, pods int) {
+// reconciled records the end of a reconcile of key that read pods Pods and
+// left the group gathering as g (nil: not gathering, or the reconcile
+// failed). lookAgain: the Pods' events already show g complete, weighed
+// before g was known.
+func (p *podEventPacer) reconciled(key types.NamespacedName, pods int, g *gather) (lookAgain bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last[key] = reconciled{at: p.clock.Now(), pods: pods}
+	t := p.tallies[key]
+	if t == nil {
+		if g == nil {
+			return false
+		}
+		t = newPodTally()
+		p.tallies[key] = t
+	}
+	lookAgain = t.publish(g)
+	if t.empty() {
+		delete(p.tallies, key)
+	}
+	return lookAgain
 }
 
-// forget drops a JobSet that is gone.
+// forget drops a JobSet that is gone. Its Pods' tally goes with their
+// deletion events.
 func (p *podEventPacer) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.last, key)
+	if t := p.tallies[key]; t != nil {
+		t.publish(nil)
+		if t.empty() {
+			delete(p.tallies, key)
+		}
+	}
 }
 
-// delay is how long a Pod event of key waits before its reconcile.
-func (p *podEventPacer) delay(key types.NamespacedName) time.Duration {
+// observe tallies a Pod event of key's (pod nil: the Pod left the JobSet)
+// and returns how long it waits before its reconcile.
+func (p *podEventPacer) observe(key types.NamespacedName, name string, pod *corev1.Pod) time.Duration {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.tallies[key]
+	if t == nil {
+		t = newPodTally()
+		p.tallies[key] = t
+	}
+	perPod := DefaultQuietPausePerPod
+	if t.observe(name, pod) {
+		perPod = DefaultPausePerPod
+	}
+	if t.empty() {
+		delete(p.tallies, key)
+	}
+	return p.delay(key, perPod)
+}
+
+// delay is how long an event of key's waits at perPod; p.mu is held.
+func (p *podEventPacer) delay(key types.NamespacedName, perPod time.Duration) time.Duration {
 	last, ok := p.last[key]
-	p.mu.Unlock()
 	if !ok {
 		return 0
 	}
-	return max(0, last.at.Add(time.Duration(last.pods)*p.perPod).Sub(p.clock.Now()))
+	return max(0, last.at.Add(time.Duration(last.pods)*perPod).Sub(p.clock.Now()))
 }
 
-// handler enqueues a Pod event's JobSet after its delay. The work queue
-// keeps one entry per JobSet, at the earliest time asked for, so a storm
-// of events in one pause becomes one reconcile.
+// handler tallies each Pod event and enqueues its JobSet after its delay.
+// The work queue keeps one entry per JobSet, at the earliest time asked
+// for, so a storm of events in one pause becomes one reconcile, and an
+// event that may change the decision brings forward the reconcile that
+// quieter ones asked for.
 func (p *podEventPacer) handler() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 	// Like handler.EnqueueRequestsFromMapFunc, an update enqueues the JobSets
 	// of the old and the new object (a Pod whose label was removed leaves
-	// its JobSet), each once.
-	enqueue := func(ctx context.Context, q queue, objects ...client.Object) {
+	// its JobSet), each once. now is nil when the Pod is gone.
+	enqueue := func(ctx context.Context, q queue, before, now client.Object) {
 		seen := map[reconcile.Request]bool{}
-		for _, o := range objects {
+		for _, o := range []client.Object{now, before} {
+			if o == nil {
+				continue
+			}
 			for _, req := range podToJobSet(ctx, o) {
-				if !seen[req] {
-					seen[req] = true
-					q.AddAfter(req, p.delay(req.NamespacedName))
+				if seen[req] {
+					continue
 				}
+				seen[req] = true
+				var pod *corev1.Pod // as the JobSet has it now: nil if it left
+				if o == now {
+					pod, _ = now.(*corev1.Pod)
+				}
+				q.AddAfter(req, p.observe(req.NamespacedName, o.GetName(), pod))
 			}
 		}
 	}
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
 		CreateFunc: func(ctx context.Context, e ctrlevent.TypedCreateEvent[client.Object], q queue) {
-			enqueue(ctx, q, e.Object)
+			enqueue(ctx, q, nil, e.Object)
 		},
 		UpdateFunc: func(ctx context.Context, e ctrlevent.TypedUpdateEvent[client.Object], q queue) {
 			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
 		},
 		DeleteFunc: func(ctx context.Context, e ctrlevent.TypedDeleteEvent[client.Object], q queue) {
-			enqueue(ctx, q, e.Object)
+			enqueue(ctx, q, e.Object, nil)
 		},
 		GenericFunc: func(ctx context.Context, e ctrlevent.TypedGenericEvent[client.Object], q queue) {
-			enqueue(ctx, q, e.Object)
+			enqueue(ctx, q, nil, e.Object)
 		},
 	}
 }

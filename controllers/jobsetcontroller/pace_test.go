@@ -37,15 +37,16 @@ func TestPodEventPacerDelay(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktesting.NewFakePassiveClock(start)
-			p := newPodEventPacer(DefaultPausePerPod, clock)
+			p := newPodEventPacer(clock)
 			if tc.pods >= 0 {
-				p.reconciled(key, tc.pods)
+				p.reconciled(key, tc.pods, nil)
 			}
 			if tc.forget {
 				p.forget(key)
 			}
 			clock.SetTime(start.Add(tc.elapsed))
-			if got := p.delay(key); got != tc.want {
+			// A Pod event that may change the decision (a Pod gone).
+			if got := p.observe(key, "a", nil); got != tc.want {
 				t.Errorf("delay = %s, want %s", got, tc.want)
 			}
 		})
@@ -56,7 +57,7 @@ func TestPodEventPacerDelay(t *testing.T) {
 // the pause's end, not for a reconcile per event.
 func TestPodEventPacerHandler(t *testing.T) {
 	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
-	p := newPodEventPacer(DefaultPausePerPod, clock)
+	p := newPodEventPacer(clock)
 	key := types.NamespacedName{Namespace: "ns", Name: "js"}
 	pod := func(name string) client.Object {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{jobset.JobSetNameKey: "js"}}}
@@ -66,7 +67,7 @@ func TestPodEventPacerHandler(t *testing.T) {
 	ctx := context.Background()
 
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("a"), ObjectNew: pod("a")}, q)
-	p.reconciled(key, 2000)
+	p.reconciled(key, 2000, nil)
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("b"), ObjectNew: pod("b")}, q)
 	h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: pod("c")}, q)
 	h.Delete(ctx, ctrlevent.TypedDeleteEvent[client.Object]{Object: pod("d")}, q)
@@ -74,6 +75,46 @@ func TestPodEventPacerHandler(t *testing.T) {
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("label removed"), ObjectNew: &corev1.Pod{}}, q)
 
 	want := []time.Duration{0, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond}
+	if len(q.added) != len(want) {
+		t.Fatalf("enqueued %d times, want %d: %v", len(q.added), len(want), q.added)
+	}
+	for i, a := range q.added {
+		if a.req.NamespacedName != key || a.after != want[i] {
+			t.Errorf("enqueue %d = %s after %s, want %s after %s", i, a.req, a.after, key, want[i])
+		}
+	}
+}
+
+// While the group gathers, the events that cannot change the decision
+// wait the quiet pause; the join that completes the gather, the short one.
+func TestPodEventPacerHandlerDuringAGather(t *testing.T) {
+	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	p := newPodEventPacer(clock)
+	key := types.NamespacedName{Namespace: "ns", Name: "js"}
+	q := &recordingQueue{}
+	h := p.handler()
+	ctx := context.Background()
+	update := func(before, now *corev1.Pod) {
+		h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: before, ObjectNew: now}, q)
+	}
+
+	for _, name := range []string{"a", "b", "c"} {
+		h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: tallyPod(name, "1")}, q)
+	}
+	// The reconcile that deprecated epoch 1 (2000 Pods, for round pauses).
+	if p.reconciled(key, 2000, gatheringAt("2")) {
+		t.Fatal("reconciled: look again, with every Pod waiting")
+	}
+	restarting := func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: "AllContainersRestarting", Status: corev1.ConditionTrue}}
+	}
+	update(tallyPod("a", "1"), tallyPod("a", "1", restarting))
+	update(tallyPod("a", "1", restarting), tallyPod("a", "2"))
+	update(tallyPod("b", "1"), tallyPod("b", "2"))
+	update(tallyPod("c", "1"), tallyPod("c", "2"))
+
+	quiet, short := 2*time.Second, 100*time.Millisecond
+	want := []time.Duration{0, 0, 0, quiet, quiet, quiet, short}
 	if len(q.added) != len(want) {
 		t.Fatalf("enqueued %d times, want %d: %v", len(q.added), len(want), q.added)
 	}

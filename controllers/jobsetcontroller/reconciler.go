@@ -70,7 +70,7 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts ...Optio
 		opt(r)
 	}
 	// Real time, as the work queue keeps it, whatever clock the policies read.
-	r.pacer = newPodEventPacer(DefaultPausePerPod, clock.RealClock{})
+	r.pacer = newPodEventPacer(clock.RealClock{})
 	return r
 }
 
@@ -129,7 +129,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile converges one JobSet.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	// 1. Get the JobSet; leave alone those another controller manages.
 	js := &jobset.JobSet{}
 	if err := r.client.Get(ctx, req.NamespacedName, js); err != nil {
@@ -176,12 +176,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	// The Pods, for the epoch protocol and the group-member finalizer.
 	var pods []corev1.Pod
+	var leftGathering *gather // once the status that says so is written
 	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
-		var err error
 		if pods, err = r.listPods(ctx, js.Namespace, js.Name); err != nil {
 			return ctrl.Result{}, err
 		}
-		defer func() { r.pacer.reconciled(req.NamespacedName, len(pods)) }()
+		defer func() {
+			if r.pacer.reconciled(req.NamespacedName, len(pods), leftGathering) && err == nil {
+				result.RequeueAfter = sooner(result.RequeueAfter, time.Duration(len(pods))*DefaultPausePerPod)
+			}
+		}()
 	}
 
 	// 4. Decide, with pure functions.
@@ -254,7 +258,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.releaseMembers(ctx, update.js, pods, children.current()); err != nil {
 		return ctrl.Result{}, err
 	}
+	if d.kind == keepRunning && inPlaceRestartEnabled(update.js) {
+		leftGathering = gatherOf(update.js)
+	}
 	return ctrl.Result{RequeueAfter: lookAgain}, nil
+}
+
+// sooner is the sooner of two requeue delays, where 0 is never.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // convergeChildren creates the missing children and moves every active Job
