@@ -113,7 +113,7 @@ func TestPodEventPacerHandlerDuringAGather(t *testing.T) {
 	update(tallyPod("b", "1"), tallyPod("b", "2"))
 	update(tallyPod("c", "1"), tallyPod("c", "2"))
 
-	quiet, short := 2*time.Second, 100*time.Millisecond
+	quiet, short := 10*time.Second, 100*time.Millisecond
 	want := []time.Duration{0, 0, 0, quiet, quiet, quiet, short}
 	if len(q.added) != len(want) {
 		t.Fatalf("enqueued %d times, want %d: %v", len(q.added), len(want), q.added)
