@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -232,5 +233,19 @@ func poll(t *testing.T, r *replica, what string, cond func() bool) {
 	})
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func TestClientConfig(t *testing.T) {
+	given := &rest.Config{Host: "https://127.0.0.1:6443", QPS: 5, Burst: 10}
+	got := clientConfig(given, options{qps: 500, burst: 600})
+	if !got.DisableCompression {
+		t.Error("DisableCompression = false: the API server gzips the controller's lists of thousands of Pods, at both ends' CPU")
+	}
+	if got.QPS != 500 || got.Burst != 600 {
+		t.Errorf("QPS, Burst = %v, %d; want the flags' 500, 600", got.QPS, got.Burst)
+	}
+	if given.DisableCompression || given.QPS != 5 {
+		t.Errorf("the given config was changed: %+v", given)
 	}
 }
