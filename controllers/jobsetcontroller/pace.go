@@ -32,14 +32,14 @@ import (
 const DefaultPausePerPod = 50 * time.Microsecond
 
 // DefaultQuietPausePerPod is the pause, per Pod, for a Pod event that
-// cannot change the epoch decision of a gathering group (tally.go): 5 ms,
-// so 25 s at 5000 Pods and 80 ms at 16. Such events need a reconcile only
-// for what they show besides the decision (the GatherStalled report, a
-// minute's delay at most there), so their reconciles take about 0.4% of a
-// core however long the gather lasts (at 1 ms a Pod, 2%: 4.4 of the
-// controller's 9.8 CPU-s in B2 at 5000 Pods), and the few events that may
-// change the decision (the last join, a Pod that ends or goes) are the
-// ones reconciled at the short pause.
+// cannot change the JobSet's epoch decision (tally.go): 5 ms, so 25 s at
+// 5000 Pods and 80 ms at 16. Such events need a reconcile only for what
+// they show besides the decision (the GatherStalled report, a minute late
+// at most), so their reconciles take about 0.4% of a core however long
+// their storm lasts (at 1 ms a Pod, 2%: 4.4 of the controller's 9.8 CPU-s
+// in B2 at 5000 Pods). The events that may change the decision (a failure
+// signal, the last join, a Pod that ends or goes) are the ones reconciled
+// at the short pause.
 const DefaultQuietPausePerPod = 5 * time.Millisecond
 
 // podEventPacer remembers, per JobSet, when its last reconcile ended and
@@ -62,22 +62,22 @@ func newPodEventPacer(c clock.PassiveClock) *podEventPacer {
 }
 
 // reconciled records the end of a reconcile of key that read pods Pods and
-// left the group gathering as g (nil: not gathering, or the reconcile
-// failed). lookAgain: the Pods' events already show g complete, weighed
-// before g was known.
-func (p *podEventPacer) reconciled(key types.NamespacedName, pods int, g *gather) (lookAgain bool) {
+// left its epochs as e (nil when not known: a reconcile that failed, a
+// JobSet not in place or restarting fully). lookAgain: events weighed
+// against the epochs before may matter now (podTally.publish).
+func (p *podEventPacer) reconciled(key types.NamespacedName, pods int, e *epochs) (lookAgain bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last[key] = reconciled{at: p.clock.Now(), pods: pods}
 	t := p.tallies[key]
 	if t == nil {
-		if g == nil {
+		if e == nil {
 			return false
 		}
 		t = newPodTally()
 		p.tallies[key] = t
 	}
-	lookAgain = t.publish(g)
+	lookAgain = t.publish(e)
 	if t.empty() {
 		delete(p.tallies, key)
 	}

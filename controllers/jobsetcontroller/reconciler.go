@@ -176,13 +176,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 
 	// The Pods, for the epoch protocol and the group-member finalizer.
 	var pods []corev1.Pod
-	var leftGathering *gather // once the status that says so is written
+	var left *epochs // the epochs it leaves, once the status that says so is written
 	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
 		if pods, err = r.listPods(ctx, js.Namespace, js.Name); err != nil {
 			return ctrl.Result{}, err
 		}
 		defer func() {
-			if r.pacer.reconciled(req.NamespacedName, len(pods), leftGathering) && err == nil {
+			if r.pacer.reconciled(req.NamespacedName, len(pods), left) && err == nil {
 				result.RequeueAfter = sooner(result.RequeueAfter, time.Duration(len(pods))*DefaultPausePerPod)
 			}
 		}()
@@ -259,7 +259,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	if d.kind == keepRunning && inPlaceRestartEnabled(update.js) {
-		leftGathering = gatherOf(update.js)
+		left = &epochs{gather: gatherOf(update.js)}
 	}
 	return ctrl.Result{RequeueAfter: lookAgain}, nil
 }

@@ -2,12 +2,16 @@ package jobsetcontroller
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // tallyPod is a live worker of attempt 0 of JobSet uid-1, at epoch (""
@@ -26,9 +30,24 @@ func tallyPod(name, epoch string, mutate ...func(*corev1.Pod)) *corev1.Pod {
 	return pod
 }
 
-// gatheringAt is the gather of attempt 0 at epoch, group "workers".
-func gatheringAt(epoch string) *gather {
-	return &gather{jobSetUID: "uid-1", restarts: "0", epoch: epoch, group: sets.New("workers")}
+// gatheringAt: the group of attempt 0 (replicatedJob "workers") gathers at
+// epoch.
+func gatheringAt(epoch string) *epochs {
+	return &epochs{gather: &gather{jobSetUID: "uid-1", restarts: "0", epoch: epoch, group: sets.New("workers")}}
+}
+
+// inSync: the group is in sync.
+var inSync = &epochs{}
+
+// failing: the Pod's agent runs, and its worker exited 1 since: a failure
+// signal.
+func failing(p *corev1.Pod) {
+	agentUp := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	p.Spec.InitContainers = []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})}
+	p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(agentUp)}}}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, FinishedAt: metav1.NewTime(agentUp.Add(time.Second))}}}}
 }
 
 func TestPodTally(t *testing.T) {
@@ -50,21 +69,32 @@ func TestPodTally(t *testing.T) {
 		// pods are the Pods at the group's synced epoch before the gather
 		// is published.
 		pods   []*corev1.Pod
-		gather *gather
+		epochs *epochs
 		events []event
 	}{
 		{
-			name: "in sync: every event may change the decision (a failure sign, say)",
-			pods: []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1")},
+			name: "not known (no reconcile yet, or it failed): every event may",
+			pods: []*corev1.Pod{tallyPod("a", "1")},
 			events: []event{
 				{"a", tallyPod("a", "1", restarting), true},
-				{"b", tallyPod("b", "1"), true},
+				{"a", tallyPod("a", "1"), true},
+			},
+		},
+		{
+			name:   "in sync: a failure signal or an epoch change may, other status writes not",
+			pods:   []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1"), tallyPod("c", "1")},
+			epochs: inSync,
+			events: []event{
+				{"a", tallyPod("a", "1", restarting), false}, // the condition alone, with no running agent: no signal
+				{"a", tallyPod("a", "1", failing), true},
+				{"b", tallyPod("b", "2"), true},
+				{"c", tallyPod("c", "1", failed), true},
 			},
 		},
 		{
 			name:   "a group restart: only the join that leaves no Pod waiting",
 			pods:   []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1"), tallyPod("c", "1")},
-			gather: gatheringAt("2"),
+			epochs: gatheringAt("2"),
 			events: []event{
 				{"a", tallyPod("a", "1", restarting), false},
 				{"a", tallyPod("a", "2"), false},
@@ -76,7 +106,7 @@ func TestPodTally(t *testing.T) {
 		},
 		{
 			name:   "the first gather: creations may, joins only the last",
-			gather: gatheringAt("1"),
+			epochs: gatheringAt("1"),
 			events: []event{
 				{"a", tallyPod("a", ""), true},
 				{"b", tallyPod("b", ""), true},
@@ -87,7 +117,7 @@ func TestPodTally(t *testing.T) {
 		{
 			name:   "who is in the group changes: a Pod fails, is deleted, is replaced",
 			pods:   []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1")},
-			gather: gatheringAt("2"),
+			epochs: gatheringAt("2"),
 			events: []event{
 				{"a", tallyPod("a", "1", failed), true},
 				{"b", tallyPod("b", "1", deleting), true},
@@ -99,7 +129,7 @@ func TestPodTally(t *testing.T) {
 		{
 			name:   "Pods of another attempt or outside the group do not wait",
 			pods:   []*corev1.Pod{tallyPod("a", "1"), tallyPod("old", "1", attempt1), tallyPod("init", "", initializer)},
-			gather: gatheringAt("2"),
+			epochs: gatheringAt("2"),
 			events: []event{
 				{"old", tallyPod("old", "2", attempt1), false},
 				{"init", tallyPod("init", "", initializer, restarting), false},
@@ -109,7 +139,7 @@ func TestPodTally(t *testing.T) {
 		{
 			name:   "a Pod relabelled into another attempt",
 			pods:   []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1")},
-			gather: gatheringAt("2"),
+			epochs: gatheringAt("2"),
 			events: []event{
 				{"a", tallyPod("a", "1", attempt1), true},
 				{"b", tallyPod("b", "2"), true},
@@ -122,7 +152,7 @@ func TestPodTally(t *testing.T) {
 			for _, pod := range tc.pods {
 				tally.observe(pod.Name, pod)
 			}
-			tally.publish(tc.gather)
+			tally.publish(tc.epochs)
 			for i, e := range tc.events {
 				if got := tally.observe(e.name, e.pod); got != e.want {
 					t.Errorf("event %d (Pod %s): may change the decision = %t, want %t", i, e.name, got, e.want)
@@ -136,16 +166,25 @@ func TestPodTallyPublish(t *testing.T) {
 	cases := []struct {
 		name          string
 		pods          []*corev1.Pod
-		before, after *gather
+		before, after *epochs
+		// events come after before is published.
+		events        []*corev1.Pod
 		wantLookAgain bool
 	}{
-		{name: "a new gather with Pods waiting", pods: []*corev1.Pod{tallyPod("a", "1")}, after: gatheringAt("2")},
+		{name: "a gather with Pods waiting", pods: []*corev1.Pod{tallyPod("a", "1")}, before: inSync, after: gatheringAt("2")},
 		// Their joins were weighed while the group was in sync, where
 		// every event counts; but a gather published after them, with
 		// every Pod joined already, would otherwise wait for an event.
-		{name: "a new gather every Pod joined already", pods: []*corev1.Pod{tallyPod("a", "2")}, after: gatheringAt("2"), wantLookAgain: true},
-		{name: "the same gather again", pods: []*corev1.Pod{tallyPod("a", "2")}, before: gatheringAt("2"), after: gatheringAt("2")},
-		{name: "in sync", pods: []*corev1.Pod{tallyPod("a", "2")}, before: gatheringAt("2")},
+		{name: "a gather every Pod joined already", pods: []*corev1.Pod{tallyPod("a", "2")}, before: inSync, after: gatheringAt("2"), wantLookAgain: true},
+		{name: "the same gather again, after quiet events", pods: []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1")},
+			before: gatheringAt("2"), events: []*corev1.Pod{tallyPod("a", "2")}, after: gatheringAt("2")},
+		// A failure signal is quiet while the group gathers, and news once
+		// it syncs: the reconcile that synced may have read the Pod before it.
+		{name: "in sync after quiet events", pods: []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1")},
+			before: gatheringAt("2"), events: []*corev1.Pod{tallyPod("a", "2", failing)}, after: inSync, wantLookAgain: true},
+		{name: "in sync, every event weighed as it may matter", pods: []*corev1.Pod{tallyPod("a", "2")},
+			before: gatheringAt("2"), after: inSync},
+		{name: "not known anymore", pods: []*corev1.Pod{tallyPod("a", "2")}, before: inSync},
 		{name: "a gather with no Pod yet: nothing waits, so look again (once)", after: gatheringAt("1"), wantLookAgain: true},
 	}
 	for _, tc := range cases {
@@ -155,9 +194,19 @@ func TestPodTallyPublish(t *testing.T) {
 				tally.observe(pod.Name, pod)
 			}
 			tally.publish(tc.before)
+			for _, pod := range tc.events {
+				tally.observe(pod.Name, pod)
+			}
 			if got := tally.publish(tc.after); got != tc.wantLookAgain {
 				t.Errorf("publish: look again = %t, want %t", got, tc.wantLookAgain)
 			}
 		})
+	}
+}
+
+// The signal the tally tests rely on.
+func TestFailingShowsAFailureSignal(t *testing.T) {
+	if sign := inplace.FailureSignal(tallyPod("a", "1", failing)); sign == "" {
+		t.Fatal("FailureSignal of a failing Pod is empty")
 	}
 }
