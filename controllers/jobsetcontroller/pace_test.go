@@ -125,6 +125,44 @@ func TestPodEventPacerHandlerDuringAGather(t *testing.T) {
 	}
 }
 
+// The reconciler publishes the gather its Pods are labelled for: during
+// a group restart of Pods built from the JobSet's own Jobs, every join
+// but the last waits the quiet pause, and the last the short one.
+func TestReconcilePublishesTheGather(t *testing.T) {
+	r, req, pods := inPlaceJobSet(t, 10, 4, 3, 3) // group restart 3 -> 4 in progress
+	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	r.pacer = newPodEventPacer(clock)
+	q := &recordingQueue{}
+	h := r.pacer.handler()
+	ctx := context.Background()
+	for _, pod := range pods {
+		h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: pod}, q)
+	}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	q.added = nil
+	for _, pod := range pods {
+		joined := pod.DeepCopy()
+		joined.Annotations[jobset.EpochKey] = "4"
+		h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod, ObjectNew: joined}, q)
+	}
+
+	quiet, short := time.Duration(len(pods))*DefaultQuietPausePerPod, time.Duration(len(pods))*DefaultPausePerPod
+	if len(q.added) != len(pods) {
+		t.Fatalf("enqueued %d times for %d joins", len(q.added), len(pods))
+	}
+	for i, a := range q.added {
+		want := quiet
+		if i == len(pods)-1 {
+			want = short
+		}
+		if a.after != want {
+			t.Errorf("join %d of %d: enqueued after %s, want %s", i+1, len(pods), a.after, want)
+		}
+	}
+}
+
 type added struct {
 	req   reconcile.Request
 	after time.Duration

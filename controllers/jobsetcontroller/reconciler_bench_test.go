@@ -43,16 +43,24 @@ func BenchmarkReconcileInPlace(b *testing.B) {
 }
 
 func syncedInPlaceJobSet(b *testing.B, jobs, podsPerJob int32) (*Reconciler, ctrl.Request) {
-	b.Helper()
+	r, req, _ := inPlaceJobSet(b, jobs, podsPerJob, 3, 2)
+	return r, req
+}
+
+// inPlaceJobSet is a reconciler of an InPlaceRestart JobSet at the given
+// epochs, its Jobs and Pods (the Pods at the synced epoch, labelled from
+// their Jobs' templates) served from memory, after its first reconcile.
+func inPlaceJobSet(tb testing.TB, jobs, podsPerJob, synced, deprecated int32) (*Reconciler, ctrl.Request, []*corev1.Pod) {
+	tb.Helper()
 	s, err := scheme.New()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	js := wrappers.MakeJobSet("trainer", "ns").RestartStrategy(jobset.InPlaceRestart).MaxRestarts(10).
 		EnableDNSHostnames(false).
-		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(jobs).Pods(podsPerJob).Obj()).Obj()
+		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(jobs).Pods(podsPerJob).InPlaceReady().Obj()).Obj()
 	js.UID = types.UID("uid-1")
-	js.Status.SyncedEpoch, js.Status.DeprecatedEpoch = ptr.To[int32](3), ptr.To[int32](2)
+	js.Status.SyncedEpoch, js.Status.DeprecatedEpoch = ptr.To(synced), ptr.To(deprecated)
 
 	objects := []client.Object{js}
 	for _, at := range desiredJobs(js) {
@@ -64,7 +72,7 @@ func syncedInPlaceJobSet(b *testing.B, jobs, podsPerJob int32) (*Reconciler, ctr
 				Name:        job.Name + "-" + strconv.Itoa(int(p)),
 				Namespace:   js.Namespace,
 				Labels:      job.Spec.Template.Labels,
-				Annotations: map[string]string{jobset.EpochKey: "3"},
+				Annotations: map[string]string{jobset.EpochKey: strconv.Itoa(int(synced))},
 			}, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
 		}
 	}
@@ -75,12 +83,14 @@ func syncedInPlaceJobSet(b *testing.B, jobs, podsPerJob int32) (*Reconciler, ctr
 		Build()
 	var jobList batchv1.JobList
 	var podList corev1.PodList
+	var pods []*corev1.Pod
 	for _, o := range objects[1:] {
 		switch o := o.(type) {
 		case *batchv1.Job:
 			jobList.Items = append(jobList.Items, *o)
 		case *corev1.Pod:
 			podList.Items = append(podList.Items, *o)
+			pods = append(pods, o)
 		}
 	}
 	r := NewReconciler(cachedLists{Client: c, jobs: jobList, pods: podList}, events.NewFakeRecorder(100))
@@ -88,9 +98,9 @@ func syncedInPlaceJobSet(b *testing.B, jobs, podsPerJob int32) (*Reconciler, ctr
 	// The first reconcile writes replicatedJobsStatus; the benchmark measures
 	// the steady state after it.
 	if _, err := r.Reconcile(context.Background(), req); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	return r, req
+	return r, req, pods
 }
 
 // cachedLists answers Job and Pod lists from memory without copies, as the
