@@ -3,6 +3,7 @@ package jobsetcontroller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -126,7 +127,7 @@ func (r *Reconciler) readChildrenFresh(ctx context.Context, js *jobset.JobSet) (
 // Jobs count complete, from their status: the Pods that completed them may
 // be gone) and the restart budget.
 func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) inplace.Snapshot {
-	pods, jobs = groupChildren(js, pods, jobs) // the in-place group's only (ingroup.go)
+	group, jobs := groupChildren(js, pods, jobs) // the in-place group's only (ingroup.go)
 	s := inplace.Snapshot{
 		Synced:       ptr.Deref(js.Status.SyncedEpoch, 0),
 		Deprecated:   ptr.Deref(js.Status.DeprecatedEpoch, 0),
@@ -160,7 +161,8 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 		completed[job.Name] = done
 		s.ExpectedPods -= int32(done.Len())
 	}
-	current := currentAttempt(js, pods)
+	current := slices.DeleteFunc(group, func(pod *corev1.Pod) bool { return !ofCurrentAttempt(js, pod) })
+	s.Pods = make([]inplace.Pod, 0, len(current))
 	for _, pod := range current {
 		if inplace.EndsJob(pod, failurePolicies[pod.Labels[jobset.ReplicatedJobNameKey]]) {
 			doomedJobs[pod.Labels[batchv1.JobNameLabel]] = true
