@@ -74,15 +74,7 @@ func TestPodEventPacerHandler(t *testing.T) {
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: &corev1.Pod{}, ObjectNew: &corev1.Pod{}}, q)
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("label removed"), ObjectNew: &corev1.Pod{}}, q)
 
-	want := []time.Duration{0, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond}
-	if len(q.added) != len(want) {
-		t.Fatalf("enqueued %d times, want %d: %v", len(q.added), len(want), q.added)
-	}
-	for i, a := range q.added {
-		if a.req.NamespacedName != key || a.after != want[i] {
-			t.Errorf("enqueue %d = %s after %s, want %s after %s", i, a.req, a.after, key, want[i])
-		}
-	}
+	q.expect(t, key, 0, 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond)
 }
 
 // While the group gathers, the events that cannot change the decision
@@ -114,15 +106,7 @@ func TestPodEventPacerHandlerDuringAGather(t *testing.T) {
 	update(tallyPod("c", "1"), tallyPod("c", "2"))
 
 	quiet, short := 10*time.Second, 100*time.Millisecond
-	want := []time.Duration{0, 0, 0, quiet, quiet, quiet, short}
-	if len(q.added) != len(want) {
-		t.Fatalf("enqueued %d times, want %d: %v", len(q.added), len(want), q.added)
-	}
-	for i, a := range q.added {
-		if a.req.NamespacedName != key || a.after != want[i] {
-			t.Errorf("enqueue %d = %s after %s, want %s after %s", i, a.req, a.after, key, want[i])
-		}
-	}
+	q.expect(t, key, 0, 0, 0, quiet, quiet, quiet, short)
 }
 
 // The reconciler publishes the gather its Pods are labelled for: during
@@ -148,19 +132,12 @@ func TestReconcilePublishesTheGather(t *testing.T) {
 		h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod, ObjectNew: joined}, q)
 	}
 
-	quiet, short := time.Duration(len(pods))*DefaultQuietPausePerPod, time.Duration(len(pods))*DefaultPausePerPod
-	if len(q.added) != len(pods) {
-		t.Fatalf("enqueued %d times for %d joins", len(q.added), len(pods))
+	want := make([]time.Duration, len(pods))
+	for i := range want {
+		want[i] = time.Duration(len(pods)) * DefaultQuietPausePerPod
 	}
-	for i, a := range q.added {
-		want := quiet
-		if i == len(pods)-1 {
-			want = short
-		}
-		if a.after != want {
-			t.Errorf("join %d of %d: enqueued after %s, want %s", i+1, len(pods), a.after, want)
-		}
-	}
+	want[len(pods)-1] = time.Duration(len(pods)) * DefaultPausePerPod
+	q.expect(t, req.NamespacedName, want...)
 }
 
 type added struct {
@@ -175,6 +152,19 @@ type recordingQueue struct {
 }
 
 func (q *recordingQueue) Add(req reconcile.Request) { q.AddAfter(req, 0) }
+
+// expect checks that key was enqueued once per delay, after each.
+func (q *recordingQueue) expect(t *testing.T, key types.NamespacedName, delays ...time.Duration) {
+	t.Helper()
+	if len(q.added) != len(delays) {
+		t.Fatalf("enqueued %d times, want %d: %v", len(q.added), len(delays), q.added)
+	}
+	for i, a := range q.added {
+		if a.req.NamespacedName != key || a.after != delays[i] {
+			t.Errorf("enqueue %d = %s after %s, want %s after %s", i, a.req, a.after, key, delays[i])
+		}
+	}
+}
 
 func (q *recordingQueue) AddAfter(req reconcile.Request, after time.Duration) {
 	q.added = append(q.added, added{req, after})
