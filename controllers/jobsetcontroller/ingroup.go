@@ -30,14 +30,13 @@ func inPlaceGroup(js *jobset.JobSet) ([]jobset.ReplicatedJob, sets.Set[string]) 
 }
 
 // groupChildren keeps the Pods and Jobs of the in-place group's
-// replicatedJobs. The Pods are pointers into pods, not copies: this runs on
-// thousands of Pods per reconcile.
-func groupChildren(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) ([]*corev1.Pod, []*batchv1.Job) {
+// replicatedJobs.
+func groupChildren(js *jobset.JobSet, pods []*corev1.Pod, jobs []*batchv1.Job) ([]*corev1.Pod, []*batchv1.Job) {
 	_, names := inPlaceGroup(js)
 	groupPods := make([]*corev1.Pod, 0, len(pods))
-	for i := range pods {
-		if names.Has(pods[i].Labels[jobset.ReplicatedJobNameKey]) {
-			groupPods = append(groupPods, &pods[i])
+	for _, pod := range pods {
+		if names.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
+			groupPods = append(groupPods, pod)
 		}
 	}
 	var groupJobs []*batchv1.Job

@@ -3,7 +3,6 @@ package jobsetcontroller
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -127,7 +126,7 @@ func (r *Reconciler) readChildrenFresh(ctx context.Context, js *jobset.JobSet) (
 // Jobs count complete, from their status: the Pods that completed them may
 // be gone) and the restart budget.
 func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) inplace.Snapshot {
-	group, jobs := groupChildren(js, pods, jobs) // the in-place group's only (ingroup.go)
+	current, jobs := groupChildren(js, currentAttempt(js, pods), jobs) // the in-place group's only (ingroup.go)
 	s := inplace.Snapshot{
 		Synced:       ptr.Deref(js.Status.SyncedEpoch, 0),
 		Deprecated:   ptr.Deref(js.Status.DeprecatedEpoch, 0),
@@ -161,7 +160,6 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 		completed[job.Name] = done
 		s.ExpectedPods -= int32(done.Len())
 	}
-	current := slices.DeleteFunc(group, func(pod *corev1.Pod) bool { return !ofCurrentAttempt(js, pod) })
 	s.Pods = make([]inplace.Pod, 0, len(current))
 	for _, pod := range current {
 		if inplace.EndsJob(pod, failurePolicies[pod.Labels[jobset.ReplicatedJobNameKey]]) {
@@ -191,9 +189,10 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 	return s
 }
 
-// currentAttempt is the JobSet's Pods of its current restart attempt.
+// currentAttempt is the JobSet's Pods of its current restart attempt:
+// pointers into pods, not copies (a reconcile reads thousands).
 func currentAttempt(js *jobset.JobSet, pods []corev1.Pod) []*corev1.Pod {
-	var current []*corev1.Pod
+	current := make([]*corev1.Pod, 0, len(pods))
 	for i := range pods {
 		if pod := &pods[i]; ofCurrentAttempt(js, pod) {
 			current = append(current, pod)

@@ -69,19 +69,9 @@ func (p *podEventPacer) reconciled(key types.NamespacedName, pods int, e *epochs
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last[key] = reconciled{at: p.clock.Now(), pods: pods}
-	t := p.tallies[key]
-	if t == nil {
-		if e == nil {
-			return false
-		}
-		t = newPodTally()
-		p.tallies[key] = t
-	}
-	lookAgain = t.publish(e)
-	if t.empty() {
-		delete(p.tallies, key)
-	}
-	return lookAgain
+	t := p.tally(key)
+	defer p.dropIfEmpty(key, t)
+	return t.publish(e)
 }
 
 // forget drops a JobSet that is gone. Its Pods' tally goes with their
@@ -90,12 +80,9 @@ func (p *podEventPacer) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.last, key)
-	if t := p.tallies[key]; t != nil {
-		t.publish(nil)
-		if t.empty() {
-			delete(p.tallies, key)
-		}
-	}
+	t := p.tally(key)
+	defer p.dropIfEmpty(key, t)
+	t.publish(nil)
 }
 
 // observe tallies a Pod event of key's (pod nil: the Pod left the JobSet)
@@ -103,19 +90,29 @@ func (p *podEventPacer) forget(key types.NamespacedName) {
 func (p *podEventPacer) observe(key types.NamespacedName, name string, pod *corev1.Pod) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	t := p.tally(key)
+	defer p.dropIfEmpty(key, t)
+	if t.observe(name, pod) {
+		return p.delay(key, DefaultPausePerPod)
+	}
+	return p.delay(key, DefaultQuietPausePerPod)
+}
+
+// tally is key's Pod tally, new if it has none; p.mu is held.
+func (p *podEventPacer) tally(key types.NamespacedName) *podTally {
 	t := p.tallies[key]
 	if t == nil {
 		t = newPodTally()
 		p.tallies[key] = t
 	}
-	perPod := DefaultQuietPausePerPod
-	if t.observe(name, pod) {
-		perPod = DefaultPausePerPod
-	}
+	return t
+}
+
+// dropIfEmpty drops key's tally once it follows nothing; p.mu is held.
+func (p *podEventPacer) dropIfEmpty(key types.NamespacedName, t *podTally) {
 	if t.empty() {
 		delete(p.tallies, key)
 	}
-	return p.delay(key, perPod)
 }
 
 // delay is how long an event of key's waits at perPod; p.mu is held.
