@@ -31,8 +31,8 @@ package inplace
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 )
 
 // Pod is what the protocol reads of one Pod of the JobSet's current Jobs.
@@ -157,14 +157,14 @@ func Decide(s Snapshot) Decision {
 	live, valid := int32(0), int32(0)
 	minEpoch, maxEpoch := int32(0), int32(0)
 	for _, p := range s.Pods {
-		if p.Succeeded || p.Failed || p.Deleting {
+		if !p.live() {
 			continue
 		}
 		live++
 		if p.Epoch == "" {
 			continue
 		}
-		e, problem := parseEpoch(p.Epoch, s.Synced)
+		e, problem := readEpoch(p.Epoch, s.Synced)
 		if problem != "" {
 			d.InvalidEpochs = append(d.InvalidEpochs, InvalidEpoch{Pod: p.Name, Value: p.Epoch, Problem: problem})
 			continue
@@ -204,7 +204,7 @@ func Decide(s Snapshot) Decision {
 	}
 	trigger := ""
 	if maxEpoch > s.Synced {
-		trigger = fmt.Sprintf("Pod %s joined epoch %d", livePodAt(s.Pods, maxEpoch, s.Synced), maxEpoch)
+		trigger = fmt.Sprintf("Pod %s joined epoch %d", livePodAt(s.Pods, maxEpoch), maxEpoch)
 	} else {
 		trigger = failureTrigger(s.Pods, s.Synced)
 	}
@@ -227,27 +227,33 @@ func (d Decision) exceedBudget(s Snapshot, trigger string) Decision {
 	return d
 }
 
-// parseEpoch accepts what an agent can write: an integer from 1 (the first
-// epoch) to S+1 (an agent joins the epoch after the synced one).
-func parseEpoch(raw string, synced int32) (int32, string) {
-	e, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 32)
+// readEpoch accepts what an agent can write: an epoch (agentspec.ParseEpoch)
+// no later than S+1, the epoch after the synced one, which an agent joins.
+func readEpoch(raw string, synced int32) (int32, string) {
+	e, err := agentspec.ParseEpoch(raw)
 	switch {
 	case err != nil:
-		return 0, "not a decimal int32"
-	case e < 1:
-		return 0, "below 1, the first epoch"
-	case e > int64(synced)+1:
+		return 0, err.Error()
+	case int64(e) > int64(synced)+1:
 		return 0, fmt.Sprintf("above %d, the epoch after the synced one", int64(synced)+1)
 	}
-	return int32(e), ""
+	return e, ""
 }
 
-func livePodAt(pods []Pod, epoch, synced int32) string {
+// live: the Pod counts toward its group (Live, for a Pod of the API).
+func (p Pod) live() bool {
+	return !p.Succeeded && !p.Failed && !p.Deleting
+}
+
+// at reports whether the Pod reports epoch e.
+func (p Pod) at(e int32) bool {
+	got, err := agentspec.ParseEpoch(p.Epoch)
+	return err == nil && got == e
+}
+
+func livePodAt(pods []Pod, epoch int32) string {
 	for _, p := range pods {
-		if p.Succeeded || p.Failed || p.Deleting {
-			continue
-		}
-		if e, problem := parseEpoch(p.Epoch, synced); problem == "" && e == epoch {
+		if p.live() && p.at(epoch) {
 			return p.Name
 		}
 	}
@@ -261,15 +267,14 @@ func livePodAt(pods []Pod, epoch, synced int32) string {
 // before S synced: its replacement at S (live, or finished since) was the
 // member.
 func failureTrigger(pods []Pod, synced int32) string {
-	member := strconv.Itoa(int(synced))
 	replaced := map[string]bool{}
 	for _, p := range pods {
-		if !p.Failed && !p.Deleting && p.Epoch == member && p.Index != "" {
+		if !p.Failed && !p.Deleting && p.Index != "" && p.at(synced) {
 			replaced[p.Index] = true
 		}
 	}
 	for _, p := range pods {
-		if p.Succeeded || p.EndsJob || p.IndexComplete || p.Epoch != member {
+		if p.Succeeded || p.EndsJob || p.IndexComplete || !p.at(synced) {
 			continue
 		}
 		if (p.Failed || p.Deleting) && replaced[p.Index] {

@@ -12,15 +12,14 @@ import (
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
-// Kubelet names of the RestartAllContainers action (KEP-5532): the Pod
-// condition set while it runs, and the reason containers show meanwhile and
-// afterwards.
-const (
-	PodConditionAllContainersRestarting corev1.PodConditionType = "AllContainersRestarting"
-	ReasonRestartingAllContainers                               = "RestartingAllContainers"
-)
+// Live reports whether the Pod counts toward its group: it has not ended
+// and is not being deleted.
+func Live(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+}
 
 // FailureSignal returns a sign that the Pod's containers failed or began
 // restarting since its agent started, or "".
@@ -61,9 +60,9 @@ func FailureSignal(pod *corev1.Pod) string {
 // failureSign is FailureSignal before the managedFields check.
 func failureSign(pod *corev1.Pod, agentStarted time.Time) string {
 	for _, c := range pod.Status.Conditions {
-		if c.Type == PodConditionAllContainersRestarting && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(agentStarted) &&
+		if c.Type == jobset.PodConditionAllContainersRestarting && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(agentStarted) &&
 			workerStopped(pod, agentStarted) {
-			return "its containers are restarting (" + string(PodConditionAllContainersRestarting) + ")"
+			return "its containers are restarting (" + string(jobset.PodConditionAllContainersRestarting) + ")"
 		}
 	}
 	since := func(t metav1.Time) bool { return !t.IsZero() && !t.Time.Before(agentStarted) }

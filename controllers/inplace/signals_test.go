@@ -11,6 +11,7 @@ import (
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
 func TestEndsJob(t *testing.T) {
@@ -127,7 +128,7 @@ func TestFailureSignal(t *testing.T) {
 	}
 	restarting := func(at metav1.Time) func(*corev1.PodStatus) {
 		return func(s *corev1.PodStatus) {
-			s.Conditions = []corev1.PodCondition{{Type: PodConditionAllContainersRestarting, Status: corev1.ConditionTrue, LastTransitionTime: at}}
+			s.Conditions = []corev1.PodCondition{{Type: jobset.PodConditionAllContainersRestarting, Status: corev1.ConditionTrue, LastTransitionTime: at}}
 		}
 	}
 	worker := func(cs corev1.ContainerStatus) func(*corev1.PodStatus) {
@@ -158,7 +159,7 @@ func TestFailureSignal(t *testing.T) {
 			restarting(after)(s)
 			worker(corev1.ContainerStatus{
 				State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}},
-				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: ReasonRestartingAllContainers, StartedAt: before}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: jobset.ReasonRestartingAllContainers, StartedAt: before}},
 			})(s)
 		})},
 		"a restart condition dated after the agent's start, no worker status yet": {pod: pod(true, restarting(after))},
@@ -168,7 +169,7 @@ func TestFailureSignal(t *testing.T) {
 		"the worker just exited 1":                                                {pod: pod(true, worker(terminated(1, after))), want: true},
 		"the worker restarted after exiting 1 since":                              {pod: pod(true, worker(exited(1, "Error", after))), want: true},
 		"the worker's exit that restarted the Pod":                                {pod: pod(true, worker(exited(1, "Error", before)))},
-		"killed for a restart: no time, no sign":                                  {pod: pod(true, worker(exited(137, ReasonRestartingAllContainers, metav1.Time{})))},
+		"killed for a restart: no time, no sign":                                  {pod: pod(true, worker(exited(137, jobset.ReasonRestartingAllContainers, metav1.Time{})))},
 		"the agent is not running: no reference, no sign":                         {pod: pod(false, worker(exited(1, "Error", after)))},
 		"a restart condition dated after the agent's start, every container running again (seen after an API server outage)": {
 			pod: pod(true, func(s *corev1.PodStatus) {
@@ -191,7 +192,7 @@ func TestFailureSignal(t *testing.T) {
 			pod(true, worker(terminated(1, after))), managedFields{status: 47, epoch: 47}), want: true},
 		"no epoch written yet: the status alone tells": {pod: writes(
 			pod(true, worker(terminated(1, after))), managedFields{status: 32}), want: true},
-		"no agent at all": {pod: &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: PodConditionAllContainersRestarting, Status: corev1.ConditionTrue}}}}},
+		"no agent at all": {pod: &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: jobset.PodConditionAllContainersRestarting, Status: corev1.ConditionTrue}}}}},
 		// Issue 15 item 3: with the controller's sync time as the
 		// reference, a node clock 2 s ahead dated the restart that led to
 		// the sync after it: a new group restart after every sync.

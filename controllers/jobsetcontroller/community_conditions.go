@@ -4,9 +4,6 @@ import (
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
@@ -79,36 +76,6 @@ func (d decision) terminalMessage() string {
 		return failedMessage(d.reason)
 	}
 	return d.message
-}
-
-// setRestartingJobSet moves community JobSet's RestartingJobSet condition:
-// True when the failure policy restarts the JobSet; once it exists, False
-// when the JobSet failed, completed or is suspended, or when every Job of
-// the attempt is ready. apply runs it for every decision, after the
-// replicatedJobsStatus is set.
-func (u *statusUpdate) setRestartingJobSet(d decision) {
-	if d.kind == restartJobSet {
-		reason, message := d.conditionReason, d.conditionMessage
-		if reason == "" {
-			reason, message = jobset.ReasonDefaultFailurePolicy, jobset.MessageRestartJobSet
-		}
-		u.setCondition(jobset.JobSetRestartingJobSet, metav1.ConditionTrue, reason, message)
-		return
-	}
-	conditions := u.js.Status.Conditions
-	if meta.FindStatusCondition(conditions, string(jobset.JobSetRestartingJobSet)) == nil {
-		return
-	}
-	switch {
-	case meta.IsStatusConditionTrue(conditions, string(jobset.JobSetFailed)):
-		u.setCondition(jobset.JobSetRestartingJobSet, metav1.ConditionFalse, jobset.ReasonJobSetFailed, jobset.MessageJobSetFailed)
-	case meta.IsStatusConditionTrue(conditions, string(jobset.JobSetCompleted)):
-		u.setCondition(jobset.JobSetRestartingJobSet, metav1.ConditionFalse, jobset.ReasonJobSetCompleted, jobset.MessageAllJobsCompleted)
-	case ptr.Deref(u.js.Spec.Suspend, false):
-		u.setCondition(jobset.JobSetRestartingJobSet, metav1.ConditionFalse, jobset.ReasonJobSetSuspended, jobset.MessageSuspended)
-	case allJobsReady(u.js):
-		u.setCondition(jobset.JobSetRestartingJobSet, metav1.ConditionFalse, jobset.ReasonJobsReady, jobset.MessageJobsReady)
-	}
 }
 
 // allJobsReady: the ready and succeeded Jobs of the status's

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -49,7 +51,7 @@ type podEventPacer struct {
 
 	mu      sync.Mutex
 	last    map[types.NamespacedName]reconciled
-	tallies map[types.NamespacedName]*podTally
+	tallies map[types.NamespacedName]*inplace.Tally
 }
 
 type reconciled struct {
@@ -58,20 +60,24 @@ type reconciled struct {
 }
 
 func newPodEventPacer(c clock.PassiveClock) *podEventPacer {
-	return &podEventPacer{clock: c, last: map[types.NamespacedName]reconciled{}, tallies: map[types.NamespacedName]*podTally{}}
+	return &podEventPacer{clock: c, last: map[types.NamespacedName]reconciled{}, tallies: map[types.NamespacedName]*inplace.Tally{}}
 }
 
-// reconciled records the end of a reconcile of key that read pods Pods and
-// left its epochs as e (nil when not known: a reconcile that failed, a
-// JobSet not in place or restarting fully). lookAgain: events weighed
-// against the epochs before may matter now (podTally.publish).
-func (p *podEventPacer) reconciled(key types.NamespacedName, pods int, e *epochs) (lookAgain bool) {
+// reconciled records the end of a reconcile of key that read pods Pods
+// and, when known, left its in-place group gathering at g (nil: in sync).
+// Not known: a reconcile that failed, a JobSet suspended or restarting
+// fully. lookAgain: events weighed against what the last one left may be
+// news now (inplace.Tally.Publish).
+func (p *podEventPacer) reconciled(key types.NamespacedName, pods int, known bool, g *inplace.Gather) (lookAgain bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last[key] = reconciled{at: p.clock.Now(), pods: pods}
 	t := p.tally(key)
 	defer p.dropIfEmpty(key, t)
-	return t.publish(e)
+	if !known {
+		return t.Forget()
+	}
+	return t.Publish(g)
 }
 
 // forget drops a JobSet that is gone. Its Pods' tally goes with their
@@ -82,7 +88,7 @@ func (p *podEventPacer) forget(key types.NamespacedName) {
 	delete(p.last, key)
 	t := p.tally(key)
 	defer p.dropIfEmpty(key, t)
-	t.publish(nil)
+	t.Forget()
 }
 
 // observe tallies a Pod event of key's (pod nil: the Pod left the JobSet)
@@ -92,25 +98,25 @@ func (p *podEventPacer) observe(key types.NamespacedName, name string, pod *core
 	defer p.mu.Unlock()
 	t := p.tally(key)
 	defer p.dropIfEmpty(key, t)
-	if t.observe(name, pod) {
+	if t.Observe(name, markOf(pod)) {
 		return p.delay(key, DefaultPausePerPod)
 	}
 	return p.delay(key, DefaultQuietPausePerPod)
 }
 
 // tally is key's Pod tally, new if it has none; p.mu is held.
-func (p *podEventPacer) tally(key types.NamespacedName) *podTally {
+func (p *podEventPacer) tally(key types.NamespacedName) *inplace.Tally {
 	t := p.tallies[key]
 	if t == nil {
-		t = newPodTally()
+		t = inplace.NewTally()
 		p.tallies[key] = t
 	}
 	return t
 }
 
 // dropIfEmpty drops key's tally once it follows nothing; p.mu is held.
-func (p *podEventPacer) dropIfEmpty(key types.NamespacedName, t *podTally) {
-	if t.empty() {
+func (p *podEventPacer) dropIfEmpty(key types.NamespacedName, t *inplace.Tally) {
+	if t.Empty() {
 		delete(p.tallies, key)
 	}
 }
@@ -167,4 +173,24 @@ func (p *podEventPacer) handler() handler.TypedEventHandler[client.Object, recon
 			enqueue(ctx, q, nil, e.Object)
 		},
 	}
+}
+
+// markOf is what the tally keeps of a Pod (nil: gone), read as
+// epochSnapshot reads it.
+func markOf(pod *corev1.Pod) *inplace.Mark {
+	if pod == nil {
+		return nil
+	}
+	return &inplace.Mark{
+		Attempt:       attemptOf(pod.Labels[jobset.JobSetUIDKey], pod.Labels[jobset.RestartsKey]),
+		Member:        pod.Labels[jobset.ReplicatedJobNameKey],
+		Epoch:         pod.Annotations[jobset.EpochKey],
+		Live:          inplace.Live(pod),
+		FailureSignal: inplace.FailureSignal(pod) != "",
+	}
+}
+
+// attemptOf names a JobSet's restart attempt as the tally compares them.
+func attemptOf(jobSetUID, restarts string) string {
+	return jobSetUID + "/" + restarts
 }

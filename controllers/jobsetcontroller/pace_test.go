@@ -39,7 +39,7 @@ func TestPodEventPacerDelay(t *testing.T) {
 			clock := clocktesting.NewFakePassiveClock(start)
 			p := newPodEventPacer(clock)
 			if tc.pods >= 0 {
-				p.reconciled(key, tc.pods, nil)
+				p.reconciled(key, tc.pods, false, nil)
 			}
 			if tc.forget {
 				p.forget(key)
@@ -67,7 +67,7 @@ func TestPodEventPacerHandler(t *testing.T) {
 	ctx := context.Background()
 
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("a"), ObjectNew: pod("a")}, q)
-	p.reconciled(key, 2000, nil)
+	p.reconciled(key, 2000, false, nil)
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("b"), ObjectNew: pod("b")}, q)
 	h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: pod("c")}, q)
 	h.Delete(ctx, ctrlevent.TypedDeleteEvent[client.Object]{Object: pod("d")}, q)
@@ -94,7 +94,7 @@ func TestPodEventPacerHandlerDuringAGather(t *testing.T) {
 		h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: tallyPod(name, "1")}, q)
 	}
 	// The reconcile that deprecated epoch 1 (2000 Pods, for round pauses).
-	if p.reconciled(key, 2000, gatheringAt("2")) {
+	if p.reconciled(key, 2000, true, gatheringAt(2).gather) {
 		t.Fatal("reconciled: look again, with every Pod waiting")
 	}
 	restarting := func(p *corev1.Pod) {

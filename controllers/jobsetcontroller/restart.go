@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
@@ -53,10 +54,10 @@ func restartDecision(countsTowardMax bool, format string, args ...any) decision 
 // ReasonRestarting is the event reason of a full restart.
 const ReasonRestarting = "Restarting"
 
-// decide runs the policies in order: a failed Job goes to the failure
-// policy first (a JobSet whose Job failed is not complete), then the success
-// policy.
-func decide(js *jobset.JobSet, children childJobs) decision {
+// policyDecision runs the policies in order: a failed Job goes to the
+// failure policy first (a JobSet whose Job failed is not complete), then
+// the success policy.
+func policyDecision(js *jobset.JobSet, children childJobs) decision {
 	if d := failurePolicyDecision(js, children.failed); d.kind != keepRunning {
 		return withCommunityWording(js, children.failed, d)
 	}
@@ -64,6 +65,20 @@ func decide(js *jobset.JobSet, children childJobs) decision {
 		return decision{kind: completeJobSet, reason: jobset.ReasonAllJobsCompleted, message: "the success policy is met"}
 	}
 	return decision{kind: keepRunning}
+}
+
+// lostIndexDecision answers a lost index with a full restart, which
+// recreates the Jobs and so the index. It counts toward maxRestarts when a
+// synced group lost a member, once: when it escalates the group restart
+// that the Pod's deletion started, that one already counted. A Pod lost
+// while the group gathered (its first run, or after a full restart or a
+// resume) is, as any failure then, not counted.
+func lostIndexDecision(js *jobset.JobSet, lost string) decision {
+	const action = "a full restart recreates all Jobs and so the index"
+	if ptr.Deref(js.Status.SyncedEpoch, 0) == 0 || regathering(js) {
+		return restartDecision(false, "%s; %s (not counted: the group had not synced)", lost, action)
+	}
+	return countedRestart(js, lost, action)
 }
 
 // childrenPlan is the create and delete work that converges the child Jobs

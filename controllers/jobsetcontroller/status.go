@@ -1,18 +1,16 @@
 package jobsetcontroller
 
 import (
-	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
 )
 
@@ -142,29 +140,161 @@ func (u *statusUpdate) setSuspended() {
 	}
 }
 
-// writeStatus persists the status with a merge patch guarded by the
-// resourceVersion the reconcile read (a stale read fails with a conflict
-// and is retried on fresh state), then logs and emits the queued events,
-// which are the reconcile's decisions, and records the metrics.
-func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
-	log := ctrl.LoggerFrom(ctx)
-	if equality.Semantic.DeepEqual(u.original.Status, u.js.Status) {
-		log.V(2).Info("Status unchanged")
-		return nil
+// markRegathering records, in the same status write as the full restart or
+// suspension that recreates every Pod, that the new Pods gather at the next
+// epoch without a group restart: a sync past a synced epoch without it is a
+// group restart that the budget counts (Decide).
+func (u *statusUpdate) markRegathering(why string) {
+	if jobset.RestartStrategyOf(u.js) != jobset.InPlaceRestart || ptr.Deref(u.js.Status.SyncedEpoch, 0) < 1 {
+		return
 	}
-	patch := client.MergeFromWithOptions(u.original, client.MergeFromWithOptimisticLock{})
-	if err := r.client.Status().Patch(ctx, u.js, patch); err != nil {
-		return fmt.Errorf("writing the status of JobSet %s: %w", client.ObjectKeyFromObject(u.js), err)
+	u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonPodsRecreated,
+		fmt.Sprintf("%s: the new Pods gather at epoch %d without an in-place group restart", why, ptr.Deref(u.js.Status.SyncedEpoch, 0)+1))
+}
+
+// applyEpochs records an epoch decision in the status, with its condition,
+// events and metrics.
+func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
+	js, ns := u.js, u.js.Namespace
+	u.setInvalidEpochs(d.InvalidEpochs)
+	if d.BudgetExceeded {
+		u.apply(failDecision(jobset.ReasonReachedMaxRestarts, "%s", d.Message))
+		return
 	}
-	for _, e := range u.events {
-		log.Info(e.note, "reason", e.reason, "restarts", u.js.Status.Restarts, "inPlaceRestarts", u.js.Status.InPlaceRestarts,
-			"syncedEpoch", ptr.Deref(u.js.Status.SyncedEpoch, 0), "deprecatedEpoch", ptr.Deref(u.js.Status.DeprecatedEpoch, 0))
-		if e.eventType != "" {
-			r.recorder.Eventf(u.js, nil, e.eventType, e.reason, e.action, "%s", e.note)
+
+	if d.Deprecated != s.Deprecated {
+		js.Status.DeprecatedEpoch = ptr.To(d.Deprecated)
+	}
+	if d.RestartStarted {
+		js.Status.InPlaceRestarts++
+		note := fmt.Sprintf("in-place group restart %d started: %s; every Pod at epoch %d or below restarts in place",
+			js.Status.InPlaceRestarts, d.Trigger, d.Deprecated)
+		u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonInPlaceRestartStarted, note)
+		u.event(corev1.EventTypeWarning, jobset.ReasonInPlaceRestartStarted, "RestartInPlace", note)
+		u.recorded = append(u.recorded, func() { metrics.InPlaceRestarts.WithLabelValues(ns).Inc() })
+	}
+	if d.Synced != s.Synced {
+		js.Status.SyncedEpoch = ptr.To(d.Synced)
+		if d.RestartCompleted {
+			note := fmt.Sprintf("in-place group restart %d completed: every live Pod joined epoch %d", js.Status.InPlaceRestarts, d.Synced)
+			// Its duration is known when its start was recorded by an
+			// earlier reconcile.
+			if started := meta.FindStatusCondition(u.original.Status.Conditions, string(jobset.JobSetInPlaceRestarting)); started != nil && started.Status == metav1.ConditionTrue {
+				took := u.now.Sub(started.LastTransitionTime.Time)
+				note = fmt.Sprintf("in-place group restart %d completed in %.1fs: every live Pod joined epoch %d",
+					js.Status.InPlaceRestarts, took.Seconds(), d.Synced)
+				u.recorded = append(u.recorded, func() { metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds()) })
+			}
+			u.markSynced(jobset.ReasonInPlaceRestartCompleted, note)
+			u.event(corev1.EventTypeNormal, jobset.ReasonInPlaceRestartCompleted, "RestartInPlace", note)
+		} else {
+			note := fmt.Sprintf("every live Pod joined epoch %d", d.Synced)
+			u.markSynced(jobset.ReasonEpochSynced, note)
+			u.logOnly(jobset.ReasonEpochSynced, note)
 		}
 	}
-	for _, record := range u.recorded {
-		record()
+}
+
+// markSynced sets InPlaceRestarting False: the group synced.
+func (u *statusUpdate) markSynced(reason, message string) {
+	u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionFalse, reason, message)
+}
+
+// setInvalidEpochs names, in the InvalidEpoch condition, the live Pods whose
+// epoch annotation no agent could have written.
+func (u *statusUpdate) setInvalidEpochs(invalid []inplace.InvalidEpoch) {
+	if len(invalid) == 0 {
+		if meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetInvalidEpoch)) {
+			u.setCondition(jobset.JobSetInvalidEpoch, metav1.ConditionFalse, jobset.ReasonEpochsValid, "every live Pod reports a valid epoch")
+		}
+		return
 	}
-	return nil
+	note := fmt.Sprintf("ignored for sync until fixed (only the agent writes %s): %s", jobset.EpochKey, describeInvalidEpochs(invalid))
+	if u.setCondition(jobset.JobSetInvalidEpoch, metav1.ConditionTrue, jobset.ReasonInvalidEpoch, note) {
+		u.event(corev1.EventTypeWarning, jobset.ReasonInvalidEpoch, "ReadEpochs", note)
+	}
+}
+
+// A condition's message is limited to 32 KiB by the CRD's schema, and a
+// status write with a longer one fails, taking every other status change
+// with it: an admin who "resets" the epochs of a thousand Pods must not
+// leave the JobSet unable to record even its failure. So a message names a
+// few Pods, each described in a bounded size, and counts the rest.
+const (
+	podsNamed             = 10
+	podDescriptionSize    = 512
+	invalidEpochValueSize = 32
+)
+
+func describeInvalidEpochs(invalid []inplace.InvalidEpoch) string {
+	descriptions := make([]string, 0, min(len(invalid), podsNamed))
+	for _, e := range invalid[:min(len(invalid), podsNamed)] {
+		if len(e.Value) > invalidEpochValueSize {
+			e.Value = e.Value[:invalidEpochValueSize] + "..."
+		}
+		descriptions = append(descriptions, e.String())
+	}
+	return boundedList(descriptions, len(invalid))
+}
+
+// boundedList joins the descriptions of the first podsNamed of total
+// Pods, each cut to podDescriptionSize, and counts the others.
+func boundedList(descriptions []string, total int) string {
+	named := make([]string, 0, podsNamed+1)
+	for _, d := range descriptions[:min(len(descriptions), podsNamed)] {
+		if len(d) > podDescriptionSize {
+			d = d[:podDescriptionSize] + "..."
+		}
+		named = append(named, d)
+	}
+	if more := total - len(named); more > 0 {
+		named = append(named, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(named, "; ")
+}
+
+// setRestartingJobSet moves community JobSet's RestartingJobSet condition:
+// True when the failure policy restarts the JobSet; once it exists, False
+// when the JobSet failed, completed or is suspended, or when every Job of
+// the attempt is ready. apply runs it for every decision, after the
+// replicatedJobsStatus is set.
+func (u *statusUpdate) setRestartingJobSet(d decision) {
+	if d.kind == restartJobSet {
+		reason, message := d.conditionReason, d.conditionMessage
+		if reason == "" {
+			reason, message = jobset.ReasonDefaultFailurePolicy, jobset.MessageRestartJobSet
+		}
+		u.setCondition(jobset.JobSetRestartingJobSet, metav1.ConditionTrue, reason, message)
+		return
+	}
+	conditions := u.js.Status.Conditions
+	if meta.FindStatusCondition(conditions, string(jobset.JobSetRestartingJobSet)) == nil {
+		return
+	}
+	switch {
+	case meta.IsStatusConditionTrue(conditions, string(jobset.JobSetFailed)):
+		u.setCondition(jobset.JobSetRestartingJobSet, metav1.ConditionFalse, jobset.ReasonJobSetFailed, jobset.MessageJobSetFailed)
+	case meta.IsStatusConditionTrue(conditions, string(jobset.JobSetCompleted)):
+		u.setCondition(jobset.JobSetRestartingJobSet, metav1.ConditionFalse, jobset.ReasonJobSetCompleted, jobset.MessageAllJobsCompleted)
+	case ptr.Deref(u.js.Spec.Suspend, false):
+		u.setCondition(jobset.JobSetRestartingJobSet, metav1.ConditionFalse, jobset.ReasonJobSetSuspended, jobset.MessageSuspended)
+	case allJobsReady(u.js):
+		u.setCondition(jobset.JobSetRestartingJobSet, metav1.ConditionFalse, jobset.ReasonJobsReady, jobset.MessageJobsReady)
+	}
+}
+
+// setGatherStalled records a stalled gather's report ("" once it is not):
+// the condition follows the report, the event says it once.
+func (u *statusUpdate) setGatherStalled(report string) {
+	was := meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetGatherStalled))
+	if report == "" {
+		if was {
+			u.setCondition(jobset.JobSetGatherStalled, metav1.ConditionFalse, jobset.ReasonGatherCompleted, "the gather it reported ended")
+		}
+		return
+	}
+	u.setCondition(jobset.JobSetGatherStalled, metav1.ConditionTrue, jobset.ReasonPodsNotJoined, report)
+	if !was {
+		u.event(corev1.EventTypeWarning, jobset.ReasonPodsNotJoined, "Gather", report)
+	}
 }

@@ -29,6 +29,14 @@ const (
 	JobSetNameKey = "jobset.sigs.k8s.io/jobset-name"
 )
 
+// The kubelet's names for its RestartAllContainers action (KEP-5532), which
+// the agent's exit sets off: the Pod condition set while every container
+// restarts, and the reason the killed containers show meanwhile and after.
+const (
+	PodConditionAllContainersRestarting = "AllContainersRestarting"
+	ReasonRestartingAllContainers       = "RestartingAllContainers"
+)
+
 // ContainerName names the agent sidecar wherever this project builds it.
 const ContainerName = "jobset-agent"
 

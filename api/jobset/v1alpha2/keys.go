@@ -1,6 +1,10 @@
 package v1alpha2
 
-import "github.com/fastjobset/jobset/api/jobset/agentspec"
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+)
 
 // Labels and annotations that the controller puts on child Jobs and on their
 // Pod templates. Unless a comment says otherwise, each key is written both as
@@ -48,6 +52,12 @@ const (
 	// EpochKey is the Pod annotation through which an agent reports the
 	// epoch it has joined, as a decimal int32. Only the agent writes it.
 	EpochKey = agentspec.EpochAnnotation
+	// PodConditionAllContainersRestarting is the Pod condition the kubelet
+	// sets while its RestartAllContainers action (KEP-5532) restarts every
+	// container of the Pod, and ReasonRestartingAllContainers the reason
+	// the containers it killed show.
+	PodConditionAllContainersRestarting corev1.PodConditionType = agentspec.PodConditionAllContainersRestarting
+	ReasonRestartingAllContainers                               = agentspec.ReasonRestartingAllContainers
 	// InjectAgentKey, set to "true" on a JobSet with restartStrategy
 	// InPlaceRestart, asks the webhook to add the agent sidecar, its
 	// environment, startup probe and restart rule, and a restart rule to

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strconv"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -72,10 +74,6 @@ const (
 	RuleEpochNoLower = "epoch-not-lower"
 )
 
-// canonicalEpoch matches a canonical decimal integer from 1 up, at most
-// ten digits (2147483647 has ten); the policy bounds its value too.
-const canonicalEpoch = "^[1-9][0-9]{0,9}$"
-
 // epochOnlyPolicy limits what a ServiceAccount named jobset-agent, in any
 // namespace, may do to Pods (KEP-467, "Permissions for the agent sidecar";
 // the Role must grant patch on Pods, and this is what narrows it):
@@ -96,7 +94,8 @@ const canonicalEpoch = "^[1-9][0-9]{0,9}$"
 // 'jobset-agent-epoch-only' with binding ... denied request: rule own-pod:
 // ..."); the first that fails is reported.
 func epochOnlyPolicy() []client.Object {
-	const maxEpoch = "2147483647"
+	// The grammar of agentspec.ParseEpoch: its pattern, then its bound.
+	canonicalEpoch, maxEpoch := agentspec.EpochPattern, strconv.Itoa(agentspec.MaxEpoch)
 	agent := "the " + AgentName + " ServiceAccount"
 	quoted := func(v string) string { return "'" + v + "'" }
 	// notDelete guards the rules that read object, which is null on DELETE.

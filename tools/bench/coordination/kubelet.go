@@ -16,7 +16,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
-	"github.com/fastjobset/jobset/controllers/inplace"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
 // The kubelet stand-in: for every Pod, the Pod status updates a real
@@ -55,9 +55,9 @@ const (
 func runningStatus(spec *corev1.PodSpec, at metav1.Time) corev1.PodStatus {
 	s := corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &at, QOSClass: sidecar.QOSClass(*spec)}
 	for _, t := range []corev1.PodConditionType{podReadyToStartContainers, corev1.PodInitialized, corev1.PodReady,
-		corev1.ContainersReady, corev1.PodScheduled, inplace.PodConditionAllContainersRestarting} {
+		corev1.ContainersReady, corev1.PodScheduled, jobset.PodConditionAllContainersRestarting} {
 		status := corev1.ConditionTrue
-		if t == inplace.PodConditionAllContainersRestarting {
+		if t == jobset.PodConditionAllContainersRestarting {
 			status = corev1.ConditionFalse
 		}
 		s.Conditions = append(s.Conditions, corev1.PodCondition{Type: t, Status: status, LastTransitionTime: at})
@@ -99,7 +99,7 @@ func exited(s corev1.PodStatus, name string, code int32, at metav1.Time) corev1.
 			ExitCode: code, Reason: reason, StartedAt: started, FinishedAt: at, ContainerID: c.ContainerID}}
 		c.Ready, c.Started = false, ptrTo(false)
 	})
-	setCondition(&s, inplace.PodConditionAllContainersRestarting, corev1.ConditionTrue, reasonRestartAllContainersStarted, at)
+	setCondition(&s, jobset.PodConditionAllContainersRestarting, corev1.ConditionTrue, reasonRestartAllContainersStarted, at)
 	setCondition(&s, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", at)
 	setCondition(&s, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", at)
 	return s
@@ -114,13 +114,13 @@ func removed(s corev1.PodStatus, at metav1.Time) corev1.PodStatus {
 			return
 		}
 		const message = "The container is removed because RestartAllContainers in place"
-		c.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: inplace.ReasonRestartingAllContainers, Message: message}}
+		c.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: jobset.ReasonRestartingAllContainers, Message: message}}
 		c.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			Reason: inplace.ReasonRestartingAllContainers, Message: message, ExitCode: 137}}
+			Reason: jobset.ReasonRestartingAllContainers, Message: message, ExitCode: 137}}
 		c.RestartCount++
 		c.Ready, c.Started, c.ContainerID = false, ptrTo(false), ""
 	})
-	setCondition(&s, inplace.PodConditionAllContainersRestarting, corev1.ConditionFalse, "", at)
+	setCondition(&s, jobset.PodConditionAllContainersRestarting, corev1.ConditionFalse, "", at)
 	setCondition(&s, corev1.PodInitialized, corev1.ConditionFalse, "ContainersNotInitialized", at)
 	return s
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
@@ -60,11 +61,11 @@ func TestStatusStepsAsTheControllerReadsThem(t *testing.T) {
 			t.Errorf("%s: failure signal %q, want none", step.name, got)
 		}
 	}
-	if c := condition(failed, inplace.PodConditionAllContainersRestarting); c == nil || c.Status != corev1.ConditionTrue {
-		t.Errorf("after the exit: %s is %+v, want True", inplace.PodConditionAllContainersRestarting, c)
+	if c := condition(failed, jobset.PodConditionAllContainersRestarting); c == nil || c.Status != corev1.ConditionTrue {
+		t.Errorf("after the exit: %s is %+v, want True", jobset.PodConditionAllContainersRestarting, c)
 	}
-	if c := condition(restarting, inplace.PodConditionAllContainersRestarting); c == nil || c.Status != corev1.ConditionFalse {
-		t.Errorf("once removed: %s is %+v, want False", inplace.PodConditionAllContainersRestarting, c)
+	if c := condition(restarting, jobset.PodConditionAllContainersRestarting); c == nil || c.Status != corev1.ConditionFalse {
+		t.Errorf("once removed: %s is %+v, want False", jobset.PodConditionAllContainersRestarting, c)
 	}
 }
 

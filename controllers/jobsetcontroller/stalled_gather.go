@@ -2,7 +2,6 @@ package jobsetcontroller
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +12,7 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // A gather (the Pods joining the next epoch: the first run, a group restart,
@@ -64,15 +64,15 @@ func stalledGather(js *jobset.JobSet, pods []*corev1.Pod, expected int32, now ti
 	if waited := now.Sub(since); waited < threshold {
 		return "", threshold - waited
 	}
-	target := strconv.Itoa(int(ptr.Deref(js.Status.SyncedEpoch, 0)) + 1)
+	target := ptr.Deref(js.Status.SyncedEpoch, 0) + 1
 	var waiting []string
 	live := int32(0)
 	for _, pod := range pods {
-		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		if !inplace.Live(pod) {
 			continue
 		}
 		live++
-		if pod.Annotations[jobset.EpochKey] != target {
+		if e, err := agentspec.ParseEpoch(pod.Annotations[jobset.EpochKey]); err != nil || e != target {
 			waiting = append(waiting, fmt.Sprintf("%s (%s)", pod.Name, whyNotJoined(pod)))
 		}
 	}
@@ -80,7 +80,7 @@ func stalledGather(js *jobset.JobSet, pods []*corev1.Pod, expected int32, now ti
 	if len(waiting) == 0 && missing <= 0 {
 		return "", 0
 	}
-	report = fmt.Sprintf("the Pods have been gathering at epoch %s for %s", target, now.Sub(since).Round(time.Second))
+	report = fmt.Sprintf("the Pods have been gathering at epoch %d for %s", target, now.Sub(since).Round(time.Second))
 	if len(waiting) > 0 {
 		report += fmt.Sprintf("; %d of %d have not joined: %s", len(waiting), live, boundedList(waiting, len(waiting)))
 	}
@@ -136,20 +136,4 @@ func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 		}
 	}
 	return nil
-}
-
-// setGatherStalled records a stalled gather's report ("" once it is not):
-// the condition follows the report, the event says it once.
-func (u *statusUpdate) setGatherStalled(report string) {
-	was := meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetGatherStalled))
-	if report == "" {
-		if was {
-			u.setCondition(jobset.JobSetGatherStalled, metav1.ConditionFalse, jobset.ReasonGatherCompleted, "the gather it reported ended")
-		}
-		return
-	}
-	u.setCondition(jobset.JobSetGatherStalled, metav1.ConditionTrue, jobset.ReasonPodsNotJoined, report)
-	if !was {
-		u.event(corev1.EventTypeWarning, jobset.ReasonPodsNotJoined, "Gather", report)
-	}
 }

@@ -30,14 +30,26 @@ func tallyPod(name, epoch string, mutate ...func(*corev1.Pod)) *corev1.Pod {
 	return pod
 }
 
+// left is what a reconcile left the group in, as the pacer publishes it
+// (nil: not known).
+type left struct{ gather *inplace.Gather }
+
 // gatheringAt: the group of attempt 0 (replicatedJob "workers") gathers at
 // epoch.
-func gatheringAt(epoch string) *epochs {
-	return &epochs{gather: &gather{jobSetUID: "uid-1", restarts: "0", epoch: epoch, group: sets.New("workers")}}
+func gatheringAt(epoch int32) *left {
+	return &left{gather: &inplace.Gather{Attempt: attemptOf("uid-1", "0"), Group: sets.New("workers"), Epoch: epoch}}
 }
 
 // inSync: the group is in sync.
-var inSync = &epochs{}
+var inSync = &left{}
+
+// publish tells the tally what a reconcile left, as the pacer does.
+func publish(t *inplace.Tally, l *left) bool {
+	if l == nil {
+		return t.Forget()
+	}
+	return t.Publish(l.gather)
+}
 
 // failing: the Pod's agent runs, and its worker exited 1 since: a failure
 // signal.
@@ -69,7 +81,7 @@ func TestPodTally(t *testing.T) {
 		// pods are the Pods at the group's synced epoch before the gather
 		// is published.
 		pods   []*corev1.Pod
-		epochs *epochs
+		epochs *left
 		events []event
 	}{
 		{
@@ -94,7 +106,7 @@ func TestPodTally(t *testing.T) {
 		{
 			name:   "a group restart: only the join that leaves no Pod waiting",
 			pods:   []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1"), tallyPod("c", "1")},
-			epochs: gatheringAt("2"),
+			epochs: gatheringAt(2),
 			events: []event{
 				{"a", tallyPod("a", "1", restarting), false},
 				{"a", tallyPod("a", "2"), false},
@@ -106,7 +118,7 @@ func TestPodTally(t *testing.T) {
 		},
 		{
 			name:   "the first gather: creations may, joins only the last",
-			epochs: gatheringAt("1"),
+			epochs: gatheringAt(1),
 			events: []event{
 				{"a", tallyPod("a", ""), true},
 				{"b", tallyPod("b", ""), true},
@@ -117,7 +129,7 @@ func TestPodTally(t *testing.T) {
 		{
 			name:   "who is in the group changes: a Pod fails, is deleted, is replaced",
 			pods:   []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1")},
-			epochs: gatheringAt("2"),
+			epochs: gatheringAt(2),
 			events: []event{
 				{"a", tallyPod("a", "1", failed), true},
 				{"b", tallyPod("b", "1", deleting), true},
@@ -129,7 +141,7 @@ func TestPodTally(t *testing.T) {
 		{
 			name:   "Pods of another attempt or outside the group do not wait",
 			pods:   []*corev1.Pod{tallyPod("a", "1"), tallyPod("old", "1", attempt1), tallyPod("init", "", initializer)},
-			epochs: gatheringAt("2"),
+			epochs: gatheringAt(2),
 			events: []event{
 				{"old", tallyPod("old", "2", attempt1), false},
 				{"init", tallyPod("init", "", initializer, restarting), false},
@@ -139,7 +151,7 @@ func TestPodTally(t *testing.T) {
 		{
 			name:   "a Pod relabelled into another attempt",
 			pods:   []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1")},
-			epochs: gatheringAt("2"),
+			epochs: gatheringAt(2),
 			events: []event{
 				{"a", tallyPod("a", "1", attempt1), true},
 				{"b", tallyPod("b", "2"), true},
@@ -148,13 +160,13 @@ func TestPodTally(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tally := newPodTally()
+			tally := inplace.NewTally()
 			for _, pod := range tc.pods {
-				tally.observe(pod.Name, pod)
+				tally.Observe(pod.Name, markOf(pod))
 			}
-			tally.publish(tc.epochs)
+			publish(tally, tc.epochs)
 			for i, e := range tc.events {
-				if got := tally.observe(e.name, e.pod); got != e.want {
+				if got := tally.Observe(e.name, markOf(e.pod)); got != e.want {
 					t.Errorf("event %d (Pod %s): may change the decision = %t, want %t", i, e.name, got, e.want)
 				}
 			}
@@ -166,38 +178,38 @@ func TestPodTallyPublish(t *testing.T) {
 	cases := []struct {
 		name          string
 		pods          []*corev1.Pod
-		before, after *epochs
+		before, after *left
 		// events come after before is published.
 		events        []*corev1.Pod
 		wantLookAgain bool
 	}{
-		{name: "a gather with Pods waiting", pods: []*corev1.Pod{tallyPod("a", "1")}, before: inSync, after: gatheringAt("2")},
+		{name: "a gather with Pods waiting", pods: []*corev1.Pod{tallyPod("a", "1")}, before: inSync, after: gatheringAt(2)},
 		// Their joins were weighed while the group was in sync, where
 		// every event counts; but a gather published after them, with
 		// every Pod joined already, would otherwise wait for an event.
-		{name: "a gather every Pod joined already", pods: []*corev1.Pod{tallyPod("a", "2")}, before: inSync, after: gatheringAt("2"), wantLookAgain: true},
+		{name: "a gather every Pod joined already", pods: []*corev1.Pod{tallyPod("a", "2")}, before: inSync, after: gatheringAt(2), wantLookAgain: true},
 		{name: "the same gather again, after quiet events", pods: []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1")},
-			before: gatheringAt("2"), events: []*corev1.Pod{tallyPod("a", "2")}, after: gatheringAt("2")},
+			before: gatheringAt(2), events: []*corev1.Pod{tallyPod("a", "2")}, after: gatheringAt(2)},
 		// A failure signal is quiet while the group gathers, and news once
 		// it syncs: the reconcile that synced may have read the Pod before it.
 		{name: "in sync after quiet events", pods: []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1")},
-			before: gatheringAt("2"), events: []*corev1.Pod{tallyPod("a", "2", failing)}, after: inSync, wantLookAgain: true},
+			before: gatheringAt(2), events: []*corev1.Pod{tallyPod("a", "2", failing)}, after: inSync, wantLookAgain: true},
 		{name: "in sync, every event weighed as it may matter", pods: []*corev1.Pod{tallyPod("a", "2")},
-			before: gatheringAt("2"), after: inSync},
+			before: gatheringAt(2), after: inSync},
 		{name: "not known anymore", pods: []*corev1.Pod{tallyPod("a", "2")}, before: inSync},
-		{name: "a gather with no Pod yet: nothing waits, so look again (once)", after: gatheringAt("1"), wantLookAgain: true},
+		{name: "a gather with no Pod yet: nothing waits, so look again (once)", after: gatheringAt(1), wantLookAgain: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tally := newPodTally()
+			tally := inplace.NewTally()
 			for _, pod := range tc.pods {
-				tally.observe(pod.Name, pod)
+				tally.Observe(pod.Name, markOf(pod))
 			}
-			tally.publish(tc.before)
+			publish(tally, tc.before)
 			for _, pod := range tc.events {
-				tally.observe(pod.Name, pod)
+				tally.Observe(pod.Name, markOf(pod))
 			}
-			if got := tally.publish(tc.after); got != tc.wantLookAgain {
+			if got := publish(tally, tc.after); got != tc.wantLookAgain {
 				t.Errorf("publish: look again = %t, want %t", got, tc.wantLookAgain)
 			}
 		})

@@ -1,0 +1,214 @@
+package jobsetcontroller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+// apply does what decide decided, in an order that keeps every step safe to
+// repeat: children first, then the one status write (with its events),
+// then the releases that status answers (a Pod that left while running is
+// released only once the full restart that answers it is recorded), then
+// an expired JobSet's deletion.
+func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Result, error) {
+	if err := r.deleteJobs(ctx, a.deleteJobs); err != nil {
+		return ctrl.Result{}, err
+	}
+	if a.converge != nil {
+		if err := r.convergeChildren(ctx, o.js, o.children, *a.converge); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	js := o.js
+	if a.status != nil {
+		if err := r.writeStatus(ctx, a.status); err != nil {
+			return ctrl.Result{}, err
+		}
+		js = a.status.js
+	}
+	recordEpochs(js)
+	if err := r.releaseMembers(ctx, a.release); err != nil {
+		return ctrl.Result{}, err
+	}
+	if a.expired {
+		return ctrl.Result{}, r.deleteExpired(ctx, js)
+	}
+	return ctrl.Result{RequeueAfter: a.requeueAfter}, nil
+}
+
+// convergeChildren creates the missing children and moves every active Job
+// to the JobSet's suspend state.
+func (r *Reconciler) convergeChildren(ctx context.Context, js *jobset.JobSet, children childJobs, plan childrenPlan) error {
+	if DNSHostnamesEnabled(js) {
+		if err := r.ensureExists(ctx, "headless Service", constructService(js)); err != nil {
+			return err
+		}
+	}
+	// Claims before Jobs: a Pod whose claim is missing does not schedule.
+	for _, claim := range volumeClaims(js) {
+		if err := r.ensureExists(ctx, "PersistentVolumeClaim of volumeClaimPolicies", claim); err != nil {
+			return err
+		}
+	}
+	if len(plan.create) > 0 {
+		ctrl.LoggerFrom(ctx).V(2).Info("Creating Jobs", "count", len(plan.create))
+	}
+	if err := r.forEach(ctx, plan.create, func(job *batchv1.Job) error {
+		if err := r.client.Create(ctx, job); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating Job %s: the name is taken by a Job this JobSet does not own (another JobSet's, or one still being deleted): %w", job.Name, err)
+			}
+			return fmt.Errorf("creating Job %s: %w", job.Name, err)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	suspend, resume := suspendPlan(js, children.active)
+	if err := r.forEach(ctx, suspend, func(job *batchv1.Job) error {
+		suspended := job.DeepCopy()
+		suspended.Spec.Suspend = ptr.To(true)
+		return r.patchJob(ctx, job, suspended)
+	}); err != nil {
+		return fmt.Errorf("suspending Jobs: %w", err)
+	}
+	if err := r.forEach(ctx, resume, func(job *batchv1.Job) error {
+		return r.patchJob(ctx, job, resumedJob(js, job))
+	}); err != nil {
+		return fmt.Errorf("resuming Jobs: %w", err)
+	}
+	return nil
+}
+
+// patchJob is the one way a Job is changed: a merge patch from the cached
+// Job, guarded by its resourceVersion so that a change made since (by the
+// Job controller, or Kueue) fails with a conflict and is retried on fresh
+// state instead of being overwritten.
+func (r *Reconciler) patchJob(ctx context.Context, cached, changed *batchv1.Job) error {
+	ctrl.LoggerFrom(ctx).V(2).Info("Patching Job", "job", klog.KObj(changed), "suspend", ptr.Deref(changed.Spec.Suspend, false))
+	if err := r.client.Patch(ctx, changed, client.MergeFromWithOptions(cached, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("patching Job %s: %w", changed.Name, err)
+	}
+	return nil
+}
+
+// ensureExists creates obj, described as what in errors, unless an object
+// of its name exists. For a shared claim, one that a retained policy kept
+// from an earlier JobSet of the same name is mounted again, data and all.
+func (r *Reconciler) ensureExists(ctx context.Context, what string, obj client.Object) error {
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
+	if apierrors.IsNotFound(err) {
+		err = r.client.Create(ctx, obj)
+	}
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("ensuring %s %s: %w", what, obj.GetName(), err)
+	}
+	return nil
+}
+
+// deleteJobs deletes in the foreground: a Job stays visible, holding its
+// name, until its Pods are gone, which is what BlockingRecreate waits for.
+func (r *Reconciler) deleteJobs(ctx context.Context, jobs []*batchv1.Job) error {
+	if len(jobs) > 0 {
+		ctrl.LoggerFrom(ctx).V(2).Info("Deleting Jobs", "count", len(jobs))
+	}
+	return r.forEach(ctx, jobs, func(job *batchv1.Job) error {
+		err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationForeground),
+			client.Preconditions{UID: &job.UID})
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Job %s: %w", job.Name, err)
+		}
+		return nil
+	})
+}
+
+// forEach runs write for every Job, in parallel, and returns every error:
+// with thousands of Jobs, the first alone may hide that all failed alike.
+func (r *Reconciler) forEach(ctx context.Context, jobs []*batchv1.Job, write func(*batchv1.Job) error) error {
+	errs := make([]error, len(jobs))
+	workqueue.ParallelizeUntil(ctx, writeParallelism, len(jobs), func(i int) {
+		errs[i] = write(jobs[i])
+	})
+	return errors.Join(errs...)
+}
+
+// deleteExpired deletes a finished JobSet whose ttlSecondsAfterFinished is
+// over, with its children (foreground: the JobSet goes last).
+func (r *Reconciler) deleteExpired(ctx context.Context, js *jobset.JobSet) error {
+	ctrl.LoggerFrom(ctx).Info("Deleting the finished JobSet: its ttlSecondsAfterFinished is over")
+	err := r.client.Delete(ctx, js, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &js.UID})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting JobSet %s after its ttlSecondsAfterFinished: %w", js.Name, err)
+	}
+	return nil
+}
+
+// writeStatus persists the status with a merge patch guarded by the
+// resourceVersion the reconcile read (a stale read fails with a conflict
+// and is retried on fresh state), then logs and emits the queued events,
+// which are the reconcile's decisions, and records the metrics.
+func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
+	log := ctrl.LoggerFrom(ctx)
+	if equality.Semantic.DeepEqual(u.original.Status, u.js.Status) {
+		log.V(2).Info("Status unchanged")
+		return nil
+	}
+	patch := client.MergeFromWithOptions(u.original, client.MergeFromWithOptimisticLock{})
+	if err := r.client.Status().Patch(ctx, u.js, patch); err != nil {
+		return fmt.Errorf("writing the status of JobSet %s: %w", client.ObjectKeyFromObject(u.js), err)
+	}
+	for _, e := range u.events {
+		log.Info(e.note, "reason", e.reason, "restarts", u.js.Status.Restarts, "inPlaceRestarts", u.js.Status.InPlaceRestarts,
+			"syncedEpoch", ptr.Deref(u.js.Status.SyncedEpoch, 0), "deprecatedEpoch", ptr.Deref(u.js.Status.DeprecatedEpoch, 0))
+		if e.eventType != "" {
+			r.recorder.Eventf(u.js, nil, e.eventType, e.reason, e.action, "%s", e.note)
+		}
+	}
+	for _, record := range u.recorded {
+		record()
+	}
+	return nil
+}
+
+// releaseMembers removes the group-member finalizer from the Pods decided.
+func (r *Reconciler) releaseMembers(ctx context.Context, pods []*corev1.Pod) error {
+	var errs []error
+	for _, pod := range pods {
+		if err := r.releaseMember(ctx, pod); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// memberRelease removes only the group-member finalizer, whatever other
+// finalizers the Pod has meanwhile gained or lost (the Job controller's
+// tracking finalizer goes the same way).
+var memberRelease = client.RawPatch(types.StrategicMergePatchType,
+	[]byte(fmt.Sprintf(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[%q]}}`, jobset.GroupMemberFinalizer)))
+
+func (r *Reconciler) releaseMember(ctx context.Context, pod *corev1.Pod) error {
+	ctrl.LoggerFrom(ctx).V(2).Info("Releasing a group member", "pod", klog.KObj(pod), "phase", pod.Status.Phase,
+		"deleting", pod.DeletionTimestamp != nil)
+	target := &corev1.Pod{}
+	target.Namespace, target.Name = pod.Namespace, pod.Name
+	if err := r.client.Patch(ctx, target, memberRelease); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("removing finalizer %s from Pod %s: %w", jobset.GroupMemberFinalizer, pod.Name, err)
+	}
+	return nil
+}

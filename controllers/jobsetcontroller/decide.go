@@ -1,0 +1,117 @@
+package jobsetcontroller
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fastjobset/jobset/controllers/inplace"
+)
+
+// actions is everything one reconcile does, as decided from what it
+// observed. Nothing in it has been done yet.
+type actions struct {
+	// confirm: the actions write something that a cache behind the API
+	// server may have misled (an epoch, a full restart for a lost index,
+	// the release of a Pod that left while running), so they are decided
+	// again on a fresh read before anything is done.
+	confirm bool
+	// deleteJobs: Jobs of earlier restart attempts, or a finished JobSet's
+	// active Jobs.
+	deleteJobs []*batchv1.Job
+	// converge: the children to create, and the active Jobs to move to the
+	// JobSet's suspend state; nil when the JobSet does not keep running.
+	converge *childrenPlan
+	// status is the status to write, with the events and metrics that
+	// record it; nil for a finished JobSet.
+	status *statusUpdate
+	// release: the Pods whose group-member finalizer the controller is
+	// done with, released once the status is written.
+	release []*corev1.Pod
+	// expired: the finished JobSet's ttlSecondsAfterFinished is over.
+	expired bool
+	// requeueAfter: when to look again (a gather that may stall, a TTL).
+	requeueAfter time.Duration
+	// gather is what the in-place group is left gathering at (nil: in
+	// sync), valid when gatherKnown; the Pod event pacer weighs the next
+	// events against it.
+	gather      *inplace.Gather
+	gatherKnown bool
+}
+
+// decide is the reconciler's one decision: from what a reconcile observed,
+// every action, by the policies in order. A finished JobSet only stops
+// what still runs. Otherwise a failed Job goes to the failure policy, then
+// the success policy; a lost index of the in-place group comes before the
+// success policy (its Job may count complete only because the index's
+// worker was stopped) and answers with a full restart; a JobSet that keeps
+// running converges its children, and its in-place group follows the
+// epoch protocol (inplace.Decide).
+func decide(o *observed, gatherStallThreshold time.Duration) actions {
+	js := o.js
+	if finished(js) {
+		return decideFinished(o)
+	}
+	status := replicatedJobsStatus(js, o.children)
+	plan := planChildren(js, o.children, status)
+	d := policyDecision(js, o.children)
+	a := actions{deleteJobs: plan.delete}
+	update := newStatusUpdate(js, metav1.NewTime(o.now))
+	update.js.Status.ReplicatedJobsStatus = status
+
+	pods, jobs := o.epochInputs()
+	var snapshot inplace.Snapshot
+	if inPlaceRestartEnabled(js) {
+		snapshot = epochSnapshot(js, pods, jobs)
+		if lost := inplace.LostIndex(snapshot.Pods); lost != "" && (d.kind == keepRunning || d.kind == completeJobSet) {
+			d, a.confirm = lostIndexDecision(js, lost), true
+		}
+	}
+	if d.kind == keepRunning {
+		a.converge = &plan
+		update.setRestarting(plan.restarting(js))
+		update.setStartupPolicy(plan.inOrderPending)
+	}
+	switch {
+	case d.kind == keepRunning && inPlaceRestartEnabled(js):
+		epochs := inplace.Decide(snapshot)
+		a.confirm = a.confirm || writes(epochs, snapshot)
+		update.applyEpochs(epochs, snapshot)
+		var report string
+		report, a.requeueAfter = stalledGather(update.js, currentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)
+		update.setGatherStalled(report)
+	default:
+		// Suspended, finished or restarting fully: nothing gathers, and a
+		// gather a GatherStalled condition reported is over.
+		update.setGatherStalled("")
+	}
+	update.apply(d)
+	update.setSuspended()
+	a.status = update
+
+	var confirmRelease bool
+	a.release, confirmRelease = releases(update.js, o.pods, jobs)
+	a.confirm = a.confirm || confirmRelease
+	if d.kind == keepRunning && inPlaceRestartEnabled(update.js) {
+		a.gather, a.gatherKnown = gatherOf(update.js), true
+	}
+	return a
+}
+
+// decideFinished: a finished JobSet stops what still runs, lets go of its
+// Pods, and goes once its ttlSecondsAfterFinished is over.
+func decideFinished(o *observed) actions {
+	a := actions{deleteJobs: o.children.active}
+	a.release, _ = releases(o.js, o.pods, nil)
+	if remaining, ok := ttlRemaining(o.js, o.now); ok {
+		a.expired, a.requeueAfter = remaining <= 0, max(remaining, 0)
+	}
+	return a
+}
+
+// writes: the epoch decision changes the status or the JobSet's fate.
+func writes(d inplace.Decision, s inplace.Snapshot) bool {
+	return d.Synced != s.Synced || d.Deprecated != s.Deprecated || d.BudgetExceeded || d.LostIndex != ""
+}
