@@ -216,7 +216,7 @@ func (a *Agent) observe(ctx context.Context, status Epochs) (bool, error) {
 // is: join returns the error, and the JobSet is read again.
 func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 	a.barrier.hold("joining epoch %d: writing the Pod's %s annotation", e, agentspec.EpochAnnotation)
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, agentspec.EpochAnnotation, strconv.Itoa(int(e)))
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, agentspec.EpochAnnotation, agentspec.FormatEpoch(e))
 	for ctx.Err() == nil {
 		err := a.api.MergePatch(ctx, pods, a.cfg.Namespace, a.cfg.PodName, patch)
 		if err == nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
 	"github.com/fastjobset/jobset/agent"
 )
 
@@ -307,7 +309,7 @@ func quiet(s state) []step {
 		if s.cache[i] != s.pods[i].view() {
 			n := s
 			n.cache[i] = s.pods[i].view()
-			add(n, "informer delivers Pod object %d", i)
+			out = append(out, step{label: describe("informer delivers Pod object %d", i), next: n, violation: quietButDecisive(s, i, n.cache[i])})
 		}
 	}
 	if s.completedCache != s.completed {
@@ -521,6 +523,68 @@ func reconcile(s state) (step, bool) {
 	}
 	return st, true
 }
+
+// quietButDecisive holds the Pod tally to Decide: when the informer
+// delivers a change of Pod object i after which Decide's output on the
+// cache differs, the tally, weighing the event against what the last
+// decision left (the status), must call it news. A Pod created or gone is
+// always news; only an update of the same Pod can be quiet.
+func quietButDecisive(s state, i int, after cached) *violation {
+	before := s.cache[i]
+	if !before.exists || !after.exists || before.slot != after.slot || before.gen != after.gen {
+		return nil
+	}
+	next := s.cache
+	next[i] = after
+	was, is := Decide(snapshot(s, s.cache, s.completedCache)), Decide(snapshot(s, next, s.completedCache))
+	if outcome(was) == outcome(is) {
+		return nil
+	}
+	t := NewTally()
+	for _, c := range s.cache {
+		if c.exists {
+			t.Observe(podName(c.slot, c.gen), markOf(c))
+		}
+	}
+	t.Publish(gatherOf(s))
+	if t.Observe(podName(after.slot, after.gen), markOf(after)) {
+		return nil
+	}
+	return violated("tally: decisive event quiet", "the tally calls the change of %s quiet, but Decide's output changes from %+v to %+v",
+		podName(after.slot, after.gen), outcome(was), outcome(is))
+}
+
+// decisionOutcome is what a decision does, without its wording.
+type decisionOutcome struct {
+	synced, deprecated                        int32
+	started, completed, overBudget, lostIndex bool
+}
+
+func outcome(d Decision) decisionOutcome {
+	return decisionOutcome{d.Synced, d.Deprecated, d.RestartStarted, d.RestartCompleted, d.BudgetExceeded, d.LostIndex != ""}
+}
+
+// markOf is what the tally keeps of a cached Pod, as the controller reads
+// it (every Pod of the model is of the same attempt).
+func markOf(c cached) *Mark {
+	m := &Mark{Attempt: "0", Member: jobNames[jobOf[c.slot]], Succeeded: c.phase == succeeded, Failed: c.phase == failed,
+		Deleting: c.deleting, Left: c.left, FailureSignal: c.signal}
+	if c.annotation != 0 {
+		m.Epoch = strconv.Itoa(int(c.annotation))
+	}
+	return m
+}
+
+// gatherOf is what the last decision left the group gathering at, as the
+// controller publishes it from the status.
+func gatherOf(s state) *Gather {
+	if !Gathering(int32(s.synced), int32(s.deprecated), false) {
+		return nil
+	}
+	return &Gather{Attempt: "0", Group: sets.New(jobNames[:]...), Epoch: int32(s.synced) + 1}
+}
+
+var jobNames = [...]string{"a", "b"}
 
 func overCounted(s state) *violation {
 	if counted := s.inPlaceRestarts + s.fullRestarts; counted > s.disruptions {

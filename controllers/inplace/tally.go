@@ -19,24 +19,29 @@ import (
 // The Tally tells the two apart at O(1) an event. It follows each Pod from
 // its events and, while the last decision left the group gathering, counts
 // the group's live Pods that have not joined the gather's epoch. An event
-// is news when it changes who is in the group (a Pod created, gone, ended,
-// being deleted or relabelled); while the group gathers, when it leaves no
-// live Pod waiting; in sync, when it changes a Pod's epoch or shows a
-// failure signal. Nothing is decided from the tally: it only says when to
+// is news when it changes who is in the group or how a Pod ended (a Pod
+// created, gone, ended, being deleted, left while running, relabelled); while the group gathers, when it leaves no
+// live Pod waiting; in sync, when it changes a Pod's epoch or shows, or
+// stops showing, a failure signal. Nothing is decided from the tally: it only says when to
 // look. The protocol checker holds it to Decide: every Pod event after
 // which Decide's output differs must be news.
 
-// Mark is what the tally keeps of one Pod, as its last event showed it.
+// Mark is what the tally keeps of one Pod, as its last event showed it:
+// what Decide reads of a Pod, but for its failure signal's wording.
 type Mark struct {
 	// Attempt names the JobSet and restart attempt the Pod was created
 	// for; Member the replicatedJob it runs.
 	Attempt, Member string
 	// Epoch is the raw epoch annotation.
 	Epoch string
-	// Live: not ended, not being deleted (Live).
-	Live bool
+	// Succeeded, Failed, Deleting and Left are Pod's.
+	Succeeded, Failed, Deleting, Left bool
 	// FailureSignal: FailureSignal finds a sign in the Pod's status.
 	FailureSignal bool
+}
+
+func (m Mark) live() bool {
+	return !m.Succeeded && !m.Failed && !m.Deleting
 }
 
 // Gather is what a decision that leaves the group gathering publishes:
@@ -58,7 +63,7 @@ func (g *Gather) Equal(o *Gather) bool {
 // waitsFor: a live Pod of the group that has not joined the gather's
 // epoch, which keeps the gather from syncing.
 func (g *Gather) waitsFor(m Mark) bool {
-	if g == nil || !m.Live || m.Attempt != g.Attempt || !g.Group.Has(m.Member) {
+	if g == nil || !m.live() || m.Attempt != g.Attempt || !g.Group.Has(m.Member) {
 		return false
 	}
 	e, err := agentspec.ParseEpoch(m.Epoch)
@@ -103,9 +108,10 @@ func (t *Tally) Observe(name string, m *Mark) (news bool) {
 	news = true
 	switch {
 	case !t.known || !seen:
-	case before.Live != after.Live || before.Attempt != after.Attempt || before.Member != after.Member:
+	case before.Succeeded != after.Succeeded || before.Failed != after.Failed || before.Deleting != after.Deleting ||
+		before.Left != after.Left || before.Attempt != after.Attempt || before.Member != after.Member:
 	case t.gather == nil: // in sync
-		news = before.Epoch != after.Epoch || after.FailureSignal
+		news = before.Epoch != after.Epoch || before.FailureSignal != after.FailureSignal || after.FailureSignal
 	default:
 		news = before.Epoch != after.Epoch && t.waiting == 0
 	}

@@ -185,7 +185,10 @@ func markOf(pod *corev1.Pod) *inplace.Mark {
 		Attempt:       attemptOf(pod.Labels[jobset.JobSetUIDKey], pod.Labels[jobset.RestartsKey]),
 		Member:        pod.Labels[jobset.ReplicatedJobNameKey],
 		Epoch:         pod.Annotations[jobset.EpochKey],
-		Live:          inplace.Live(pod),
+		Succeeded:     pod.Status.Phase == corev1.PodSucceeded,
+		Failed:        pod.Status.Phase == corev1.PodFailed,
+		Deleting:      pod.DeletionTimestamp != nil,
+		Left:          leftWhileRunning(pod),
 		FailureSignal: inplace.FailureSignal(pod) != "",
 	}
 }
