@@ -97,6 +97,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	if d.kind == keepRunning && inPlaceRestartEnabled(update.js) {
 		a.gather, a.gatherKnown = gatherOf(update.js), true
 	}
+	a.confirm = a.confirm && o.fresh == nil
 	return a
 }
 

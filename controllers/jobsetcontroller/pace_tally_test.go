@@ -65,6 +65,8 @@ func failing(p *corev1.Pod) {
 func TestPodTally(t *testing.T) {
 	failed := func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }
 	deleting := func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} }
+	succeeded := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
+	holding := func(p *corev1.Pod) { p.Finalizers = []string{jobset.GroupMemberFinalizer} }
 	restarting := func(p *corev1.Pod) {
 		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: "AllContainersRestarting", Status: corev1.ConditionTrue})
 	}
@@ -136,6 +138,25 @@ func TestPodTally(t *testing.T) {
 				{"b", nil, true},
 				{"b2", tallyPod("b2", ""), true},
 				{"b2", tallyPod("b2", "2"), true}, // a failed, b gone: b2 was the last waiting
+			},
+		},
+		{
+			name:   "how a Pod ends: a deleted worker that exits 0 (a lost index, once its Job counts it)",
+			pods:   []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1")},
+			epochs: gatheringAt(2),
+			events: []event{
+				{"a", tallyPod("a", "1", deleting, holding), true},
+				{"a", tallyPod("a", "1", deleting, holding, succeeded), true},
+			},
+		},
+		{
+			name:   "in sync: a failure signal that goes before a reconcile saw it",
+			pods:   []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1")},
+			epochs: inSync,
+			events: []event{
+				{"a", tallyPod("a", "1", failing), true},
+				{"a", tallyPod("a", "1"), true},
+				{"a", tallyPod("a", "1", restarting), false},
 			},
 		},
 		{
