@@ -237,7 +237,7 @@ func faults(s state) []step {
 
 		// Its worker exits non-zero on SIGTERM, or 0, as many trainers do
 		// after a checkpoint: then the Job counts the index complete and
-		// never replaces it (issue 15 item 0).
+		// never replaces it.
 		for _, zero := range []bool{false, true} {
 			n = s
 			n.failures++

@@ -46,7 +46,7 @@ func TestDecide(t *testing.T) {
 			want:     Decision{Synced: 1, Deprecated: 1},
 		},
 
-		// Issue 15 item 0: a member deleted while it ran whose worker
+		// A member deleted while it ran whose worker
 		// exited 0; its Job counted the index complete.
 		"a Pod that left while running, its index counted complete: no sync of the smaller group": {
 			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
@@ -81,7 +81,7 @@ func TestDecide(t *testing.T) {
 				Pods: with(at("2", "2", "1"), 2, func(p *Pod) { p.Succeeded = true })},
 			want: Decision{Synced: 2, Deprecated: 1, RestartCompleted: true},
 		},
-		// Issue 15 item 4: the expected count came from Pod objects, so a
+		// The expected count came from Pod objects, so a
 		// completed Pod that the Pod GC removed held the group forever.
 		"a completed index whose Pod is gone still leaves the expected count": {
 			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1, Pods: at("2", "2")},
@@ -109,7 +109,7 @@ func TestDecide(t *testing.T) {
 				Pods: with(at("1", "1"), 0, func(p *Pod) { p.Deleting = true })},
 			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Trigger: "Pod w-0 is being deleted"},
 		},
-		// Issue 15 item 5: a Pod that joined the gather and then failed was
+		// A Pod that joined the gather and then failed was
 		// taken for a lost member once the group synced.
 		"a Pod that joined S and failed before S synced is old news: its replacement was the member": {
 			snapshot: Snapshot{Synced: 2, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
@@ -145,7 +145,7 @@ func TestDecide(t *testing.T) {
 			want: Decision{Synced: 1},
 		},
 
-		// Issue 15 item 10: every member restarted while the controller was
+		// Every member restarted while the controller was
 		// down; the trigger's exit code was gone, so the sync was plain.
 		"every member restarted or was replaced before a reconcile saw it: counted as a group restart": {
 			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3, Pods: at("2", "2")},

@@ -31,7 +31,7 @@ func Live(pod *corev1.Pod) bool {
 // it, group restart after group restart until the budget ran out).
 //
 // The exit code of the container that triggered an in-place restart is
-// visible in one Pod status update only (about 100 ms) before the kubelet
+// visible in one Pod status update only, briefly, before the kubelet
 // replaces it; the Pod condition AllContainersRestarting is set when the
 // restart begins. Both count from the agent's start (times have a
 // one-second resolution: a termination in the same second counts, a
@@ -48,9 +48,7 @@ func FailureSignal(pod *corev1.Pod) string {
 	}
 	// statusPredatesJoin last, and only for a Pod that shows a sign: it
 	// decodes the Pod's managedFields, which costs more than every other
-	// check together, and every reconcile asks this of every Pod (most of
-	// the controller's CPU in B2 at 1000 and 5000 Pods when it came
-	// first).
+	// check together, and every reconcile asks this of every Pod.
 	if sign := failureSign(pod, agentStarted); sign != "" && !statusPredatesJoin(pod) {
 		return sign
 	}

@@ -193,7 +193,7 @@ func TestFailureSignal(t *testing.T) {
 		"no epoch written yet: the status alone tells": {pod: writes(
 			pod(true, worker(terminated(1, after))), managedFields{status: 32}), want: true},
 		"no agent at all": {pod: &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: jobset.PodConditionAllContainersRestarting, Status: corev1.ConditionTrue}}}}},
-		// Issue 15 item 3: with the controller's sync time as the
+		// With the controller's sync time as the
 		// reference, a node clock 2 s ahead dated the restart that led to
 		// the sync after it: a new group restart after every sync.
 		"a node clock ahead of the controller's changes nothing": {pod: pod(true, func(s *corev1.PodStatus) {

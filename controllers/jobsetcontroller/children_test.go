@@ -8,7 +8,7 @@ import (
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
-// Issue 15 item 2: an epoch copied into a Pod template (from a live Pod,
+// An epoch copied into a Pod template (from a live Pod,
 // say) would make every new Pod born "at" that epoch, before its agent
 // joined. Only the agent writes it; the child Job's Pod template never
 // carries it, whatever the JobSet's template says.
@@ -30,7 +30,7 @@ func TestConstructJobDropsTheTemplatesEpoch(t *testing.T) {
 	}
 }
 
-// Issue 15 item 0: the Job controller copies its Pod template's finalizers
+// The Job controller copies its Pod template's finalizers
 // to every Pod, so each Pod of an InPlaceRestart JobSet is held until the
 // controller has seen how it ended; other strategies' Pods are not.
 func TestConstructJobHoldsInPlaceMembers(t *testing.T) {

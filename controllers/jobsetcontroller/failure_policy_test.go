@@ -53,7 +53,7 @@ func TestFailurePolicyDecision(t *testing.T) {
 			wantKind:   failJobSet,
 			wantReason: jobset.ReasonReachedMaxRestarts,
 		},
-		// Issue 15 item 11: the Job failed while the group restart that its
+		// The Job failed while the group restart that its
 		// Pods' failure started was under way; it was counted then.
 		"a Job failure during an in-place group restart escalates it: counted once, even with the budget spent": {
 			js: func() *jobset.JobSet {

@@ -12,7 +12,7 @@ import (
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
-// TestEpochSnapshotCountsOnlyTheGroup (issue 17 item 4): Kubeflow
+// TestEpochSnapshotCountsOnlyTheGroup: Kubeflow
 // Trainer's initializers and an MPI launcher run without the agent, outside
 // the in-place group. The epoch protocol neither expects their Pods nor
 // sees them: with the launcher counted, the group would wait for a Pod

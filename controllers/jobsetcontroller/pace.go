@@ -18,30 +18,27 @@ import (
 )
 
 // DefaultPausePerPod is how long, per Pod of an in-place JobSet, a Pod
-// event waits after that JobSet's last reconcile before it causes the next
-// one: 50 us, so 0.25 s at 5000 Pods and under 1 ms at 16.
+// event that may change its epoch decision waits after that JobSet's last
+// reconcile before it causes the next one.
 //
 // Every reconcile of an in-place JobSet reads all of its Pods, so it costs
 // time in proportion to them, and during a group restart each Pod brings
-// several events (the kubelet's status writes, its agent's join). Reconciled
-// back to back, the controller's CPU per group restart grew with the Pods
-// times the gather's length (both grow with N: 3.4 CPU-s at 1000 Pods, 71
-// at 5000 in B2). Spacing the reconciles by a pause that grows with the Pods
-// bounds the share of a core one JobSet can take. The first event after a
-// quiet spell is reconciled at once: the pause only ever delays the events
-// of a storm, each by at most one pause, and a reconcile that writes reads
-// the Pods afresh anyway.
+// several events (the kubelet's status writes, its agent's join).
+// Reconciled back to back, the controller's CPU per group restart would grow
+// with the Pods times the gather's length, and both grow with the group.
+// A pause that grows with the Pods bounds the share of a core one JobSet
+// can take. The first event after a quiet spell is reconciled at once: the
+// pause only ever delays the events of a storm, each by at most one pause,
+// and a reconcile that writes reads the Pods afresh anyway.
 const DefaultPausePerPod = 50 * time.Microsecond
 
 // DefaultQuietPausePerPod is the pause, per Pod, for a Pod event that
-// cannot change the JobSet's epoch decision (tally.go): 5 ms, so 25 s at
-// 5000 Pods and 80 ms at 16. Such events need a reconcile only for what
-// they show besides the decision (the GatherStalled report, a minute late
-// at most), so their reconciles take about 0.4% of a core however long
-// their storm lasts (at 1 ms a Pod, 2%: 4.4 of the controller's 9.8 CPU-s
-// in B2 at 5000 Pods). The events that may change the decision (a failure
-// signal, the last join, a Pod that ends or goes) are the ones reconciled
-// at the short pause.
+// cannot change the JobSet's epoch decision (inplace.Tally), a hundred
+// times the other: such events need a reconcile only for what they show
+// besides the decision (the GatherStalled report), so however long their
+// storm lasts, their reconciles take a small, fixed share of a core. The
+// events that may change the decision (a failure signal, the last join, a
+// Pod that ends or goes) are the ones reconciled at the short pause.
 const DefaultQuietPausePerPod = 5 * time.Millisecond
 
 // podEventPacer remembers, per JobSet, when its last reconcile ended and

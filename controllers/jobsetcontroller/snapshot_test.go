@@ -57,7 +57,7 @@ func TestEpochSnapshotDoomedJobs(t *testing.T) {
 	}
 }
 
-// Issue 15 items 4, 5 and 11: what the snapshot takes from the Jobs. The
+// What the snapshot takes from the Jobs. The
 // expected count leaves out the indexes a Job counts complete (the Pods
 // that completed them may be gone); a Pod's index is its Job and
 // completion index; a Job whose failure is decided (FailureTarget) dooms its

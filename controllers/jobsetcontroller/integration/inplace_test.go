@@ -258,7 +258,7 @@ var _ = Describe("In-place restart", func() {
 			To(ContainSubstring("terminated with exit code 3"))
 	})
 
-	// Issue 15 item 4: the expected count came from Succeeded Pod objects,
+	// The expected count came from Succeeded Pod objects,
 	// so once the Pod GC removed one the group never synced again.
 	It("lets a completed index leave the group, from its Job's status, even once its Pod is gone", func() {
 		js := create(workers(1, 3, 3).Obj())
@@ -273,7 +273,7 @@ var _ = Describe("In-place restart", func() {
 		eventuallyEpochs(js, 2, 1)
 	})
 
-	// Issue 15 item 0: kubectl delete (a drain, an eviction) of a running
+	// Kubectl delete (a drain, an eviction) of a running
 	// worker that exits 0 on SIGTERM: its Job counts the index complete and
 	// never replaces it. Before, the Pod went at once and the group synced
 	// again a rank short; now the Pod is held until the controller answered
@@ -304,7 +304,7 @@ var _ = Describe("In-place restart", func() {
 		eventuallyReleased(pods[2])
 	})
 
-	// Issue 15 item 9: an agent that cannot join kept the group waiting
+	// An agent that cannot join kept the group waiting
 	// with nothing to say so.
 	It("names the Pods that have not joined, and why, once a gather stalls; says so once; clears it at the sync", func() {
 		js := create(workers(1, 2, 3).Obj())
@@ -464,7 +464,7 @@ var _ = Describe("In-place restart", func() {
 		Expect(c.Reason).To(Equal(jobset.ReasonFailJobSetAction))
 	})
 
-	// Issue 15 item 10: seen on the local cluster. Every rank crashed while
+	// Seen on the local cluster. Every rank crashed while
 	// the controller was down; after RestartAllContainers no container
 	// shows the trigger's exit code or any finish time, so the old code's
 	// dated signals were gone and the sync looked plain.
@@ -493,7 +493,7 @@ var _ = Describe("In-place restart", func() {
 		Consistently(func() []int32 { s, d := epochs(js); return []int32{s, d} }).Should(Equal([]int32{2, 1}))
 	})
 
-	// Issue 15 item 5: a Pod that joined the gather and was then evicted
+	// A Pod that joined the gather and was then evicted
 	// (phase Failed, object kept) was taken for a member lost once its
 	// replacement let the group sync: a second, spurious group restart.
 	It("ignores a Pod that joined a gather and failed before the sync: its replacement was the member", func() {
