@@ -26,12 +26,11 @@ const rewatchSpread = time.Second
 // through the first answers too: a restarting API server refuses requests
 // for seconds before it is ready (403 while its RBAC loads, 429 while its
 // storage initialises), and those answers say nothing about its load once
-// ready; growing the backoff on them left agents waiting up to 4 s after
-// it was (a 10 s outage's group restart re-synced 6.6 s after the API
-// server's return instead of 2.7). A 429's Retry-After still comes on top
-// (see notServingYet for a 503's).
-// Spread uniformly over 2 s, 5000 agents reconnect at 2500 a second, the
-// rate at which their kubelets come back too.
+// ready; growing the backoff on them would leave agents, and so the whole
+// group restart, waiting seconds after it is ready. A 429's Retry-After
+// still comes on top (see notServingYet for a 503's).
+// Spread uniformly over 2 s, N agents reconnect at N/2 a second, about the
+// rate at which their nodes' kubelets come back too.
 const unreachableMax = 2 * time.Second
 
 // backoff spaces retries of failed API calls: exponential, with full jitter
@@ -79,11 +78,11 @@ func (b *backoff) delay(err error) time.Duration {
 // the request's path. Right after an outage that is a server still
 // starting, not a loaded one (load is 429, from priority and fairness), and
 // its Retry-After is a constant: k8s.io/apiserver tells every client 5 s
-// until it has installed every API's path, custom resources last, though it
-// is serving about a second later. An agent that waited that out joined its
-// group 5 s after the API server was ready (a 10 s outage's group restart
-// re-synced 4 to 6 s after the API server's return), so while recovering a
-// 503 counts as the outage going on: the outage's cap, no Retry-After.
+// until it has installed every API's path, custom resources last, however
+// soon after that it serves. An agent that waited that out would keep its
+// group waiting up to 5 s after the API server was ready, so while
+// recovering a 503 counts as the outage going on: the outage's cap, no
+// Retry-After.
 func notServingYet(err error) bool {
 	var status *kubeclient.StatusError
 	return errors.As(err, &status) && status.Code == http.StatusServiceUnavailable

@@ -23,8 +23,9 @@ var restrictedWorker = &corev1.SecurityContext{
 	SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 }
 
-// Issue 16 item 3: the injected agent passes the restricted Pod Security
-// Standard, as the API server's PodSecurity admission checks it.
+// The injected agent passes the restricted Pod Security Standard, as the
+// API server's PodSecurity admission checks it, so that namespaces that
+// enforce it can run in-place JobSets.
 var _ = Describe("Pod Security", func() {
 	It("admits a Pod with the injected agent in a namespace that enforces restricted, and names only the worker when the worker breaks it", func(ctx context.Context) {
 		ns := framework.TestNamespace(ctx, env.Client, "restricted")

@@ -238,8 +238,9 @@ var _ = Describe("The epoch-only admission policy, with real bound ServiceAccoun
 		Expect(asOwn.List(ctx, &jobset.JobSetList{}, client.InNamespace(ns))).To(MatchError(ContainSubstring("forbidden")))
 	})
 
-	// Issue 16 items 1 and 4: what the agent's Role grants (watch JobSets,
-	// patch Pods) and the policy allows is all the real agent needs.
+	// What the agent's Role grants (watch JobSets, patch Pods) and the
+	// policy allows is all the real agent needs: anything more would be a
+	// permission every worker Pod's agent holds for nothing.
 	It("runs the real agent with a token bound to its Pod and nothing but the agent's Role: it joins, and lifts once synced", func(ctx context.Context) {
 		js := wrappers.MakeJobSet("story-a", ns).RestartStrategy(jobset.InPlaceRestart).
 			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()

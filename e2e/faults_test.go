@@ -77,8 +77,8 @@ var _ = Describe("Control-plane faults", Serial, Label("faults"), func() {
 			// then the webhook's Service has no endpoints.
 			By("waiting until the webhook admits JobSets again")
 			Eventually(func() error { return dryRunJobSet(ctx) }).WithTimeout(5 * time.Minute).Should(Succeed())
-			// The target is 5 s; the bound is generous, the figure is
-			// reported and kept in docs/benchmarks.md.
+			// The target is 5 s (docs/benchmarks.md); the bound is generous
+			// because the machine's load varies, and the figure is reported.
 			Expect(r.recovery).To(BeNumerically("<", 30*time.Second),
 				"the group re-synced %s after the API server was back", r.recovery)
 		})
@@ -105,8 +105,9 @@ var _ = Describe("Control-plane faults", Serial, Label("faults"), func() {
 		report("fault=leader-sigkill", r)
 		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(2)), "two group restarts, each counted once")
 		Eventually(leaderPod).WithContext(ctx).ShouldNot(Equal(victim), "the standby took over")
-		// The target is 2x an undisturbed restart; the old controller took
-		// 15 s more (the default lease) and a new Pod. Generous bound.
+		// The target is 2x an undisturbed restart. The bound is generous
+		// because the machine's load varies, and still fails a failover
+		// that waits out controller-runtime's default 15 s lease.
 		Expect(r.restart).To(BeNumerically("<", undisturbed.restart+12*time.Second),
 			"group restart with the leader killed: %s, undisturbed %s", r.restart, undisturbed.restart)
 	})

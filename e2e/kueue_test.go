@@ -25,7 +25,7 @@ import (
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
-// Kueue as a client of ours (issue 17): Kueue, built from the Go module
+// Kueue as a client of ours: Kueue, built from the Go module
 // proxy by tools/kueue/build.sh, queues JobSets. Its objects are handled
 // as unstructured ones: Kueue is not a Go dependency of this module.
 //

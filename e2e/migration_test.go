@@ -22,7 +22,7 @@ import (
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
-// Drop-in migration (issue 19 item 3): community JobSet v0.12.0 and ours
+// Drop-in migration: community JobSet v0.12.0 and ours
 // serve the same API group, so one replaces the other on a cluster
 // (tools/peers/jobset.sh: the controllers, webhooks and RBAC are swapped,
 // the CRD replaced, every JobSet, Job and Pod kept). JobSets running under

@@ -21,7 +21,8 @@ import (
 )
 
 // The epoch protocol against the real kubelet and Job controller, where
-// they differ from the happy path (issue 15 items 0, 5 and 10).
+// they differ from the happy path: a deleted worker that exits 0, a Pod
+// that fails after it joined a gather, a group restart no controller saw.
 var _ = Describe("Group membership under faults", Serial, func() {
 	var ns string
 	BeforeEach(func(ctx context.Context) {

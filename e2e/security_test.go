@@ -16,7 +16,7 @@ import (
 	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 )
 
-// Issue 16 items 2 and 3, on a real kubelet: with agent injection the
+// On a real kubelet: with agent injection the
 // worker holds no credentials, and the injected agent keeps a Guaranteed
 // Pod Guaranteed and passes the restricted Pod Security Standard.
 var _ = Describe("Security of injected agents", func() {

@@ -25,7 +25,7 @@ import (
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
-// Kubeflow Trainer v2 as a client of ours (issue 17): Trainer, built from
+// Kubeflow Trainer v2 as a client of ours: Trainer, built from
 // the Go module proxy by tools/trainer/build.sh, turns a TrainJob and its
 // ClusterTrainingRuntime into a JobSet, written with server-side apply, and
 // follows the JobSet's status. Its objects are handled as unstructured ones:

@@ -22,7 +22,7 @@ if [ ${#cluster_env[@]} -gt 0 ] && { [ "${JOBSET_E2E_MIGRATION:-}" = 1 ] || [[ "
   cluster_env+=(--test_env=JOBSET_PEERS_SH="$PWD/tools/peers/jobset.sh"
     --test_env=JOBSET_COMMUNITY_DIR="$(tools/peers/jobset.sh build)")
 fi
-# Kueue and Kubeflow Trainer are real clients of ours (issue 17): the full
+# Kueue and Kubeflow Trainer are real clients of ours: the full
 # suite on the local cluster runs their specs (JOBSET_E2E_KUEUE=0 or
 # JOBSET_E2E_TRAINER=0 leaves them out, =1 asks for them elsewhere), as do
 # their own targets. Each is built once per version under

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks B1-B4 of ../shared/BENCHMARKS.md, in one command. Numbers are
+# Benchmarks B1-B4 (docs/benchmark-definitions.md), in one command. Numbers are
 # measured, never judged: nothing here passes or fails a test. Progress goes
 # to stderr; stdout ends with every summary line ("bench=... key=value ...").
 #

@@ -130,7 +130,7 @@ var _ = Describe("JobSet admission", func() {
 			}),
 	)
 
-	// Issue 17 item 4: Kubeflow Trainer's torch runtime with initializers.
+	// Kubeflow Trainer's torch runtime with initializers.
 	It("admits an in-place group that waits for initializers outside it, and injects the agent only into the group", func() {
 		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
 			Annotations(map[string]string{jobset.InjectAgentKey: "true"}).

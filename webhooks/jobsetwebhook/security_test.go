@@ -13,9 +13,8 @@ import (
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
-// Issue 16 items 2 and 3: admission warns when workers hold the agent's
-// token, when the agent has none, and when the agent's resources change
-// the Pod's QoS class.
+// Admission warns when workers hold the agent's token, when the agent has
+// none, and when the agent's resources change the Pod's QoS class.
 func TestSecurityWarnings(t *testing.T) {
 	guaranteed := corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")},

@@ -185,7 +185,7 @@ func TestValidate(t *testing.T) {
 			want: []string{"FieldValueForbidden spec.replicatedJobs[1].dependsOn[0]"},
 		},
 
-		// Issue 17 item 4: dependsOn where it cannot deadlock the group.
+		// dependsOn where it cannot deadlock the group.
 		"in place: the group waits for initializers outside it to Complete (Kubeflow Trainer's torch shape)": {
 			js: trainerInitializers(),
 		},
@@ -230,8 +230,7 @@ func TestValidate(t *testing.T) {
 			}(),
 		},
 
-		// Issue 15 item 1: an agent that stops alone must take its worker
-		// with it.
+		// An agent that stops alone must take its worker with it.
 		"in place: the KEP's agent rule In [88] lets a crashed agent restart alone": {
 			js:   mutate(inPlace().Obj(), func(js *jobset.JobSet) { setAgentRule(js, corev1.ContainerRestartRuleOnExitCodesOpIn, 88) }),
 			want: []string{"FieldValueInvalid " + agentRules},
@@ -270,7 +269,7 @@ func TestValidate(t *testing.T) {
 			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) { setAgentRule(js, corev1.ContainerRestartRuleOnExitCodesOpNotIn, 0) }),
 		},
 
-		// Issue 15 item 2: a template's epoch makes every Pod born "at 1".
+		// A template's epoch makes every Pod born "at 1".
 		"in place: the epoch annotation on a Pod template": {
 			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
 				workers(js).Template.Spec.Template.Annotations = map[string]string{jobset.EpochKey: "1"}
@@ -278,7 +277,7 @@ func TestValidate(t *testing.T) {
 			want: []string{"FieldValueForbidden spec.replicatedJobs[1].template.spec.template.metadata.annotations[jobset.sigs.k8s.io/epoch]"},
 		},
 
-		// Issue 15 item 7: a failed index is never replaced.
+		// A failed index is never replaced.
 		"in place: backoffLimitPerIndex and maxFailedIndexes": {
 			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
 				workers(js).Template.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
@@ -447,22 +446,22 @@ func TestWarnings(t *testing.T) {
 			}),
 			want: []string{"no startupProbe", "no RestartAllContainers rule"},
 		},
-		// Issue 15 item 1: exit 0 comes only from a SIGTERM, which the
+		// Exit 0 comes only from a SIGTERM, which the
 		// kubelet sends the agent alone only when asked to (liveness,
 		// resize): risky, not wrong.
-		"the agent's rule leaves out exit 0 (the old documented NotIn [0])": {
+		"the agent's rule leaves out exit 0 (NotIn [0])": {
 			js:   mutate(inPlace().Obj(), func(js *jobset.JobSet) { setAgentRule(js, corev1.ContainerRestartRuleOnExitCodesOpNotIn, 0) }),
 			want: []string{agentRules + ": the agent restarts alone when it exits 0"},
 		},
-		// Issue 15 item 6: waiting is not failing.
+		// Waiting is not failing.
 		"the agent's startup probe gives up after ten minutes": {
 			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
 				workersPod(js).InitContainers[0].StartupProbe.FailureThreshold = 600
 			}),
 			want: []string{"spec.replicatedJobs[1].template.spec.template.spec.initContainers[0].startupProbe: gives up after 10m0s"},
 		},
-		// Issue 15 item 12: a hand-written rule that restarts in place on a
-		// FailJob code keeps FailJobSet from ever firing.
+		// A hand-written rule that restarts in place on a FailJob code keeps
+		// FailJobSet from ever firing.
 		"a worker rule that restarts in place on a FailJob code": {
 			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
 				js.Spec.ReplicatedJobs[1].Template.Spec.PodFailurePolicy = failJob42
@@ -544,13 +543,13 @@ func TestInjectAgentMatchesTheDocumentedManifest(t *testing.T) {
 	if agentC.Env[len(agentC.Env)-1].Value != "42" {
 		t.Errorf("a custom exit code must reach the agent: %+v", agentC.Env)
 	}
-	// Issue 15 item 1: every exit, 0 (SIGTERM from the kubelet, to the
-	// agent alone) and the custom code included.
+	// Every exit, 0 (SIGTERM from the kubelet, to the agent alone) and
+	// the custom code included.
 	if rules := agentC.RestartPolicyRules; len(rules) != 1 || rules[0].Action != corev1.ContainerRestartRuleActionRestartAllContainers ||
 		rules[0].ExitCodes.Operator != corev1.ContainerRestartRuleOnExitCodesOpNotIn || len(rules[0].ExitCodes.Values) != 0 {
 		t.Errorf("the agent's rule must restart all containers on every exit (NotIn []), 0 and the custom code included: %+v", rules)
 	}
-	// Issue 15 item 6: waiting is not failing.
+	// Waiting is not failing.
 	if got := agentC.StartupProbe.FailureThreshold; got != math.MaxInt32 {
 		t.Errorf("the injected startup probe gives up after %d probes: a long gather kills every waiting agent", got)
 	}
@@ -565,7 +564,7 @@ func restartAllUnless(codes ...int32) []corev1.ContainerRestartRule {
 	}}
 }
 
-// Issue 15 item 12: the injected worker rule leaves out the exit codes
+// The injected worker rule leaves out the exit codes
 // that the Job's podFailurePolicy maps to FailJob, so that the Pod fails,
 // the Job fails and the JobSet's failure policy decides; matched as the
 // Job controller matches them (first rule wins, containerName scopes).

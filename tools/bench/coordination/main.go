@@ -1,4 +1,4 @@
-// Command coordination is benchmark B2 (../shared/BENCHMARKS.md): the
+// Command coordination is benchmark B2 (docs/benchmark-definitions.md): the
 // control plane of an in-place group restart at scale, as a real cluster
 // would see it, without containers. A real kube-apiserver and etcd
 // (envtest), the real controller binary, and N agents running the real
@@ -9,7 +9,7 @@
 // worker fails (its kubelet reports the exit); the clock stops when all N
 // agents have lifted their barrier at the new synced epoch. An agent that
 // exits with the restart code is started again at once (the kubelet's own
-// time to restart a Pod, about 2.8 s, is B1's).
+// time to restart a Pod is what B1 measures).
 //
 // Side by side, in the same run and at the same N:
 //
@@ -24,10 +24,10 @@
 //     Jobs to N Pods bound (no container starts, and the deletion of the
 //     old Pods is left out: a lower bound).
 //
-//     bench=coordination strategy=IOFloor pods=1000 seconds=1.9 ...
-//     bench=coordination strategy=InPlaceRestart pods=1000 seconds=2.2 ...
-//     bench=coordination strategy=Recreate pods=1000 seconds=7.1
-//     bench=coordination-summary pods=1000 seconds=2.2 io_floor_s=1.9 time_over_io_floor=1.16 recreate_floor_s=7.1 recreate_over_time=3.2 ...
+//     bench=coordination strategy=IOFloor pods=1000 seconds=<s> ...
+//     bench=coordination strategy=InPlaceRestart pods=1000 seconds=<s> ...
+//     bench=coordination strategy=Recreate pods=1000 seconds=<s>
+//     bench=coordination-summary pods=1000 seconds=<s> io_floor_s=<s> time_over_io_floor=<ratio> recreate_floor_s=<s> recreate_over_time=<ratio> ...
 package main
 
 import (

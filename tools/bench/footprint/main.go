@@ -1,11 +1,11 @@
-// Command footprint is benchmark B3 (../shared/BENCHMARKS.md): what every
+// Command footprint is benchmark B3 (docs/benchmark-definitions.md): what every
 // worker Pod pays for the agent. It reports the stripped binary's size, the
-// image's, and, on a real cluster running the seed's story 1, the agents'
+// image's, and, on a real cluster running story 1 (docs/examples), the agents'
 // resident memory while they watch and their CPU while the group is idle,
 // read from /proc of this machine (the local cluster's containers run in
 // its PID namespace tree).
 //
-//	bench=agent-footprint binary_mib=11.2 image_mib=4.4 rss_mib=12 idle_cpu_millicores=0.1 agents=4
+//	bench=agent-footprint binary_mib=<MiB> image_mib=<MiB> rss_mib=<MiB> idle_cpu_millicores=<m> agents=4
 package main
 
 import (

@@ -1,4 +1,4 @@
-// Command grouprestart is benchmark B1 (../shared/BENCHMARKS.md): on a
+// Command grouprestart is benchmark B1 (docs/benchmark-definitions.md): on a
 // real cluster, a JobSet of W workers (2 Jobs of W/2 Pods) loses one worker
 // (exit code 1), and the time from that exit to every worker container
 // running again is measured, three ways in one run on the same cluster:
@@ -24,7 +24,7 @@
 // barrier lifted (synced_s: syncedEpoch or currentInPlaceRestartAttempt)
 // and every worker running (the total). Output, one line per configuration:
 //
-//	bench=group-restart strategy=InPlaceRestart workers=8 p50_s=3.1 p90_s=3.4 runs=5 ...
+//	bench=group-restart strategy=InPlaceRestart workers=8 p50_s=<s> p90_s=<s> runs=5 ...
 //
 // plus a line per run and, per W, the ratios of the medians (to the
 // single-Pod floor's too: inplace_over_single_pod).

@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Issue 16 item 3: the injected agent's resources come from flags, and a
-// bad value names the flag and a valid example.
+// The injected agent's resources come from flags, and a bad value names
+// the flag and a valid example.
 func TestQuantityFlag(t *testing.T) {
 	var q resource.Quantity
 	set := quantityFlag("agent-cpu", &q)

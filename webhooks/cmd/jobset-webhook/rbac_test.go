@@ -17,7 +17,7 @@ import (
 	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 )
 
-// Issue 16 item 4: the webhook runs, rotates its certificate into the
+// The webhook runs, rotates its certificate into the
 // webhook configurations and admits JobSets with nothing but its generated
 // RBAC (webhooks/rbac/role.yaml), whose rules name the Secret and the two
 // configurations: as its ServiceAccount, not as an administrator. The

@@ -34,10 +34,11 @@ type Options struct {
 	CPU, Memory resource.Quantity
 }
 
-// The agent's default requests and limits. It idles at about 8 MiB RSS
-// and no CPU (docs/benchmarks.md, B3); it needs CPU for a moment when it
-// starts (TLS, one watch, one patch), which is on the path of every group
-// restart, so its CPU limit is not tight.
+// The agent's default requests and limits. The memory limit leaves room
+// above what the agent uses while it watches, and it uses no CPU while
+// idle (its footprint: docs/benchmarks.md, B3); it needs CPU for a moment
+// when it starts (TLS, one watch, one patch), which is on the path of
+// every group restart, so its CPU limit is not tight.
 var (
 	DefaultCPU    = resource.MustParse("100m")
 	DefaultMemory = resource.MustParse("32Mi")

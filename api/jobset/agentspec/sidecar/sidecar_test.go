@@ -56,7 +56,8 @@ func job(pod corev1.PodSpec) *batchv1.JobSpec {
 	return &batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: pod}}
 }
 
-// Issue 16 item 3: the injected agent keeps the Pod's QoS class.
+// The injected agent keeps the Pod's QoS class: a Guaranteed Pod that
+// turned Burstable would lose static CPU pinning and NUMA alignment.
 func TestInjectKeepsTheQOSClass(t *testing.T) {
 	for name, worker := range map[string]corev1.ResourceRequirements{
 		"Guaranteed": resources("4", "4"),
@@ -81,7 +82,8 @@ func TestInjectKeepsTheQOSClass(t *testing.T) {
 	}
 }
 
-// Issue 16 item 2: only the agent holds the ServiceAccount token.
+// Only the agent holds the ServiceAccount token: worker code that held it
+// could restart or stall the group.
 func TestInjectGivesTheTokenToTheAgentOnly(t *testing.T) {
 	spec := job(corev1.PodSpec{Containers: []corev1.Container{{Name: "worker"}, {Name: "logger"}}})
 	Inject(spec, Options{Image: "agent"})
@@ -127,8 +129,7 @@ func TestInjectGivesTheTokenToTheAgentOnly(t *testing.T) {
 	}
 }
 
-// Issue 16 item 3: what the restricted Pod Security Standard asks of a
-// container (envtest's PodSecurity admission checks the whole Pod in
+// What the restricted Pod Security Standard asks of a container (envtest's PodSecurity admission checks the whole Pod in
 // //agent).
 func TestAgentSecurityContextIsRestricted(t *testing.T) {
 	sc := Container(Options{Image: "agent"}).SecurityContext
