@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
+	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -119,7 +119,7 @@ var _ = Describe("Rolling upgrade", Serial, Label("faults"), func() {
 	It("rolls the controller and the webhook to a new image during a group restart and JobSet creation", func(ctx context.Context) {
 		plane := localPlane()
 		ns := testNamespace(ctx)
-		Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
+		Expect(manifest.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
 		js := example(ns, "story1-inplace.yaml")
 		Expect(k8sClient.Create(ctx, js)).To(Succeed())
 

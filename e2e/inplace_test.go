@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/framework"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -225,7 +225,7 @@ func example(ns, file string) *jobset.JobSet {
 	root, err := framework.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
 	js := &jobset.JobSet{}
-	Expect(kubeapply.ReadObject(filepath.Join(root, "docs", "examples", file), js)).To(Succeed())
+	Expect(manifest.ReadObject(filepath.Join(root, "docs", "examples", file), js)).To(Succeed())
 	js.Namespace = ns
 	return js
 }
@@ -299,7 +299,7 @@ func workerStarts(ctx context.Context, ns, name string) string {
 // specs whose JobSets run the agent.
 func agentNamespace(ctx context.Context) string {
 	ns := testNamespace(ctx)
-	Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
+	Expect(manifest.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
 	return ns
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
+	"github.com/fastjobset/jobset/images/manifest"
 )
 
 // On a real kubelet: with agent injection the
@@ -26,7 +26,7 @@ var _ = Describe("Security of injected agents", func() {
 	})
 
 	It("leaves the worker container no token: it finds no credentials to touch a neighbour with", func(ctx context.Context) {
-		Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
+		Expect(manifest.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
 		js := example(ns, "story1-injected.yaml")
 		Expect(k8sClient.Create(ctx, js)).To(Succeed())
 		pods := waitForSyncedWorkers(ctx, js, 4)
@@ -55,7 +55,7 @@ var _ = Describe("Security of injected agents", func() {
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: ns}, &namespace)).To(Succeed())
 		namespace.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
 		Expect(k8sClient.Update(ctx, &namespace)).To(Succeed())
-		Expect(kubeapply.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
+		Expect(manifest.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
 
 		js := example(ns, "story1-injected.yaml")
 		worker := &js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]

@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/fastjobset/jobset/api/scheme"
+	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/framework"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/runfiles"
 )
 
@@ -76,7 +76,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 
 	By("deploying " + install)
-	Expect(kubeapply.Apply(ctx, k8sClient, install, "")).To(Succeed())
+	Expect(manifest.Apply(ctx, k8sClient, install, "")).To(Succeed())
 	for _, name := range []string{"jobset-controller", "jobset-webhook"} {
 		Eventually(func(g Gomega) {
 			var d appsv1.Deployment

@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
-	"github.com/fastjobset/jobset/tools/testing/workload"
+	"github.com/fastjobset/jobset/images/manifest"
+	"github.com/fastjobset/jobset/tools/demo/workload"
 )
 
 type options struct {
@@ -65,7 +65,7 @@ func run(ctx context.Context, o options) error {
 
 	if o.install != "" {
 		say("deploying %s", o.install)
-		if err := kubeapply.Deploy(ctx, cluster.Client, o.install); err != nil {
+		if err := cluster.Deploy(ctx, o.install); err != nil {
 			return err
 		}
 	}
@@ -93,7 +93,7 @@ func (d demo) startExample(ctx context.Context) (*jobset.JobSet, error) {
 	}
 	example := filepath.Join(d.o.root, "docs/examples/story1-inplace.yaml")
 	js := &jobset.JobSet{}
-	if err := kubeapply.ReadObject(example, js); err != nil {
+	if err := manifest.ReadObject(example, js); err != nil {
 		return nil, err
 	}
 	js.Namespace = d.o.namespace

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/framework"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 	webhook "github.com/fastjobset/jobset/webhooks/jobsetwebhook"
 )
@@ -289,7 +289,7 @@ var _ = Describe("JobSet admission", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(files).NotTo(BeEmpty())
 		for _, f := range files {
-			objs, err := kubeapply.Read(f)
+			objs, err := manifest.Read(f)
 			Expect(err).NotTo(HaveOccurred())
 			for _, u := range objs {
 				u.SetNamespace(ns)

@@ -17,8 +17,8 @@ import (
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/framework"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -513,7 +513,7 @@ func TestInjectAgentMatchesTheDocumentedManifest(t *testing.T) {
 	}
 	read := func(name string) *jobset.JobSet {
 		js := &jobset.JobSet{}
-		if err := kubeapply.ReadObject(filepath.Join(root, "docs", "examples", name), js); err != nil {
+		if err := manifest.ReadObject(filepath.Join(root, "docs", "examples", name), js); err != nil {
 			t.Fatal(err)
 		}
 		return js

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/controllers/placement"
+	"github.com/fastjobset/jobset/controllers/placementcontroller"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 )
 
@@ -141,7 +141,7 @@ var _ = Describe("Exclusive placement", func() {
 			Expect(k8sClient.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
 			return events.Items
 		}).Should(ContainElement(And(
-			HaveField("Reason", placement.ReasonFollowerMisplaced),
+			HaveField("Reason", placementcontroller.ReasonFollowerMisplaced),
 			HaveField("Regarding.Name", follower.Name),
 		)))
 

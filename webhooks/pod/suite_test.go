@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/controllers/placement"
+	"github.com/fastjobset/jobset/controllers/placementcontroller"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	podwebhook "github.com/fastjobset/jobset/webhooks/pod"
 )
@@ -44,7 +44,7 @@ var _ = BeforeSuite(func() {
 		if err := podwebhook.SetupWithManager(mgr); err != nil {
 			return err
 		}
-		return placement.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller")).SetupWithManager(mgr)
+		return placementcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller")).SetupWithManager(mgr)
 	})
 	Expect(err).NotTo(HaveOccurred())
 })

@@ -1,5 +1,5 @@
 // Package pod serves the Pod admission webhooks of exclusive placement
-// (alpha.jobset.sigs.k8s.io/exclusive-topology; see controllers/placement):
+// (alpha.jobset.sigs.k8s.io/exclusive-topology; see api/jobset/placement):
 // leaders get the affinities that give their Job a topology domain of its
 // own, followers are admitted only once their leader is scheduled and are
 // pinned to its domain.
@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/fastjobset/jobset/controllers/placement"
+	"github.com/fastjobset/jobset/api/jobset/placement"
 )
 
 // +kubebuilder:webhook:path=/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod.jobset.x-k8s.io,admissionReviewVersions=v1,patch=`{"objectSelector":{"matchExpressions":[{"key":"jobset.sigs.k8s.io/jobset-name","operator":"Exists"}]}}`

@@ -21,7 +21,7 @@ import (
 	"github.com/fastjobset/jobset/api/scheme"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/controllers/leadership"
-	"github.com/fastjobset/jobset/controllers/placement"
+	"github.com/fastjobset/jobset/controllers/placementcontroller"
 )
 
 // Leader election takes a Lease in the controller's namespace (client-go's
@@ -114,7 +114,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		if err := reconciler.SetupWithManager(mgr, o.concurrency); err != nil {
 			return fmt.Errorf("setting up the JobSet reconciler: %w", err)
 		}
-		placementReconciler := placement.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"))
+		placementReconciler := placementcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"))
 		if err := placementReconciler.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the exclusive placement reconciler: %w", err)
 		}

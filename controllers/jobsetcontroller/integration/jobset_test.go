@@ -16,8 +16,8 @@ import (
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
+	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/framework"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -432,7 +432,7 @@ var _ = Describe("Community JobSet examples", func() {
 		root, err := framework.RepoRoot()
 		Expect(err).NotTo(HaveOccurred())
 		js := &jobset.JobSet{}
-		Expect(kubeapply.ReadObject(filepath.Join(root, "docs", "examples", file), js)).To(Succeed())
+		Expect(manifest.ReadObject(filepath.Join(root, "docs", "examples", file), js)).To(Succeed())
 		js.Namespace = ns
 		return create(js)
 	}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/fastjobset/jobset/controllers/leadership"
 	"github.com/fastjobset/jobset/images/internal/oci"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
+	"github.com/fastjobset/jobset/images/manifest"
 )
 
 // Names of what install.yaml deploys.
@@ -133,7 +133,7 @@ func writeInstall(w io.Writer, in installInputs, img images) error {
 
 // readObjects reads a multi-document YAML file.
 func readObjects(path string) ([]client.Object, error) {
-	us, err := kubeapply.Read(path)
+	us, err := manifest.Read(path)
 	if err != nil {
 		return nil, err
 	}

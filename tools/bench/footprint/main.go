@@ -22,8 +22,7 @@ import (
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/bench/internal/procstat"
 	"github.com/fastjobset/jobset/tools/bench/internal/summary"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
-	"github.com/fastjobset/jobset/tools/testing/workload"
+	"github.com/fastjobset/jobset/tools/demo/workload"
 )
 
 func main() {
@@ -66,7 +65,7 @@ func run(kubeconfig, install, root, binary, image, process string, idle time.Dur
 		return err
 	}
 	if install != "" {
-		if err := kubeapply.Deploy(ctx, c.Client, install); err != nil {
+		if err := c.Deploy(ctx, install); err != nil {
 			return err
 		}
 	}

@@ -49,8 +49,7 @@ import (
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/bench/internal/summary"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
-	"github.com/fastjobset/jobset/tools/testing/workload"
+	"github.com/fastjobset/jobset/tools/demo/workload"
 )
 
 // The three ways.
@@ -102,7 +101,7 @@ func main() {
 		c, err = workload.Connect(kubeconfig, root)
 	}
 	if err == nil && install != "" {
-		err = kubeapply.Deploy(ctx, c.Client, install)
+		err = c.Deploy(ctx, install)
 	}
 	if err == nil {
 		err = run(ctx, c, o)

@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/framework"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
 )
 
 // The webhook runs, rotates its certificate into the
@@ -50,7 +50,7 @@ func bindGeneratedRBAC(ctx context.Context, t *testing.T, c client.Client, o opt
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := kubeapply.Read(filepath.Join(root, "webhooks", "rbac", "role.yaml"))
+	objs, err := manifest.Read(filepath.Join(root, "webhooks", "rbac", "role.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-// Package kubeapply reads multi-document YAML manifests and applies them
-// with server-side apply, as `kubectl apply --server-side` does, for the
-// tools and tests that deploy what images/cmd/render-manifests generates.
-package kubeapply
+// Package manifest reads multi-document YAML manifests and applies them
+// with server-side apply, as `kubectl apply --server-side` does: the
+// manifest generator reads the files controller-gen writes with it, and the
+// demo, the benchmarks and the tests deploy what the generator writes.
+package manifest
 
 import (
 	"bytes"

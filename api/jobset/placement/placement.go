@@ -10,8 +10,11 @@
 // into another domain after its followers were admitted, a reconciler
 // deletes followers whose node selector no longer matches their leader.
 //
-// The functions here are pure; the webhooks and the reconciler read Pods and
-// Nodes and call them.
+// The functions here are pure, and shared by the two components that must
+// agree on them: the Pod webhooks (webhooks/pod), which place leaders and pin
+// followers, and the controller's reconciler
+// (controllers/placementcontroller), which deletes followers pinned to a
+// domain their leader left. Both read Pods and Nodes and call them.
 package placement
 
 import (

@@ -1,4 +1,9 @@
-package placement
+// Package placementcontroller runs exclusive placement's reconciler: it
+// deletes followers whose node selector no longer matches their leader's
+// topology domain, for the Job controller to recreate them and the Pod
+// webhooks to pin them anew. The rules it shares with the webhooks are in
+// api/jobset/placement.
+package placementcontroller
 
 import (
 	"context"
@@ -14,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/fastjobset/jobset/api/jobset/placement"
 )
 
 // ReasonFollowerMisplaced is the reason of the event recorded on a follower
@@ -51,8 +58,8 @@ func scheduledLeader(o client.Object) bool {
 	if !ok {
 		return false
 	}
-	_, exclusive := TopologyKey(pod)
-	return exclusive && IsLeader(pod) && pod.Spec.NodeName != ""
+	_, exclusive := placement.TopologyKey(pod)
+	return exclusive && placement.IsLeader(pod) && pod.Spec.NodeName != ""
 }
 
 // leaderOf maps a follower to its leader, so that a follower admitted on a
@@ -62,12 +69,12 @@ func (r *Reconciler) leaderOf(ctx context.Context, o client.Object) []reconcile.
 	if !ok {
 		return nil
 	}
-	if _, exclusive := TopologyKey(pod); !exclusive || IsLeader(pod) {
+	if _, exclusive := placement.TopologyKey(pod); !exclusive || placement.IsLeader(pod) {
 		return nil
 	}
 	var leaders corev1.PodList
 	if err := r.client.List(ctx, &leaders, client.InNamespace(pod.Namespace),
-		client.MatchingLabelsSelector{Selector: LeaderSelector(pod)}); err != nil {
+		client.MatchingLabelsSelector{Selector: placement.LeaderSelector(pod)}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing the leader of a follower Pod", "pod", client.ObjectKeyFromObject(pod))
 		return nil
 	}
@@ -91,12 +98,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !scheduledLeader(&leader) || leader.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
-	topologyKey, _ := TopologyKey(&leader)
+	topologyKey, _ := placement.TopologyKey(&leader)
 	var node corev1.Node
 	if err := r.client.Get(ctx, types.NamespacedName{Name: leader.Spec.NodeName}, &node); err != nil {
 		return reconcile.Result{}, fmt.Errorf("reading the node of leader Pod %s: %w", req, err)
 	}
-	domain, err := Domain(&node, topologyKey)
+	domain, err := placement.Domain(&node, topologyKey)
 	if err != nil {
 		// The scheduler only places a leader where the label exists; a
 		// node relabelled since is the administrator's to fix.
@@ -105,10 +112,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, client.InNamespace(leader.Namespace),
-		client.MatchingLabelsSelector{Selector: JobSelector(&leader)}); err != nil {
+		client.MatchingLabelsSelector{Selector: placement.JobSelector(&leader)}); err != nil {
 		return reconcile.Result{}, err
 	}
-	for _, follower := range MisplacedFollowers(pods.Items, topologyKey, domain) {
+	for _, follower := range placement.MisplacedFollowers(pods.Items, topologyKey, domain) {
 		err := r.client.Delete(ctx, follower, client.Preconditions{UID: &follower.UID})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return reconcile.Result{}, fmt.Errorf("deleting misplaced follower Pod %s: %w", client.ObjectKeyFromObject(follower), err)

@@ -1,7 +1,7 @@
-// Package workload runs the seed's story 1 on a real cluster, for the demo
-// and the benchmarks: with W workers, in place or with Recreate, each in a
-// namespace of its own made afresh with the agent's RBAC, and waits for its
-// workers to run.
+// Package workload deploys install.yaml and runs the seed's story 1 on a
+// real cluster, for the demo and the benchmarks: with W workers, in place or
+// with Recreate, each in a namespace of its own made afresh with the agent's
+// RBAC, and waits for its workers to run.
 package workload
 
 import (
@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +25,7 @@ import (
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
-	"github.com/fastjobset/jobset/tools/testing/kubeapply"
+	"github.com/fastjobset/jobset/images/manifest"
 )
 
 // Cluster is a connection to the cluster and the source tree's root
@@ -58,6 +59,31 @@ func Connect(kubeconfig, root string) (*Cluster, error) {
 		return nil, err
 	}
 	return &Cluster{Client: cl, Clientset: clientset, root: root}, nil
+}
+
+// Deploy applies install.yaml (at path) and waits until the controller and
+// the webhook Deployments of jobset-system are available.
+func (c *Cluster) Deploy(ctx context.Context, path string) error {
+	if err := manifest.Apply(ctx, c.Client, path, ""); err != nil {
+		return err
+	}
+	for _, name := range []string{"jobset-controller", "jobset-webhook"} {
+		key := client.ObjectKey{Namespace: "jobset-system", Name: name}
+		err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			var d appsv1.Deployment
+			if err := c.Client.Get(ctx, key, &d); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			return d.Status.AvailableReplicas >= 1, nil
+		})
+		if wait.Interrupted(err) {
+			return fmt.Errorf("waiting for Deployment %s to be available: %w", key, err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // PodState is what a restart must change: the Pod (Recreate) or the
@@ -124,7 +150,7 @@ func WorkerRestarts(p *corev1.Pod) int32 {
 // the agent and with backoffLimit 0, the way community JobSet users run it.
 func (c *Cluster) JobSet(ns string, strategy jobset.JobSetRestartStrategy, w int) (*jobset.JobSet, error) {
 	js := &jobset.JobSet{}
-	if err := kubeapply.ReadObject(filepath.Join(c.root, "docs/examples/story1-inplace.yaml"), js); err != nil {
+	if err := manifest.ReadObject(filepath.Join(c.root, "docs/examples/story1-inplace.yaml"), js); err != nil {
 		return nil, err
 	}
 	js.Name, js.Namespace = "bench", ns
@@ -158,7 +184,7 @@ func (c *Cluster) RecreateNamespace(ctx context.Context, ns string) error {
 	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return err
 	}
-	return kubeapply.Apply(ctx, c.Client, filepath.Join(c.root, "agent/rbac/agent-rbac.yaml"), ns)
+	return manifest.Apply(ctx, c.Client, filepath.Join(c.root, "agent/rbac/agent-rbac.yaml"), ns)
 }
 
 // DeleteNamespace deletes ns and waits until it is gone, so that its Pods
