@@ -73,6 +73,10 @@ type pod struct {
 	// exitsZero: the Pod is being deleted and its worker exits 0 on the
 	// SIGTERM, so the kubelet ends it Succeeded.
 	exitsZero bool
+	// orphan: its Job was deleted by hand (in the background) and
+	// recreated: the new Job neither counts nor replaces it, and made a
+	// replacement at once.
+	orphan bool
 	// left: it did, and the group-member finalizer still holds the Pod:
 	// the controller has not released it. (Other Pods are released as
 	// soon as the controller sees them end, which the model folds into
@@ -246,6 +250,25 @@ func faults(s state) []step {
 			add(n, "%s is deleted (its worker exits %d on SIGTERM)", p.name(), map[bool]int{false: 1, true: 0}[zero])
 		}
 	}
+	// kubectl delete job, of Job "b" (slot 2): the Job goes at once, its
+	// Pod gets SIGTERM and stops over its grace period, and the
+	// controller recreates the Job, which makes a new Pod for the slot
+	// without waiting for the old one.
+	if s.failures < maxFailures && !s.completed[2] {
+		n, deleted := s, false
+		for i, p := range s.pods {
+			if p.live() && p.slot == 2 && !p.orphan {
+				n.disrupt(i)
+				q := &n.pods[i]
+				q.deleting, q.orphan, q.counted = true, true, true
+				deleted = true
+			}
+		}
+		if deleted {
+			n.failures++
+			add(n, "the Job of slot 2 is deleted by hand (its worker exits 1 on SIGTERM)")
+		}
+	}
 	// The NCCL pattern: one fault makes every running worker exit at once,
 	// and the controller sees none of the exits.
 	if s.failures < maxFailures {
@@ -390,7 +413,7 @@ func jobController(s state) (state, bool) {
 	for slot := range slots {
 		hasLive, hasSucceeded := false, false
 		for i, p := range s.pods {
-			if !p.exists || int(p.slot) != slot {
+			if !p.exists || int(p.slot) != slot || p.orphan {
 				continue
 			}
 			if p.phase != running && !p.counted {

@@ -8,8 +8,9 @@
 // Pod in place when its epoch is <= D, and lets its worker run when its
 // epoch == S.
 //
-//   - Sync: every expected live Pod reports the same epoch e > S: S := e.
-//     The expected count is the Jobs' indexes that have not completed.
+//   - Sync: every expected live Pod reports the same epoch e > S, and no
+//     Pod of the group is being deleted without having ended: S := e. The
+//     expected count is the Jobs' indexes that have not completed.
 //   - Deprecate: otherwise, some live Pod reports m > S: D := max(D, m-1).
 //     (m <= S+1, so this sets D := S: every Pod still at S restarts.)
 //   - Fast failure detection: in sync (S >= 1, D < S), a member of the
@@ -154,9 +155,12 @@ func Decide(s Snapshot) Decision {
 
 	// One pass over the Pods, without copying them: this runs on every
 	// Pod event of JobSets with thousands of Pods.
-	live, valid := int32(0), int32(0)
+	live, valid, stopping := int32(0), int32(0), 0
 	minEpoch, maxEpoch := int32(0), int32(0)
 	for _, p := range s.Pods {
+		if p.stopping() {
+			stopping++
+		}
 		if !p.live() {
 			continue
 		}
@@ -176,8 +180,11 @@ func Decide(s Snapshot) Decision {
 		valid++
 	}
 
-	// Sync: every expected live Pod joined the same new epoch.
-	if s.ExpectedPods > 0 && live == s.ExpectedPods && valid == live && maxEpoch > s.Synced && minEpoch == maxEpoch {
+	// Sync: every expected live Pod joined the same new epoch, and no Pod
+	// of the group is still stopping: its worker may run an older epoch
+	// until it ends (a Job deleted by hand goes before its Pods, and its
+	// replacement's new Pods join meanwhile).
+	if s.ExpectedPods > 0 && live == s.ExpectedPods && valid == live && maxEpoch > s.Synced && minEpoch == maxEpoch && stopping == 0 {
 		switch {
 		case s.Regathering || s.Synced == 0:
 		case inProgress:
@@ -243,6 +250,12 @@ func readEpoch(raw string, synced int32) (int32, string) {
 // live: the Pod counts toward its group (Live, for a Pod of the API).
 func (p Pod) live() bool {
 	return !p.Succeeded && !p.Failed && !p.Deleting
+}
+
+// stopping: the Pod is being deleted and has not ended, so its worker may
+// still run.
+func (p Pod) stopping() bool {
+	return p.Deleting && !p.Succeeded && !p.Failed
 }
 
 // at reports whether the Pod reports epoch e.

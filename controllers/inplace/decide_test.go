@@ -46,6 +46,21 @@ func TestDecide(t *testing.T) {
 			want:     Decision{Synced: 1, Deprecated: 1},
 		},
 
+		// kubectl delete job deletes in the background: the Job goes
+		// before its Pods, the controller recreates it at once, and its new
+		// Pods join while the old ones' workers still run their grace
+		// period at the old epoch.
+		"a Job deleted by hand: its old Pod still stops while its new Pod and the peers joined: no sync": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
+				Pods: append(with(at("2", "1"), 1, func(p *Pod) { p.Deleting = true }), Pod{Name: "w-1b", Index: "1", Epoch: "2"})},
+			want: Decision{Synced: 1, Deprecated: 1},
+		},
+		"a Job deleted by hand: once its old Pod ended, the group syncs": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
+				Pods: append(with(at("2", "1"), 1, func(p *Pod) { p.Deleting, p.Failed = true, true }), Pod{Name: "w-1b", Index: "1", Epoch: "2"})},
+			want: Decision{Synced: 2, Deprecated: 1, RestartCompleted: true},
+		},
+
 		// A member deleted while it ran whose worker
 		// exited 0; its Job counted the index complete.
 		"a Pod that left while running, its index counted complete: no sync of the smaller group": {

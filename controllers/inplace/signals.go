@@ -18,7 +18,17 @@ import (
 // Live reports whether the Pod counts toward its group: it has not ended
 // and is not being deleted.
 func Live(pod *corev1.Pod) bool {
-	return pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+	return pod.DeletionTimestamp == nil && !ended(pod)
+}
+
+// Stopping reports whether the Pod is being deleted and has not ended: its
+// containers may still run (Pod.stopping, for a Pod of the API).
+func Stopping(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil && !ended(pod)
+}
+
+func ended(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 // FailureSignal returns a sign that the Pod's containers failed or began

@@ -65,9 +65,13 @@ func stalledGather(js *jobset.JobSet, pods []*corev1.Pod, expected int32, now ti
 		return "", threshold - waited
 	}
 	target := ptr.Deref(js.Status.SyncedEpoch, 0) + 1
-	var waiting []string
+	var waiting, stopping []string
 	live := int32(0)
+	_, group := inPlaceGroup(js)
 	for _, pod := range pods {
+		if inplace.Stopping(pod) && group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
+			stopping = append(stopping, pod.Name)
+		}
 		if !inplace.Live(pod) {
 			continue
 		}
@@ -77,7 +81,7 @@ func stalledGather(js *jobset.JobSet, pods []*corev1.Pod, expected int32, now ti
 		}
 	}
 	missing := expected - live
-	if len(waiting) == 0 && missing <= 0 {
+	if len(waiting) == 0 && missing <= 0 && len(stopping) == 0 {
 		return "", 0
 	}
 	report = fmt.Sprintf("the Pods have been gathering at epoch %d for %s", target, now.Sub(since).Round(time.Second))
@@ -86,6 +90,10 @@ func stalledGather(js *jobset.JobSet, pods []*corev1.Pod, expected int32, now ti
 	}
 	if missing > 0 {
 		report += fmt.Sprintf("; %d expected Pods do not exist (see the Jobs' events)", missing)
+	}
+	if len(stopping) > 0 {
+		report += fmt.Sprintf("; %d are being deleted and have not stopped, and the group syncs only once they have (their workers may run an older epoch): %s",
+			len(stopping), boundedList(stopping, len(stopping)))
 	}
 	return report, 0
 }

@@ -58,6 +58,17 @@ func TestStalledGather(t *testing.T) {
 	unscheduled := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "w-3"}, Status: corev1.PodStatus{Phase: corev1.PodPending,
 		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Message: "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."}}}}
 
+	// A Job deleted by hand: its old Pod still stops while its new one
+	// joined.
+	groupRestarting := func() *jobset.JobSet {
+		js := restarting()
+		js.Spec.ReplicatedJobs[0] = wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()
+		return js
+	}
+	stopping := agentPod("w-1-old", "3", running)
+	stopping.Labels = map[string]string{jobset.ReplicatedJobNameKey: "workers"}
+	stopping.DeletionTimestamp = &metav1.Time{Time: start}
+
 	cases := []struct {
 		name      string
 		js        *jobset.JobSet
@@ -81,6 +92,9 @@ func TestStalledGather(t *testing.T) {
 		{"an agent image that cannot be pulled", restarting(),
 			[]*corev1.Pod{agentPod("w-0", "", imagePull)}, 1, start.Add(6 * time.Minute),
 			[]string{"its agent is waiting: ImagePullBackOff: Back-off pulling image"}, 0},
+		{"a Pod of the group still stopping", groupRestarting(),
+			[]*corev1.Pod{agentPod("w-0", "4", running), agentPod("w-1", "4", running), stopping}, 2, start.Add(6 * time.Minute),
+			[]string{"1 are being deleted and have not stopped, and the group syncs only once they have", "w-1-old"}, 0},
 		{"an unschedulable Pod and a Pod not created", firstRun(), []*corev1.Pod{unscheduled}, 3, start.Add(6 * time.Minute),
 			[]string{"gathering at epoch 1", "w-3 (not scheduled: 0/1 nodes are available", "2 expected Pods do not exist"}, 0},
 	}
