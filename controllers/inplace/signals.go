@@ -88,9 +88,9 @@ func failureSign(pod *corev1.Pod, agentStarted time.Time) string {
 }
 
 // statusPredatesJoin reports whether the kubelet last posted the Pod's
-// status before its agent wrote the Pod's current epoch, both as the API
-// server dated the writes (managedFields: one clock, one-second
-// resolution). Such a status shows an agent older than the one that joined
+// status before (or in the same second as) its agent wrote the Pod's
+// current epoch, both as the API server dated the writes (managedFields:
+// one-second resolution). Such a status shows an agent older than the one that joined
 // and that agent's end: a failure the group restart this agent joined for
 // answered already. A failure of the current epoch comes after its join
 // (its workers start once the barrier lifts), so the kubelet posts it
@@ -112,7 +112,15 @@ func statusPredatesJoin(pod *corev1.Pod) bool {
 			posted = later(posted, f.Time.Time)
 		}
 	}
-	return !joined.IsZero() && !posted.IsZero() && posted.Before(joined)
+	// The API server dates writes to the second, so a status posted in
+	// the second of the join may be from either side of it. It is taken as
+	// from before: counting a stale status starts a group restart, counted
+	// against the budget, for a failure answered already; passing over a
+	// new one costs only until the kubelet's next status write, a second
+	// later at most, or the failed Pod's rejoin at the next epoch. (With
+	// several API servers, each dates its own writes: their clocks must
+	// agree to within a second for this to hold.)
+	return !joined.IsZero() && !posted.IsZero() && !posted.After(joined)
 }
 
 // ownsField reports whether a managedFields entry's fieldsV1 holds path.

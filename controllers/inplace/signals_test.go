@@ -188,8 +188,16 @@ func TestFailureSignal(t *testing.T) {
 		"a status the kubelet posted after the join": {pod: writes(
 			pod(true, func(s *corev1.PodStatus) { restarting(after)(s); worker(terminated(1, after))(s) }),
 			managedFields{status: 48, epoch: 47}), want: true},
-		"a status posted in the second of the join counts": {pod: writes(
-			pod(true, worker(terminated(1, after))), managedFields{status: 47, epoch: 47}), want: true},
+		// The API server dates writes to the second. A tie is read as a
+		// status from before the join: counting a stale one starts a
+		// group restart the budget counts, for a failure answered already,
+		// while ignoring a new one waits only for the kubelet's next
+		// status write (or the Pod's rejoin).
+		"a status posted in the second of the join is taken as before it": {pod: writes(
+			pod(true, func(s *corev1.PodStatus) { restarting(after)(s); worker(terminated(1, after))(s) }),
+			managedFields{status: 47, epoch: 47})},
+		"a status posted the second after the join counts": {pod: writes(
+			pod(true, worker(terminated(1, after))), managedFields{status: 48, epoch: 47}), want: true},
 		"no epoch written yet: the status alone tells": {pod: writes(
 			pod(true, worker(terminated(1, after))), managedFields{status: 32}), want: true},
 		"no agent at all": {pod: &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: jobset.PodConditionAllContainersRestarting, Status: corev1.ConditionTrue}}}}},
