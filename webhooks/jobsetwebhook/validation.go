@@ -119,14 +119,23 @@ func validateVolumeClaimPolicies(js *jobset.JobSet, spec *field.Path) field.Erro
 	return errs
 }
 
-// ValidateUpdate checks an update: what Validate checks, plus the
-// immutability of replicatedJobs, except the scheduling directives of Pod
-// templates when the JobSet is suspended before or after the update. Kueue
-// writes them when it admits a suspended JobSet (and resumes it), and
-// restores them in the same update that suspends a running JobSet it
-// evicts or preempts; community JobSet admits both.
+// ValidateUpdate checks an update: what Validate checks, ratcheted to what
+// the update changes (ratchet.go), plus the immutability of replicatedJobs,
+// except the scheduling directives of Pod templates when the JobSet is
+// suspended before or after the update. Kueue writes them when it admits a
+// suspended JobSet (and resumes it), and restores them in the same update
+// that suspends a running JobSet it evicts or preempts; community JobSet
+// admits both.
+//
+// A JobSet being deleted is admitted whatever the update: the garbage
+// collector and the controllers remove their finalizers from it, and a
+// rejection there hangs the deletion (foreground deletion, TTL, namespace
+// deletion). Its spec no longer matters.
 func ValidateUpdate(js, old *jobset.JobSet) field.ErrorList {
-	errs := Validate(js)
+	if BeingDeleted(js) || BeingDeleted(old) {
+		return nil
+	}
+	errs := ratchet(Validate(js), Validate(old), js, old)
 	path := field.NewPath("spec", "replicatedJobs")
 	if len(js.Spec.ReplicatedJobs) != len(old.Spec.ReplicatedJobs) {
 		return append(errs, field.Forbidden(path, "replicatedJobs cannot be added or removed: create a new JobSet"))
@@ -150,6 +159,12 @@ func ValidateUpdate(js, old *jobset.JobSet) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// BeingDeleted reports whether the JobSet has a deletion timestamp: it
+// lives on only until its finalizers are removed.
+func BeingDeleted(js *jobset.JobSet) bool {
+	return js.DeletionTimestamp != nil
 }
 
 func validateTargets(targets []string, names sets.Set[string], path *field.Path) field.ErrorList {
