@@ -531,6 +531,24 @@ func TestDefault(t *testing.T) {
 	}
 }
 
+// TestDefaultLeavesAJobSetBeingDeletedAlone: the updates a JobSet being
+// deleted still gets remove finalizers; defaulting must neither change its
+// spec nor fail them (here, a webhook without an agent image asked to
+// inject one).
+func TestDefaultLeavesAJobSetBeingDeletedAlone(t *testing.T) {
+	js := wrappers.MakeJobSet("trainer", "ns").RestartStrategy(jobset.InPlaceRestart).
+		Annotations(map[string]string{jobset.InjectAgentKey: "true"}).
+		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+	js.DeletionTimestamp = ptr.To(metav1.Now())
+	want := js.DeepCopy()
+	if err := (Webhook{}).Default(t.Context(), js); err != nil {
+		t.Fatalf("Default: %v", err)
+	}
+	if diff := cmp.Diff(want, js); diff != "" {
+		t.Errorf("Default changed a JobSet being deleted (-want +got):\n%s", diff)
+	}
+}
+
 func TestWarnings(t *testing.T) {
 	workersPod := func(js *jobset.JobSet) *corev1.PodSpec { return &js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec }
 	failJob42 := &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
