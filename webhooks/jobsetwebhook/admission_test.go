@@ -374,6 +374,19 @@ var _ = Describe("JobSet admission", func() {
 		Expect(k8sClient.Update(ctx, js)).To(MatchError(ContainSubstring("only the labels, annotations, nodeSelector")))
 	})
 
+	It("takes updates after the webhook added a default that a stored JobSet lacks", func() {
+		js := wrappers.MakeJobSet("trainer", ns).ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		js.Spec.ReplicatedJobs[0].Template.Spec.CompletionMode = nil
+		storeUnvalidated(ctx, js)
+		Expect(js.Spec.ReplicatedJobs[0].Template.Spec.CompletionMode).To(BeNil(), "stored without today's defaults")
+
+		patch := client.MergeFrom(js.DeepCopy())
+		js.Annotations = map[string]string{"team": "a"}
+		Expect(k8sClient.Patch(ctx, js, patch)).To(Succeed())
+		Expect(js.Spec.ReplicatedJobs[0].Template.Spec.CompletionMode).To(HaveValue(Equal(batchv1.IndexedCompletion)),
+			"the update took today's defaults")
+	})
+
 	// A JobSet stored under an older webhook's looser rules must stay
 	// updatable once a newer webhook tightens them: Kueue suspends and
 	// resumes it, and the garbage collector removes finalizers from it while
@@ -431,28 +444,34 @@ var _ = Describe("JobSet admission", func() {
 	})
 })
 
-// storeUnvalidated creates js as an older webhook would have admitted it:
-// the JobSet validating webhook is told to skip it (an objectSelector on a
-// label js carries), and restored, judging every JobSet again, before this
+// storeUnvalidated creates js as an older webhook would have admitted
+// it: today's JobSet webhooks, mutating and validating, are told to skip
+// it (an objectSelector on a label js carries), and restored before this
 // returns.
 func storeUnvalidated(ctx context.Context, js *jobset.JobSet) {
 	GinkgoHelper()
 	const skip = "test.jobset.x-k8s.io/stored-before-upgrade"
-	key := client.ObjectKey{Name: "validating-webhook-configuration"}
-	setSelector := func(selector *metav1.LabelSelector) {
-		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		Expect(k8sClient.Get(ctx, key, cfg)).To(Succeed())
-		i := slices.IndexFunc(cfg.Webhooks, func(w admissionregistrationv1.ValidatingWebhook) bool {
+	selectJobSets := func(selector *metav1.LabelSelector) {
+		validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "validating-webhook-configuration"}, validating)).To(Succeed())
+		i := slices.IndexFunc(validating.Webhooks, func(w admissionregistrationv1.ValidatingWebhook) bool {
 			return w.Name == "vjobset.jobset.x-k8s.io"
 		})
 		Expect(i).NotTo(BeNumerically("<", 0), "the JobSet validating webhook is installed")
-		cfg.Webhooks[i].ObjectSelector = selector
-		Expect(k8sClient.Update(ctx, cfg)).To(Succeed())
+		validating.Webhooks[i].ObjectSelector = selector
+		Expect(k8sClient.Update(ctx, validating)).To(Succeed())
+
+		mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "mutating-webhook-configuration"}, mutating)).To(Succeed())
+		i = slices.IndexFunc(mutating.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool {
+			return w.Name == "mjobset.jobset.x-k8s.io"
+		})
+		Expect(i).NotTo(BeNumerically("<", 0), "the JobSet mutating webhook is installed")
+		mutating.Webhooks[i].ObjectSelector = selector
+		Expect(k8sClient.Update(ctx, mutating)).To(Succeed())
 	}
-	// The label keeps the probe below inside the webhook's objectSelector
-	// once restored: it is rejected only when the webhook judges it again.
-	restore := func() { setSelector(&metav1.LabelSelector{}) }
-	setSelector(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+	restore := func() { selectJobSets(&metav1.LabelSelector{}) }
+	selectJobSets(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 		Key: skip, Operator: metav1.LabelSelectorOpDoesNotExist,
 	}}})
 	DeferCleanup(restore)
@@ -467,11 +486,19 @@ func storeUnvalidated(ctx context.Context, js *jobset.JobSet) {
 	}).Should(Succeed())
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), js)).To(Succeed())
 
+	// Probes that carry the label: admitted and defaulted, or rejected,
+	// only once the webhooks see JobSets like js again.
 	restore()
-	probe := js.DeepCopy()
-	probe.ObjectMeta = metav1.ObjectMeta{Name: js.Name + "-probe", Namespace: js.Namespace, Labels: js.Labels}
+	meta := metav1.ObjectMeta{Name: js.Name + "-probe", Namespace: js.Namespace, Labels: js.Labels}
 	Eventually(func(g Gomega) {
-		err := k8sClient.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "the webhook judges JobSets again: %v", err)
+		invalid := &jobset.JobSet{ObjectMeta: meta, Spec: *js.Spec.DeepCopy()}
+		invalid.Spec.ReplicatedJobs[0].Name = "Not_A_DNS_Label"
+		err := k8sClient.Create(ctx, invalid, client.DryRunAll)
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "the validating webhook judges JobSets again: %v", err)
+
+		valid := wrappers.MakeJobSet(meta.Name, meta.Namespace).ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		valid.Labels = meta.Labels
+		g.Expect(k8sClient.Create(ctx, valid, client.DryRunAll)).To(Succeed())
+		g.Expect(valid.Spec.Network).NotTo(BeNil(), "the mutating webhook defaults JobSets again")
 	}).Should(Succeed())
 }

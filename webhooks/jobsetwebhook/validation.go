@@ -141,8 +141,13 @@ func ValidateUpdate(js, old *jobset.JobSet) field.ErrorList {
 		return append(errs, field.Forbidden(path, "replicatedJobs cannot be added or removed: create a new JobSet"))
 	}
 	suspended := ptr.Deref(old.Spec.Suspend, false) || ptr.Deref(js.Spec.Suspend, false)
+	// Both compared as this webhook defaults them: the mutating webhook
+	// fills today's defaults into every update, and a default added since
+	// the JobSet was stored is not a change the update made (the apiserver,
+	// too, defaults the objects it reads).
+	newDefaulted, oldDefaulted := defaulted(js), defaulted(old)
 	for i := range js.Spec.ReplicatedJobs {
-		newRJ, oldRJ := js.Spec.ReplicatedJobs[i].DeepCopy(), old.Spec.ReplicatedJobs[i].DeepCopy()
+		newRJ, oldRJ := &newDefaulted.Spec.ReplicatedJobs[i], &oldDefaulted.Spec.ReplicatedJobs[i]
 		if suspended {
 			for _, rj := range []*jobset.ReplicatedJob{newRJ, oldRJ} {
 				t := &rj.Template.Spec.Template
@@ -159,6 +164,13 @@ func ValidateUpdate(js, old *jobset.JobSet) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// defaulted returns a defaulted copy of js.
+func defaulted(js *jobset.JobSet) *jobset.JobSet {
+	js = js.DeepCopy()
+	Default(js)
+	return js
 }
 
 // BeingDeleted reports whether the JobSet has a deletion timestamp: it

@@ -481,7 +481,15 @@ func TestValidateUpdateRatchets(t *testing.T) {
 				"FieldValueInvalid spec.replicatedJobs[0].template.spec.backoffLimit",
 				"FieldValueNotSupported spec.replicatedJobs[0].template.spec.podReplacementPolicy",
 				"FieldValueRequired spec.replicatedJobs[0].template.spec.template.spec.initContainers",
+				// InPlaceRestart's defaults change the Job template.
+				"FieldValueForbidden spec.replicatedJobs[0]",
 			},
+		},
+		// The mutating webhook fills today's defaults into every update; a
+		// JobSet stored before one of them existed lacks it.
+		"a default added since the JobSet was stored is not a change": {
+			old: inPlace().Obj(),
+			new: mutate(inPlace().Annotations(map[string]string{"team": "a"}).Obj(), Default),
 		},
 		"the immutability of replicatedJobs is not ratcheted": {
 			old: storedBefore(inPlace()),
