@@ -132,7 +132,7 @@ func validateVolumeClaimPolicies(js *jobset.JobSet, spec *field.Path) field.Erro
 // rejection there hangs the deletion (foreground deletion, TTL, namespace
 // deletion). Its spec no longer matters.
 func ValidateUpdate(js, old *jobset.JobSet) field.ErrorList {
-	if BeingDeleted(js) || BeingDeleted(old) {
+	if beingDeleted(js) || beingDeleted(old) {
 		return nil
 	}
 	errs := ratchet(Validate(js), Validate(old), js, old)
@@ -173,9 +173,9 @@ func defaulted(js *jobset.JobSet) *jobset.JobSet {
 	return js
 }
 
-// BeingDeleted reports whether the JobSet has a deletion timestamp: it
+// beingDeleted reports whether the JobSet has a deletion timestamp: it
 // lives on only until its finalizers are removed.
-func BeingDeleted(js *jobset.JobSet) bool {
+func beingDeleted(js *jobset.JobSet) bool {
 	return js.DeletionTimestamp != nil
 }
 

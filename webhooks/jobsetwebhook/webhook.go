@@ -37,7 +37,7 @@ func SetupWithManager(mgr ctrl.Manager, agent sidecar.Options) error {
 // an agent that a newer webhook would add must not turn them into spec
 // changes, nor fail them (a webhook without an agent image).
 func (w Webhook) Default(_ context.Context, js *jobset.JobSet) error {
-	if BeingDeleted(js) {
+	if beingDeleted(js) {
 		return nil
 	}
 	if wantsAgent(js) {
@@ -58,7 +58,7 @@ func (Webhook) ValidateCreate(_ context.Context, js *jobset.JobSet) (admission.W
 // ValidateUpdate implements admission.Validator. A JobSet being deleted
 // gets no warnings: nobody can act on them any more.
 func (Webhook) ValidateUpdate(_ context.Context, old, js *jobset.JobSet) (admission.Warnings, error) {
-	if BeingDeleted(js) {
+	if beingDeleted(js) {
 		return nil, invalid(js, ValidateUpdate(js, old))
 	}
 	return append(Warnings(js), SecurityWarnings(js)...), invalid(js, ValidateUpdate(js, old))
