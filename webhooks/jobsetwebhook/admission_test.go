@@ -4,13 +4,16 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -370,4 +373,132 @@ var _ = Describe("JobSet admission", func() {
 		js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Image = "other"
 		Expect(k8sClient.Update(ctx, js)).To(MatchError(ContainSubstring("only the labels, annotations, nodeSelector")))
 	})
+
+	It("takes updates after the webhook added a default that a stored JobSet lacks", func() {
+		js := wrappers.MakeJobSet("trainer", ns).ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		js.Spec.ReplicatedJobs[0].Template.Spec.CompletionMode = nil
+		storeUnvalidated(ctx, js)
+		Expect(js.Spec.ReplicatedJobs[0].Template.Spec.CompletionMode).To(BeNil(), "stored without today's defaults")
+
+		patch := client.MergeFrom(js.DeepCopy())
+		js.Annotations = map[string]string{"team": "a"}
+		Expect(k8sClient.Patch(ctx, js, patch)).To(Succeed())
+		Expect(js.Spec.ReplicatedJobs[0].Template.Spec.CompletionMode).To(HaveValue(Equal(batchv1.IndexedCompletion)),
+			"the update took today's defaults")
+	})
+
+	// A JobSet stored under an older webhook's looser rules must stay
+	// updatable once a newer webhook tightens them: Kueue suspends and
+	// resumes it, and the garbage collector removes finalizers from it while
+	// it is deleted. Updates are judged on what they change.
+	Describe("a JobSet stored before a rule it breaks", func() {
+		var js *jobset.JobSet
+		BeforeEach(func() {
+			js = wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+				ReplicatedJob(wrappers.MakeReplicatedJob("workers").Pods(2).InPlaceReady().Obj()).Obj()
+			js.Spec.ReplicatedJobs[0].Template.Spec.BackoffLimit = ptr.To[int32](6)
+			js.Finalizers = []string{"example.com/hold"}
+			storeUnvalidated(ctx, js)
+			DeferCleanup(func() {
+				got := &jobset.JobSet{}
+				Expect(client.IgnoreNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), got))).To(Succeed())
+				if len(got.Finalizers) > 0 {
+					patch := client.MergeFrom(got.DeepCopy())
+					got.Finalizers = nil
+					Expect(client.IgnoreNotFound(k8sClient.Patch(ctx, got, patch))).To(Succeed())
+				}
+			})
+		})
+
+		It("takes metadata changes and Kueue's suspend, and rejects a change to an invalid value", func() {
+			patch := client.MergeFrom(js.DeepCopy())
+			js.Labels = map[string]string{"team": "a"}
+			Expect(k8sClient.Patch(ctx, js, patch)).To(Succeed())
+
+			patch = client.MergeFrom(js.DeepCopy())
+			js.Spec.Suspend = ptr.To(true)
+			Expect(k8sClient.Patch(ctx, js, patch)).To(Succeed())
+
+			By("a suspended JobSet's Pod template may change, but not to something invalid")
+			patch = client.MergeFrom(js.DeepCopy())
+			js.Spec.ReplicatedJobs[0].Template.Spec.Template.Annotations = map[string]string{jobset.EpochKey: "3"}
+			err := k8sClient.Patch(ctx, js, patch)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+			Expect(err.Error()).To(ContainSubstring("spec.replicatedJobs[0].template.spec.template.metadata.annotations[jobset.sigs.k8s.io/epoch]"))
+			Expect(err.Error()).NotTo(ContainSubstring("backoffLimit"))
+		})
+
+		It("loses its finalizers while it is deleted", func() {
+			Expect(k8sClient.Delete(ctx, js)).To(Succeed())
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), js)).To(Succeed())
+			Expect(js.DeletionTimestamp).NotTo(BeNil())
+
+			patch := client.MergeFrom(js.DeepCopy())
+			js.Finalizers = nil
+			Expect(k8sClient.Patch(ctx, js, patch)).To(Succeed())
+			Eventually(func(g Gomega) {
+				err := k8sClient.Get(ctx, client.ObjectKeyFromObject(js), &jobset.JobSet{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
+			}).Should(Succeed())
+		})
+	})
 })
+
+// storeUnvalidated creates js as an older webhook would have admitted
+// it: today's JobSet webhooks, mutating and validating, are told to skip
+// it (an objectSelector on a label js carries), and restored before this
+// returns.
+func storeUnvalidated(ctx context.Context, js *jobset.JobSet) {
+	GinkgoHelper()
+	const skip = "test.jobset.x-k8s.io/stored-before-upgrade"
+	selectJobSets := func(selector *metav1.LabelSelector) {
+		validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "validating-webhook-configuration"}, validating)).To(Succeed())
+		i := slices.IndexFunc(validating.Webhooks, func(w admissionregistrationv1.ValidatingWebhook) bool {
+			return w.Name == "vjobset.jobset.x-k8s.io"
+		})
+		Expect(i).NotTo(BeNumerically("<", 0), "the JobSet validating webhook is installed")
+		validating.Webhooks[i].ObjectSelector = selector
+		Expect(k8sClient.Update(ctx, validating)).To(Succeed())
+
+		mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "mutating-webhook-configuration"}, mutating)).To(Succeed())
+		i = slices.IndexFunc(mutating.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool {
+			return w.Name == "mjobset.jobset.x-k8s.io"
+		})
+		Expect(i).NotTo(BeNumerically("<", 0), "the JobSet mutating webhook is installed")
+		mutating.Webhooks[i].ObjectSelector = selector
+		Expect(k8sClient.Update(ctx, mutating)).To(Succeed())
+	}
+	restore := func() { selectJobSets(&metav1.LabelSelector{}) }
+	selectJobSets(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: skip, Operator: metav1.LabelSelectorOpDoesNotExist,
+	}}})
+	DeferCleanup(restore)
+
+	if js.Labels == nil {
+		js.Labels = map[string]string{}
+	}
+	js.Labels[skip] = "true"
+	// The apiserver picks up webhook configurations asynchronously.
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Create(ctx, js.DeepCopy())).To(Succeed())
+	}).Should(Succeed())
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), js)).To(Succeed())
+
+	// Probes that carry the label: admitted and defaulted, or rejected,
+	// only once the webhooks see JobSets like js again.
+	restore()
+	meta := metav1.ObjectMeta{Name: js.Name + "-probe", Namespace: js.Namespace, Labels: js.Labels}
+	Eventually(func(g Gomega) {
+		invalid := &jobset.JobSet{ObjectMeta: meta, Spec: *js.Spec.DeepCopy()}
+		invalid.Spec.ReplicatedJobs[0].Name = "Not_A_DNS_Label"
+		err := k8sClient.Create(ctx, invalid, client.DryRunAll)
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "the validating webhook judges JobSets again: %v", err)
+
+		valid := wrappers.MakeJobSet(meta.Name, meta.Namespace).ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		valid.Labels = meta.Labels
+		g.Expect(k8sClient.Create(ctx, valid, client.DryRunAll)).To(Succeed())
+		g.Expect(valid.Spec.Network).NotTo(BeNil(), "the mutating webhook defaults JobSets again")
+	}).Should(Succeed())
+}

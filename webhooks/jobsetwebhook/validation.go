@@ -119,21 +119,35 @@ func validateVolumeClaimPolicies(js *jobset.JobSet, spec *field.Path) field.Erro
 	return errs
 }
 
-// ValidateUpdate checks an update: what Validate checks, plus the
-// immutability of replicatedJobs, except the scheduling directives of Pod
-// templates when the JobSet is suspended before or after the update. Kueue
-// writes them when it admits a suspended JobSet (and resumes it), and
-// restores them in the same update that suspends a running JobSet it
-// evicts or preempts; community JobSet admits both.
+// ValidateUpdate checks an update: what Validate checks, ratcheted to what
+// the update changes (ratchet.go), plus the immutability of replicatedJobs,
+// except the scheduling directives of Pod templates when the JobSet is
+// suspended before or after the update. Kueue writes them when it admits a
+// suspended JobSet (and resumes it), and restores them in the same update
+// that suspends a running JobSet it evicts or preempts; community JobSet
+// admits both.
+//
+// A JobSet being deleted is admitted whatever the update: the garbage
+// collector and the controllers remove their finalizers from it, and a
+// rejection there hangs the deletion (foreground deletion, TTL, namespace
+// deletion). Its spec no longer matters.
 func ValidateUpdate(js, old *jobset.JobSet) field.ErrorList {
-	errs := Validate(js)
+	if beingDeleted(js) || beingDeleted(old) {
+		return nil
+	}
+	errs := ratchet(Validate(js), Validate(old), js, old)
 	path := field.NewPath("spec", "replicatedJobs")
 	if len(js.Spec.ReplicatedJobs) != len(old.Spec.ReplicatedJobs) {
 		return append(errs, field.Forbidden(path, "replicatedJobs cannot be added or removed: create a new JobSet"))
 	}
 	suspended := ptr.Deref(old.Spec.Suspend, false) || ptr.Deref(js.Spec.Suspend, false)
+	// Both compared as this webhook defaults them: the mutating webhook
+	// fills today's defaults into every update, and a default added since
+	// the JobSet was stored is not a change the update made (the apiserver,
+	// too, defaults the objects it reads).
+	newDefaulted, oldDefaulted := defaulted(js), defaulted(old)
 	for i := range js.Spec.ReplicatedJobs {
-		newRJ, oldRJ := js.Spec.ReplicatedJobs[i].DeepCopy(), old.Spec.ReplicatedJobs[i].DeepCopy()
+		newRJ, oldRJ := &newDefaulted.Spec.ReplicatedJobs[i], &oldDefaulted.Spec.ReplicatedJobs[i]
 		if suspended {
 			for _, rj := range []*jobset.ReplicatedJob{newRJ, oldRJ} {
 				t := &rj.Template.Spec.Template
@@ -150,6 +164,19 @@ func ValidateUpdate(js, old *jobset.JobSet) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// defaulted returns a defaulted copy of js.
+func defaulted(js *jobset.JobSet) *jobset.JobSet {
+	js = js.DeepCopy()
+	Default(js)
+	return js
+}
+
+// beingDeleted reports whether the JobSet has a deletion timestamp: it
+// lives on only until its finalizers are removed.
+func beingDeleted(js *jobset.JobSet) bool {
+	return js.DeletionTimestamp != nil
 }
 
 func validateTargets(targets []string, names sets.Set[string], path *field.Path) field.ErrorList {

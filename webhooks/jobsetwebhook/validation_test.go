@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -396,6 +398,116 @@ func TestValidateUpdate(t *testing.T) {
 	}
 }
 
+// TestValidateUpdateRatchets: an update is judged on what it changes, as
+// the apiserver ratchets CRD validation. A JobSet stored before a rule
+// was tightened (built here as one that today's rules reject) must stay
+// updatable: Kueue suspends and resumes it, the garbage collector removes
+// its finalizers.
+func TestValidateUpdateRatchets(t *testing.T) {
+	const backoffLimit = "spec.replicatedJobs[1].template.spec.backoffLimit"
+	// storedBefore breaks a rule on a field that no update below changes.
+	storedBefore := func(w *wrappers.JobSetWrapper) *jobset.JobSet {
+		return mutate(w.Obj(), func(js *jobset.JobSet) {
+			js.Spec.ReplicatedJobs[1].Template.Spec.BackoffLimit = ptr.To[int32](6)
+		})
+	}
+	if got := fieldsOf(Validate(storedBefore(inPlace()))); !slices.Contains(got, "FieldValueInvalid "+backoffLimit) {
+		t.Fatalf("the old object must break a rule of today's Validate, got %v", got)
+	}
+	deleting := func(js *jobset.JobSet) *jobset.JobSet {
+		js.DeletionTimestamp = ptr.To(metav1.Now())
+		return js
+	}
+	const epochAnnotation = "spec.replicatedJobs[1].template.spec.template.metadata.annotations[jobset.sigs.k8s.io/epoch]"
+	withEpoch := func(epoch string) func(*jobset.JobSet) {
+		return func(js *jobset.JobSet) {
+			js.Spec.ReplicatedJobs[1].Template.Spec.Template.Annotations = map[string]string{jobset.EpochKey: epoch}
+		}
+	}
+	withFinalizer := func(js *jobset.JobSet) *jobset.JobSet {
+		js.Finalizers = []string{"foregroundDeletion"}
+		return js
+	}
+	cases := map[string]struct {
+		old, new *jobset.JobSet
+		want     []string
+	}{
+		"an unchanged invalid field does not block a metadata change": {
+			old: storedBefore(inPlace()),
+			new: storedBefore(inPlace().Annotations(map[string]string{"team": "a"})),
+		},
+		"an unchanged invalid field does not block a suspend (Kueue's preemption)": {
+			old: storedBefore(inPlace()),
+			new: storedBefore(inPlace().Suspend(true)),
+		},
+		"an unchanged invalid field does not block a resume with scheduling directives (Kueue's admission)": {
+			old: storedBefore(inPlace().Suspend(true)),
+			new: mutate(storedBefore(inPlace()), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "a"}
+			}),
+		},
+		"a JobSet being deleted loses its finalizer": {
+			old: deleting(withFinalizer(storedBefore(inPlace()))),
+			new: deleting(storedBefore(inPlace())),
+		},
+		"a JobSet being deleted is not judged on its spec at all": {
+			old: deleting(storedBefore(inPlace().Suspend(true))),
+			new: deleting(mutate(storedBefore(inPlace().Suspend(true)), withEpoch("3"))),
+		},
+		// Most of the spec is immutable (the CRD's rules and the ones
+		// below); Pod template annotations may change while suspended.
+		"a changed field must be valid": {
+			old:  storedBefore(inPlace().Suspend(true)),
+			new:  mutate(storedBefore(inPlace().Suspend(true)), withEpoch("3")),
+			want: []string{"FieldValueForbidden " + epochAnnotation},
+		},
+		"an invalid field changed to another invalid value is judged anew": {
+			old:  mutate(inPlace().Suspend(true).Obj(), withEpoch("3")),
+			new:  mutate(inPlace().Suspend(true).Obj(), withEpoch("4")),
+			want: []string{"FieldValueForbidden " + epochAnnotation},
+		},
+		"an invalid field left as it was does not block other changes": {
+			old: mutate(inPlace().Suspend(true).Obj(), withEpoch("3")),
+			new: mutate(inPlace().Obj(), withEpoch("3")),
+		},
+		// The rules for InPlaceRestart read restartStrategy and report on
+		// the replicatedJobs: switching an existing JobSet to it makes
+		// unchanged replicatedJobs invalid, and that is a change to judge.
+		"a change that makes unchanged fields invalid is rejected": {
+			old: wrappers.MakeJobSet("trainer", "ns").ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj(),
+			new: wrappers.MakeJobSet("trainer", "ns").RestartStrategy(jobset.InPlaceRestart).
+				ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj(),
+			want: []string{
+				"FieldValueInvalid spec.replicatedJobs[0].template.spec.backoffLimit",
+				"FieldValueNotSupported spec.replicatedJobs[0].template.spec.podReplacementPolicy",
+				"FieldValueRequired spec.replicatedJobs[0].template.spec.template.spec.initContainers",
+				// InPlaceRestart's defaults change the Job template.
+				"FieldValueForbidden spec.replicatedJobs[0]",
+			},
+		},
+		// The mutating webhook fills today's defaults into every update; a
+		// JobSet stored before one of them existed lacks it.
+		"a default added since the JobSet was stored is not a change": {
+			old: inPlace().Obj(),
+			new: mutate(inPlace().Annotations(map[string]string{"team": "a"}).Obj(), Default),
+		},
+		"the immutability of replicatedJobs is not ratcheted": {
+			old: storedBefore(inPlace()),
+			new: mutate(storedBefore(inPlace()), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.Containers[0].Image = "other"
+			}),
+			want: []string{"FieldValueForbidden spec.replicatedJobs[1]"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, fieldsOf(ValidateUpdate(tc.new, tc.old))); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestDefault(t *testing.T) {
 	js := wrappers.MakeJobSet("trainer", "ns").RestartStrategy(jobset.InPlaceRestart).
 		FailurePolicyRule(jobset.FailurePolicyRule{Action: jobset.FailJobSet}).
@@ -424,6 +536,24 @@ func TestDefault(t *testing.T) {
 	Default(js)
 	if *js.Spec.ReplicatedJobs[0].Template.Spec.BackoffLimit != 3 {
 		t.Error(keptExplicit)
+	}
+}
+
+// TestDefaultLeavesAJobSetBeingDeletedAlone: the updates a JobSet being
+// deleted still gets remove finalizers; defaulting must neither change its
+// spec nor fail them (here, a webhook without an agent image asked to
+// inject one).
+func TestDefaultLeavesAJobSetBeingDeletedAlone(t *testing.T) {
+	js := wrappers.MakeJobSet("trainer", "ns").RestartStrategy(jobset.InPlaceRestart).
+		Annotations(map[string]string{jobset.InjectAgentKey: "true"}).
+		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+	js.DeletionTimestamp = ptr.To(metav1.Now())
+	want := js.DeepCopy()
+	if err := (Webhook{}).Default(t.Context(), js); err != nil {
+		t.Fatalf("Default: %v", err)
+	}
+	if diff := cmp.Diff(want, js); diff != "" {
+		t.Errorf("Default changed a JobSet being deleted (-want +got):\n%s", diff)
 	}
 }
 

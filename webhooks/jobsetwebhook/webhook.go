@@ -32,8 +32,14 @@ func SetupWithManager(mgr ctrl.Manager, agent sidecar.Options) error {
 		Complete()
 }
 
-// Default implements admission.Defaulter.
+// Default implements admission.Defaulter. It leaves a JobSet being deleted
+// as it is: the updates it still gets remove finalizers, and a default or
+// an agent that a newer webhook would add must not turn them into spec
+// changes, nor fail them (a webhook without an agent image).
 func (w Webhook) Default(_ context.Context, js *jobset.JobSet) error {
+	if beingDeleted(js) {
+		return nil
+	}
 	if wantsAgent(js) {
 		if w.Agent.Image == "" {
 			return apierrors.NewBadRequest(fmt.Sprintf("metadata.annotations[%s]: this webhook has no agent image to inject (start it with --agent-image), so add the agent sidecar by hand; see docs/user-guide.md", jobset.InjectAgentKey))
@@ -49,8 +55,12 @@ func (Webhook) ValidateCreate(_ context.Context, js *jobset.JobSet) (admission.W
 	return append(Warnings(js), SecurityWarnings(js)...), invalid(js, Validate(js))
 }
 
-// ValidateUpdate implements admission.Validator.
+// ValidateUpdate implements admission.Validator. A JobSet being deleted
+// gets no warnings: nobody can act on them any more.
 func (Webhook) ValidateUpdate(_ context.Context, old, js *jobset.JobSet) (admission.Warnings, error) {
+	if beingDeleted(js) {
+		return nil, invalid(js, ValidateUpdate(js, old))
+	}
 	return append(Warnings(js), SecurityWarnings(js)...), invalid(js, ValidateUpdate(js, old))
 }
 
