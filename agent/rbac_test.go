@@ -178,6 +178,8 @@ var _ = Describe("The epoch-only admission policy, with real bound ServiceAccoun
 		}
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(own), own)).To(Succeed())
 		Expect(own.Annotations).To(HaveKeyWithValue(jobset.EpochKey, "3"))
+		Expect(mergePatch(ctx, asOwn, own, epochPatch("5"))).To(And(ruleDenial("epoch-at-most-next"),
+			MatchError(ContainSubstring("may rise by one at most, from 3 to 4, not to 5"))))
 
 		By("leaving other identities unaffected: a namespace editor writes what it likes")
 		Expect(mergePatch(ctx, env.Client, own, epochPatch("abc"))).To(Succeed())
