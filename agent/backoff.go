@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/fastjobset/jobset/agent/kubeclient"
@@ -22,13 +23,12 @@ const rewatchSpread = time.Second
 // again: a refused connection costs the API server nothing, and the group
 // restart an outage interrupted resumes only once every agent is back, so
 // the fleet must return within seconds of the API server, not within the
-// 30 s cap that protects a server that answers (429, 5xx). The cap holds
-// through the first answers too: a restarting API server refuses requests
-// for seconds before it is ready (403 while its RBAC loads, 429 while its
-// storage initialises), and those answers say nothing about its load once
-// ready; growing the backoff on them would leave agents, and so the whole
-// group restart, waiting seconds after it is ready. A 429's Retry-After
-// still comes on top (see notServingYet for a 503's).
+// 30 s cap that protects a server that answers. The cap holds through the
+// answers of an API server still starting (see starting): it refuses
+// requests for seconds before it is ready, and those answers say nothing
+// about its load once ready; growing the backoff on them would leave
+// agents, and so the whole group restart, waiting seconds after it is
+// ready. Any other 5xx or 429 ends the cap (see failing).
 // Spread uniformly over 2 s, N agents reconnect at N/2 a second, about the
 // rate at which their nodes' kubelets come back too.
 const unreachableMax = 2 * time.Second
@@ -46,8 +46,9 @@ type backoff struct {
 	// after an outage starts a fresh backoff: the attempts that failed
 	// while nothing answered say nothing about the server now back.
 	unreachable bool
-	// recovering: no request succeeded since the last unanswered one; the
-	// bound stays under unreachableMax.
+	// recovering: since the last unanswered request, no request succeeded
+	// and the API server gave no failing answer; the bound stays under
+	// unreachableMax.
 	recovering bool
 	// jitter returns a number in [0, 1); sleep waits or returns ctx's error.
 	jitter func() float64
@@ -64,7 +65,7 @@ func (b *backoff) delay(err error) time.Duration {
 	if b.attempt < 20 { // 100ms << 20 is far above max
 		bound = min(b.max, b.base<<b.attempt)
 	}
-	if b.recovering || !answered(err) {
+	if !answered(err) || (b.recovering && !failing(err)) {
 		bound = min(bound, unreachableMax)
 	}
 	d := time.Duration(b.jitter() * float64(bound))
@@ -74,18 +75,55 @@ func (b *backoff) delay(err error) time.Duration {
 	return d
 }
 
-// notServingYet reports a 503: the API server answers but does not serve
-// the request's path. Right after an outage that is a server still
-// starting, not a loaded one (load is 429, from priority and fairness), and
-// its Retry-After is a constant: k8s.io/apiserver tells every client 5 s
-// until it has installed every API's path, custom resources last, however
-// soon after that it serves. An agent that waited that out would keep its
-// group waiting up to 5 s after the API server was ready, so while
-// recovering a 503 counts as the outage going on: the outage's cap, no
-// Retry-After.
+// Messages of the answers an API server gives while it starts, whatever its
+// load (k8s.io/apiserver).
+const (
+	// pathsNotInstalled: a 503 with a constant Retry-After of 5 s, until it
+	// has installed every API's path, custom resources last.
+	pathsNotInstalled = "before all known HTTP paths have been installed"
+	// storageInitializing: a 429 while the watch cache of a resource fills.
+	storageInitializing = "storage is (re)initializing"
+)
+
+// starting reports an answer of an API server still starting: a 503 or 429
+// with one of the messages above, or a 403 (its RBAC authorizer answers
+// before its informers have loaded the roles).
+func starting(err error) bool {
+	var status *kubeclient.StatusError
+	if !errors.As(err, &status) {
+		return false
+	}
+	switch status.Code {
+	case http.StatusForbidden:
+		return true
+	case http.StatusServiceUnavailable:
+		return strings.Contains(status.Message, pathsNotInstalled)
+	case http.StatusTooManyRequests:
+		return strings.Contains(status.Message, storageInitializing)
+	}
+	return false
+}
+
+// failing reports an answer of an API server that is up and failing: a 5xx
+// or a 429 (priority and fairness rejecting load) that is not one of a
+// server still starting. Most often it is overloaded, and thousands of
+// agents held to unreachableMax would keep it so; such an answer ends the
+// recovery, and the backoff grows toward max, after its Retry-After.
+func failing(err error) bool {
+	var status *kubeclient.StatusError
+	return errors.As(err, &status) &&
+		(status.Code >= 500 || status.Code == http.StatusTooManyRequests) && !starting(err)
+}
+
+// notServingYet reports the 503 of an API server that has not installed
+// every API's path yet. Right after an outage that is a server still
+// starting, and its Retry-After is a constant 5 s however soon after that
+// it serves: an agent that waited that out would keep its group waiting up
+// to 5 s after the API server was ready, so while recovering this 503
+// counts as the outage going on: the outage's cap, no Retry-After.
 func notServingYet(err error) bool {
 	var status *kubeclient.StatusError
-	return errors.As(err, &status) && status.Code == http.StatusServiceUnavailable
+	return errors.As(err, &status) && status.Code == http.StatusServiceUnavailable && starting(err)
 }
 
 // rewatch pauses, jittered, before re-opening a watch that ended without an
@@ -107,7 +145,7 @@ func (b *backoff) wait(ctx context.Context, err error) error {
 		b.attempt = 0
 	}
 	b.unreachable = !answered(err)
-	b.recovering = b.recovering || b.unreachable
+	b.recovering = (b.recovering || b.unreachable) && !failing(err)
 	d := b.delay(err)
 	b.attempt++
 	return b.sleep(ctx, d)

@@ -34,7 +34,11 @@
 //
 // Thousands of agents restart at once in a group restart. Every failed call
 // is retried with exponential backoff and full jitter, added to a 429's
-// Retry-After (which the API server gives every agent alike); a watch that
+// Retry-After (which the API server gives every agent alike). The bound
+// stays at 2 s while no API server answers, and through the answers of one
+// still starting, so the fleet returns within seconds of it; any other 5xx
+// or 429 lets it grow to 30 s, since a server that answers and fails is
+// most often overloaded. A watch that
 // ends resumes after a jittered pause of up to a second, from its last
 // resourceVersion (or afresh after 410 Gone), without losing the agent's
 // epoch, so an API server rollout does not bring every watch back at once.

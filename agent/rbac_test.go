@@ -1,20 +1,24 @@
 package agent_test
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
-	"slices"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,14 +49,16 @@ func kubectlApply(file string, args ...string) {
 }
 
 // agentCan asks the authorizer whether the jobset-agent ServiceAccount of
-// saNamespace may verb resource in namespace, as the agent's token would be
-// (username and groups).
+// saNamespace may verb resource ("pods", or "pods/status" for a
+// subresource) in namespace, as the agent's token would be (username and
+// groups).
 func agentCan(ctx context.Context, saNamespace, namespace, verb, group, resource string) bool {
+	resource, subresource, _ := strings.Cut(resource, "/")
 	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User:   "system:serviceaccount:" + saNamespace + ":jobset-agent",
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"},
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: namespace, Verb: verb, Group: group, Resource: resource,
+			Namespace: namespace, Verb: verb, Group: group, Resource: resource, Subresource: subresource,
 		},
 	}}
 	Expect(env.Client.Create(ctx, review)).To(Succeed())
@@ -69,7 +75,13 @@ func agentPod(ctx context.Context, ns, name, jobSetName string) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			ServiceAccountName:           agentspec.ServiceAccountName,
 			AutomountServiceAccountToken: ptr.To(false),
-			Containers:                   []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}},
+			// Requests below limits (Burstable), so that a resize of the
+			// CPU request is a valid request the policy must refuse.
+			Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10",
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")},
+				}}},
 		},
 	}
 	Expect(env.Client.Create(ctx, pod)).To(Succeed())
@@ -82,17 +94,7 @@ func agentPod(ctx context.Context, ns, name, jobSetName string) *corev1.Pod {
 // bound to nothing when pod is nil. No impersonation: the API server
 // authenticates the token and fills in the user info the policy reads.
 func tokenClient(ctx context.Context, ns string, pod *corev1.Pod) client.Client {
-	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
-	if pod != nil {
-		request.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
-	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: agentspec.ServiceAccountName}}
-	Expect(env.Client.SubResource("token").Create(ctx, sa, request)).To(Succeed())
-	Expect(request.Status.Token).NotTo(BeEmpty())
-
-	cfg := rest.AnonymousClientConfig(env.Config)
-	cfg.BearerToken = request.Status.Token
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	c, err := client.New(tokenConfig(ctx, ns, pod), client.Options{Scheme: env.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 
 	By("checking that the API server authenticates the token as the agent, bound to its Pod")
@@ -106,6 +108,22 @@ func tokenClient(ctx context.Context, ns string, pod *corev1.Pod) client.Client 
 	return c
 }
 
+// tokenConfig is a rest.Config that authenticates with a new token of the
+// agent's ServiceAccount, bound to pod (nil: to nothing); see tokenClient.
+func tokenConfig(ctx context.Context, ns string, pod *corev1.Pod) *rest.Config {
+	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
+	if pod != nil {
+		request.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: agentspec.ServiceAccountName}}
+	Expect(env.Client.SubResource("token").Create(ctx, sa, request)).To(Succeed())
+	Expect(request.Status.Token).NotTo(BeEmpty())
+
+	cfg := rest.AnonymousClientConfig(env.Config)
+	cfg.BearerToken = request.Status.Token
+	return cfg
+}
+
 // mergePatch patches pod's metadata or spec as the agent does (a JSON
 // merge patch).
 func mergePatch(ctx context.Context, as client.Client, pod *corev1.Pod, body string) error {
@@ -115,6 +133,8 @@ func mergePatch(ctx context.Context, as client.Client, pod *corev1.Pod, body str
 func epochPatch(value string) string {
 	return fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, jobset.EpochKey, value)
 }
+
+var removeEpoch = `{"metadata":{"annotations":{"` + jobset.EpochKey + `":null}}}`
 
 // policyDenial matches any denial of the epoch-only policy.
 var policyDenial = MatchError(ContainSubstring("ValidatingAdmissionPolicy 'jobset-agent-epoch-only'"))
@@ -152,12 +172,14 @@ var _ = Describe("The epoch-only admission policy, with real bound ServiceAccoun
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(own), own)).To(Succeed())
 	})
 
-	It("lets an agent write its own Pod's epoch, keep it and raise it, and leaves other identities alone", func(ctx context.Context) {
-		for _, value := range []string{"1", "1", "2", "2147483647"} {
+	It("lets an agent write its own Pod's epoch, keep it and raise it by one, and leaves other identities alone", func(ctx context.Context) {
+		for _, value := range []string{"1", "1", "2", "3"} {
 			Expect(mergePatch(ctx, asOwn, own, epochPatch(value))).To(Succeed(), "epoch %s", value)
 		}
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(own), own)).To(Succeed())
-		Expect(own.Annotations).To(HaveKeyWithValue(jobset.EpochKey, "2147483647"))
+		Expect(own.Annotations).To(HaveKeyWithValue(jobset.EpochKey, "3"))
+		Expect(mergePatch(ctx, asOwn, own, epochPatch("5"))).To(And(ruleDenial("epoch-at-most-next"),
+			MatchError(ContainSubstring("may rise by one at most, from 3 to 4, not to 5"))))
 
 		By("leaving other identities unaffected: a namespace editor writes what it likes")
 		Expect(mergePatch(ctx, env.Client, own, epochPatch("abc"))).To(Succeed())
@@ -168,10 +190,10 @@ var _ = Describe("The epoch-only admission policy, with real bound ServiceAccoun
 	})
 
 	It("admits exactly the epochs the controller reads (agentspec.ParseEpoch, one table for both)", func(ctx context.Context) {
-		cases := slices.Clone(epochcases.Cases)
-		// Valid epochs in increasing order: the policy never lets one go down.
-		slices.SortStableFunc(cases, func(a, b epochcases.Case) int { return cmp.Compare(a.Epoch, b.Epoch) })
-		for _, c := range cases {
+		for _, c := range epochcases.Cases {
+			// A namespace editor removes the epoch first, so that no old
+			// value bounds the new one: this is the grammar alone.
+			Expect(mergePatch(ctx, env.Client, own, removeEpoch)).To(Succeed())
 			err := mergePatch(ctx, asOwn, own, epochPatch(c.Value))
 			if c.Valid {
 				Expect(err).NotTo(HaveOccurred(), "epoch %s", c.Name())
@@ -205,7 +227,11 @@ var _ = Describe("The epoch-only admission policy, with real bound ServiceAccoun
 		Entry("the epoch of a neighbour Pod of its JobSet", func() *corev1.Pod { return neighbour }, "", epochPatch("1"), "own-pod"),
 		Entry("the epoch of another JobSet's Pod", func() *corev1.Pod { return other }, "", epochPatch("1"), "own-pod"),
 		Entry("a decrease of its own epoch", func() *corev1.Pod { return own }, "5", epochPatch("4"), "epoch-not-lower"),
-		Entry("removing its epoch", func() *corev1.Pod { return own }, "5", `{"metadata":{"annotations":{"`+jobset.EpochKey+`":null}}}`, "epoch-value"),
+		Entry("removing its epoch", func() *corev1.Pod { return own }, "5", removeEpoch, "epoch-value"),
+		// An agent joins S+1 and its Pod already shows S or S+1 (see the
+		// policy's comment): a larger step only stalls the group.
+		Entry("a step of two on its own epoch", func() *corev1.Pod { return own }, "5", epochPatch("7"), "epoch-at-most-next"),
+		Entry("the largest epoch over a small one", func() *corev1.Pod { return own }, "5", epochPatch("2147483647"), "epoch-at-most-next"),
 		Entry("a label change on its own Pod", func() *corev1.Pod { return own }, "", `{"metadata":{"labels":{"app":"hijacked"}}}`, "epoch-only"),
 		Entry("another annotation on its own Pod", func() *corev1.Pod { return own }, "", `{"metadata":{"annotations":{"team":"b"}}}`, "epoch-only"),
 		Entry("a spec change on its own Pod", func() *corev1.Pod { return own }, "", `{"spec":{"activeDeadlineSeconds":60}}`, "epoch-only"),
@@ -231,6 +257,92 @@ var _ = Describe("The epoch-only admission policy, with real bound ServiceAccoun
 		Expect(asOwn.Delete(ctx, own.DeepCopy())).To(ruleDenial("no-delete"))
 		Expect(asOwn.Delete(ctx, neighbour.DeepCopy())).To(ruleDenial("no-delete"))
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(own), &corev1.Pod{})).To(Succeed())
+	})
+
+	// A RoleBinding that grants a namespace's every ServiceAccount (the
+	// group system:serviceaccounts:<ns>) more than the agent's Role is
+	// common; the policy, not RBAC, must keep the agent's token to the
+	// epoch of its own Pod.
+	It("denies every Pod subresource, Pod creation and deletion, where a broad Role grants them all", func(ctx context.Context) {
+		By("granting every ServiceAccount of the namespace everything on Pods and their subresources")
+		// RBAC has no "pods/*": a Role names each subresource (or "*").
+		everything := []string{"pods", "bindings", "pods/status", "pods/ephemeralcontainers", "pods/resize", "pods/eviction",
+			"pods/binding", "pods/exec", "pods/attach", "pods/portforward", "pods/proxy", "pods/log"}
+		Expect(env.Client.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broad"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: everything, Verbs: []string{"*"}}}})).To(Succeed())
+		Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broad"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:serviceaccounts:" + ns}},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "broad"}})).To(Succeed())
+		Eventually(func() bool { return agentCan(ctx, ns, ns, "create", "", "pods/eviction") }).Should(BeTrue())
+		for _, grant := range []struct{ verb, resource string }{
+			{"patch", "pods/status"}, {"patch", "pods/ephemeralcontainers"}, {"patch", "pods/resize"},
+			{"create", "pods/eviction"}, {"create", "pods/binding"}, {"create", "bindings"},
+			{"create", "pods/exec"}, {"create", "pods/attach"}, {"create", "pods/portforward"}, {"create", "pods/proxy"},
+			{"create", "pods"}, {"delete", "pods"}, {"deletecollection", "pods"},
+		} {
+			Expect(agentCan(ctx, ns, ns, grant.verb, "", grant.resource)).To(BeTrue(), "RBAC grants %s %s", grant.verb, grant.resource)
+		}
+
+		cfg := tokenConfig(ctx, ns, own)
+		clientset, err := kubernetes.NewForConfig(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		// connect sends a request to a connect subresource of own (exec,
+		// attach, portforward, proxy) as the agent, without upgrading the
+		// connection: admission answers before any kubelet is dialled.
+		connect := func(verb, subresource string, params map[string]string) error {
+			req := clientset.CoreV1().RESTClient().Verb(verb).Namespace(ns).Resource("pods").Name(own.Name).SubResource(subresource)
+			for k, v := range params {
+				req = req.Param(k, v)
+			}
+			return req.Do(ctx).Error()
+		}
+		bind := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: own.Name},
+			Target: corev1.ObjectReference{Kind: "Node", Name: "node-a"}}
+		strategic := func(body string) client.Patch { return client.RawPatch(types.StrategicMergePatchType, []byte(body)) }
+		stranger := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "created-by-agent"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}
+
+		// Every request is made, and every one not denied by its rule
+		// reported.
+		var notDenied []string
+		for _, c := range []struct {
+			name string
+			err  error
+			rule string
+		}{
+			{"patch pods/status", asOwn.Status().Patch(ctx, own.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"status":{"message":"hijacked"}}`))), "no-subresource"},
+			{"patch pods/ephemeralcontainers", asOwn.SubResource("ephemeralcontainers").Patch(ctx, own.DeepCopy(), strategic(
+				`{"spec":{"ephemeralContainers":[{"name":"debug","image":"registry.k8s.io/pause:3.10","imagePullPolicy":"IfNotPresent","terminationMessagePolicy":"File"}]}}`)), "no-subresource"},
+			{"patch pods/resize", asOwn.SubResource("resize").Patch(ctx, own.DeepCopy(), strategic(
+				`{"spec":{"containers":[{"name":"worker","resources":{"requests":{"cpu":"150m"}}}]}}`)), "no-subresource"},
+			{"create pods/binding", asOwn.SubResource("binding").Create(ctx, own.DeepCopy(), bind.DeepCopy()), "no-subresource"},
+			{"create bindings", asOwn.Create(ctx, bind.DeepCopy()), "no-subresource"},
+			{"exec", connect(http.MethodPost, "exec", map[string]string{"command": "true", "stdout": "true"}), "no-subresource"},
+			{"attach", connect(http.MethodPost, "attach", map[string]string{"stdout": "true"}), "no-subresource"},
+			{"portforward", connect(http.MethodPost, "portforward", map[string]string{"ports": "8080"}), "no-subresource"},
+			{"proxy", connect(http.MethodGet, "proxy", nil), "no-subresource"},
+			// Last: the bound token ends with its Pod.
+			{"create pods/eviction", asOwn.SubResource("eviction").Create(ctx, own.DeepCopy(), &policyv1.Eviction{}), "no-subresource"},
+			{"create a Pod", asOwn.Create(ctx, stranger.DeepCopy()), "no-create"},
+			{"delete its Pod", asOwn.Delete(ctx, own.DeepCopy()), "no-delete"},
+			{"delete every Pod", asOwn.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns)), "no-delete"},
+		} {
+			if denied, _ := ruleDenial(c.rule).Match(c.err); !denied {
+				notDenied = append(notDenied, fmt.Sprintf("%s: want rule %s, got %v", c.name, c.rule, c.err))
+			}
+		}
+		Expect(notDenied).To(BeEmpty())
+
+		By("leaving every Pod as it was")
+		got := &corev1.Pod{}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(own), got)).To(Succeed())
+		Expect(got.Status.Message).To(BeEmpty())
+		Expect(got.Spec.EphemeralContainers).To(BeEmpty())
+		Expect(got.Spec.NodeName).To(BeEmpty())
+		Expect(got.Spec.Containers[0].Resources.Requests.Cpu().String()).To(Equal("100m"))
+		Expect(got.DeletionTimestamp).To(BeNil())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(neighbour), &corev1.Pod{})).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(stranger), &corev1.Pod{})).To(MatchError(ContainSubstring("not found")))
 	})
 
 	It("denies what RBAC does not grant", func(ctx context.Context) {

@@ -67,17 +67,30 @@ const (
 
 // The rules of the epoch-only policy, each named in its denial message.
 const (
-	RuleNoDelete     = "no-delete"
-	RuleOwnPod       = "own-pod"
-	RuleEpochOnly    = "epoch-only"
-	RuleEpochValue   = "epoch-value"
-	RuleEpochNoLower = "epoch-not-lower"
+	RuleNoSubresource   = "no-subresource"
+	RuleNoCreate        = "no-create"
+	RuleNoDelete        = "no-delete"
+	RuleOwnPod          = "own-pod"
+	RuleEpochOnly       = "epoch-only"
+	RuleEpochValue      = "epoch-value"
+	RuleEpochNoLower    = "epoch-not-lower"
+	RuleEpochAtMostNext = "epoch-at-most-next"
 )
 
 // epochOnlyPolicy limits what a ServiceAccount named jobset-agent, in any
 // namespace, may do to Pods (KEP-467, "Permissions for the agent sidecar";
-// the Role must grant patch on Pods, and this is what narrows it):
+// the Role must grant patch on Pods, and this is what narrows it). Any
+// broader grant (a RoleBinding to every ServiceAccount of the namespace,
+// the group system:serviceaccounts:<ns>, is common) is narrowed the same:
 //
+//   - no-subresource: no Pod subresource at all (status,
+//     ephemeralcontainers, resize, eviction, binding, exec, attach,
+//     portforward, proxy, and any added later), nor the legacy bindings
+//     resource: the agent writes one annotation of its Pod, which is the
+//     Pod itself. Reads (get, list, watch, log) pass no admission, so
+//     only RBAC can refuse them;
+//   - no-create, no-delete: never create or delete a Pod, even if another
+//     Role granted it;
 //   - own-pod: only the Pod its token is bound to (the bound token's user
 //     info names the Pod and its UID; a token bound to no Pod touches none),
 //     so one agent cannot start a group restart in another JobSet, nor
@@ -85,9 +98,17 @@ const (
 //   - epoch-only: nothing on it but the epoch annotation;
 //   - epoch-value: to a canonical decimal integer in 1..2147483647, the
 //     only values an agent writes;
-//   - epoch-not-lower: never lower than the Pod's current valid epoch (an
-//     agent joins S + 1, and S only grows);
-//   - no-delete: never delete a Pod, even if another Role granted it.
+//   - epoch-not-lower and epoch-at-most-next: where the Pod has a valid
+//     epoch e, only to e or e + 1. An agent joins S + 1, S the synced
+//     epoch it reads, and S <= e: the controller syncs an epoch only when
+//     every live Pod shows it, so each sync left this Pod at S, and S
+//     moves only by syncs. So an agent writes e (it restarted while its
+//     group gathers at e) or e + 1 (its group restarts from e). A larger
+//     step is never the agent's: a Pod above S + 1 is ignored for sync,
+//     and since its agent may not lower it again, its group could never
+//     sync while the Pod lives. One write of 2147483647 did that; now each
+//     write moves the epoch by one at most (see docs/security.md for what
+//     two writes still do).
 //
 // Other identities are not affected (matchConditions). Each rule is its
 // own validation, so that a denial names the rule ("ValidatingAdmissionPolicy
@@ -98,8 +119,14 @@ func epochOnlyPolicy() []client.Object {
 	canonicalEpoch, maxEpoch := agentspec.EpochPattern, strconv.Itoa(agentspec.MaxEpoch)
 	agent := "the " + AgentName + " ServiceAccount"
 	quoted := func(v string) string { return "'" + v + "'" }
-	// notDelete guards the rules that read object, which is null on DELETE.
-	notDelete := func(expr string) string { return "variables.isDelete || (" + expr + ")" }
+	// podUpdate guards the rules about an update of the Pod itself, the
+	// only request the earlier rules let through: they read object and
+	// oldObject as Pods, which a create, a delete (object is null) or a
+	// connect (object is its options) does not have.
+	podUpdate := func(expr string) string { return "!variables.isPodUpdate || (" + expr + ")" }
+	validEpoch := func(v string) string {
+		return v + ".matches('" + canonicalEpoch + "') && int(" + v + ") <= " + maxEpoch
+	}
 	rule := func(name, expr, message, messageExpr string) admissionregistrationv1.Validation {
 		v := admissionregistrationv1.Validation{
 			Expression: expr,
@@ -120,9 +147,15 @@ func epochOnlyPolicy() []client.Object {
 				MatchConstraints: &admissionregistrationv1.MatchResources{
 					ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 						RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-							Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update, admissionregistrationv1.Delete},
+							// Every operation admission sees.
+							Operations: []admissionregistrationv1.OperationType{
+								admissionregistrationv1.Create, admissionregistrationv1.Update,
+								admissionregistrationv1.Delete, admissionregistrationv1.Connect,
+							},
+							// "pods" is the Pod alone, "pods/*" every subresource
+							// of it, and bindings the legacy pods/binding.
 							Rule: admissionregistrationv1.Rule{
-								APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
+								APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods", "pods/*", "bindings"},
 							},
 						},
 					}},
@@ -133,7 +166,9 @@ func epochOnlyPolicy() []client.Object {
 						"request.userInfo.username.endsWith(':" + AgentName + "')",
 				}},
 				Variables: []admissionregistrationv1.Variable{
-					{Name: "isDelete", Expression: "request.operation == 'DELETE'"},
+					// request.subResource is absent, not empty, for the resource itself.
+					{Name: "subresource", Expression: "has(request.subResource) ? request.subResource : ''"},
+					{Name: "isPodUpdate", Expression: "request.resource.resource == 'pods' && variables.subresource == '' && request.operation == 'UPDATE'"},
 					{Name: "boundPodName", Expression: boundExtra(boundPodNameKey)},
 					{Name: "boundPodUID", Expression: boundExtra(boundPodUIDKey)},
 					{Name: "epochKey", Expression: quoted(agentspec.EpochAnnotation)},
@@ -142,22 +177,30 @@ func epochOnlyPolicy() []client.Object {
 					{Name: "oldEpoch", Expression: "variables.epochKey in variables.oldAnnotations ? variables.oldAnnotations[variables.epochKey] : ''"},
 					{Name: "newEpoch", Expression: "variables.epochKey in variables.newAnnotations ? variables.newAnnotations[variables.epochKey] : ''"},
 					{Name: "epochChanged", Expression: "(variables.epochKey in variables.oldAnnotations) != (variables.epochKey in variables.newAnnotations) || variables.oldEpoch != variables.newEpoch"},
-					{Name: "newEpochValid", Expression: "variables.newEpoch.matches('" + canonicalEpoch + "') && int(variables.newEpoch) <= " + maxEpoch},
+					{Name: "newEpochValid", Expression: validEpoch("variables.newEpoch")},
 					// An old value that is not a valid epoch (only another
 					// identity can have written it) bounds nothing.
-					{Name: "oldEpochValue", Expression: "variables.oldEpoch.matches('" + canonicalEpoch + "') && int(variables.oldEpoch) <= " + maxEpoch + " ? int(variables.oldEpoch) : 0"},
+					{Name: "oldEpochValid", Expression: validEpoch("variables.oldEpoch")},
+					// Both bounds apply to a valid new value replacing a
+					// valid old one.
+					{Name: "epochBounded", Expression: "variables.epochChanged && variables.newEpochValid && variables.oldEpochValid"},
 				},
 				Validations: []admissionregistrationv1.Validation{
-					rule(RuleNoDelete, "!variables.isDelete",
+					rule(RuleNoSubresource, "request.resource.resource == 'pods' && variables.subresource == ''",
+						agent+" may not use a Pod subresource, only patch its Pod",
+						"'"+agent+" may not use ' + request.resource.resource + (variables.subresource == '' ? '' : '/' + variables.subresource) + ', only patch its Pod'"),
+					rule(RuleNoCreate, "request.operation != 'CREATE'",
+						agent+" may not create Pods", ""),
+					rule(RuleNoDelete, "request.operation != 'DELETE'",
 						agent+" may not delete Pods", ""),
 					rule(RuleOwnPod,
-						notDelete("variables.boundPodName == [oldObject.metadata.name] && variables.boundPodUID == [string(oldObject.metadata.uid)]"),
+						podUpdate("variables.boundPodName == [oldObject.metadata.name] && variables.boundPodUID == [string(oldObject.metadata.uid)]"),
 						agent+" may change only the Pod its token is bound to",
 						"'"+agent+" may change only the Pod its token is bound to (' + "+
 							"(size(variables.boundPodName) == 1 ? 'this token is bound to Pod ' + variables.boundPodName[0] : 'this token is bound to no Pod') + "+
 							"'), not Pod ' + oldObject.metadata.name + ' (uid ' + string(oldObject.metadata.uid) + ')'"),
 					rule(RuleEpochOnly,
-						notDelete("object.spec == oldObject.spec"+
+						podUpdate("object.spec == oldObject.spec"+
 							" && "+unchanged("labels", "{}")+
 							" && "+unchanged("finalizers", "[]")+
 							" && "+unchanged("ownerReferences", "[]")+
@@ -165,14 +208,18 @@ func epochOnlyPolicy() []client.Object {
 							" && variables.newAnnotations.all(k, k == variables.epochKey || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k]))"),
 						agent+" may change only the Pod annotation "+agentspec.EpochAnnotation+" (no label, other annotation, finalizer, owner reference or spec field)", ""),
 					rule(RuleEpochValue,
-						notDelete("!variables.epochChanged || variables.newEpochValid"),
+						podUpdate("!variables.epochChanged || variables.newEpochValid"),
 						"the Pod annotation "+agentspec.EpochAnnotation+" must be a decimal integer from 1 to "+maxEpoch+" without leading zeros",
 						"'the Pod annotation "+agentspec.EpochAnnotation+" must be a decimal integer from 1 to "+maxEpoch+" without leading zeros, not ' + "+
 							"(variables.epochKey in variables.newAnnotations ? '\"' + variables.newEpoch + '\"' : 'removed')"),
 					rule(RuleEpochNoLower,
-						notDelete("!variables.epochChanged || !variables.newEpochValid || int(variables.newEpoch) >= variables.oldEpochValue"),
+						podUpdate("!variables.epochBounded || int(variables.newEpoch) >= int(variables.oldEpoch)"),
 						"the Pod annotation "+agentspec.EpochAnnotation+" may not decrease",
 						"'the Pod annotation "+agentspec.EpochAnnotation+" may not decrease, from ' + variables.oldEpoch + ' to ' + variables.newEpoch"),
+					rule(RuleEpochAtMostNext,
+						podUpdate("!variables.epochBounded || int(variables.newEpoch) <= int(variables.oldEpoch) + 1"),
+						"the Pod annotation "+agentspec.EpochAnnotation+" may rise by one at most (an agent joins the epoch after the synced one, and its Pod shows that or the synced one)",
+						"'the Pod annotation "+agentspec.EpochAnnotation+" may rise by one at most, from ' + variables.oldEpoch + ' to ' + string(int(variables.oldEpoch) + 1) + ', not to ' + variables.newEpoch"),
 				},
 			},
 		},
