@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -22,17 +20,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/peers"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
-// Kueue as a client of ours: Kueue, built from the Go module
-// proxy by tools/kueue/build.sh, queues JobSets. Its objects are handled
-// as unstructured ones: Kueue is not a Go dependency of this module.
+// Kueue as a client of ours: Kueue, built from the Go module proxy
+// (tools/peers/kueue.sh), queues JobSets. Its objects are handled as
+// unstructured ones: Kueue is not a Go dependency of this module.
 //
-// The Kueue specs skip unless tools/e2e.sh passed the script
-// (JOBSET_KUEUE_SH: its full suite on the local cluster, or a Kueue target); each
-// installs Kueue and removes it after, so that its JobSet webhook is not in
-// the way of the other specs.
+// The Kueue specs skip unless tools/e2e.sh built Kueue (its full suite on
+// the local cluster, or a Kueue target); each installs Kueue and removes it
+// after, so that its JobSet webhook is not in the way of the other specs.
 const (
 	kueueQueueNameKey     = "kueue.x-k8s.io/queue-name"
 	kueuePriorityClassKey = "kueue.x-k8s.io/priority-class"
@@ -50,23 +48,9 @@ var kueueGV = schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"}
 
 var _ = Describe("Kueue", Serial, Label("kueue"), func() {
 	// Kueue is installed for each spec and removed after it, once its
-	// Workloads and ClusterQueues are gone (the spec's namespace and
-	// ClusterQueue are deleted first: cleanups run last registered first).
+	// Workloads and ClusterQueues are gone.
 	BeforeEach(func(ctx context.Context) {
-		kueueScript()
-		kueueRun(ctx, "install")
-		DeferCleanup(func(ctx context.Context) {
-			By("waiting until Kueue has released every Workload and ClusterQueue of the spec")
-			for _, kind := range []string{"WorkloadList", "ClusterQueueList"} {
-				Eventually(func(g Gomega) {
-					list := &unstructured.UnstructuredList{}
-					list.SetGroupVersionKind(kueueGV.WithKind(kind))
-					g.Expect(k8sClient.List(ctx, list)).To(Succeed())
-					g.Expect(list.Items).To(BeEmpty(), "%s left", kind)
-				}).Should(Succeed())
-			}
-			kueueRun(ctx, "uninstall")
-		}, NodeTimeout(10*time.Minute))
+		installPeer(ctx, peers.Kueue, kueueGV.WithKind("Workload"), kueueGV.WithKind("ClusterQueue"))
 	}, NodeTimeout(10*time.Minute))
 
 	It("admits a queued JobSet and reports its completion to Kueue as community JobSet does", func(ctx context.Context) {
@@ -151,7 +135,7 @@ var _ = Describe("Kueue", Serial, Label("kueue"), func() {
 	// (PodsReady back True, reason Recovered); one whose workers take longer
 	// than recoveryTimeout to be Ready again is evicted (PodsReadyTimeout).
 	It("keeps an InPlaceRestart JobSet admitted through a group restart shorter than waitForPodsReady's recoveryTimeout, and evicts one that is longer", func(ctx context.Context) {
-		kueueConfigure(ctx, fmt.Sprintf("waitForPodsReady:\n  timeout: 5m\n  recoveryTimeout: %s\n", kueueRecoveryTimeout))
+		configurePeer(ctx, peers.Kueue, fmt.Sprintf("waitForPodsReady:\n  timeout: 5m\n  recoveryTimeout: %s\n", kueueRecoveryTimeout))
 		ns := agentNamespace(ctx)
 		q := kueueQueues(ctx, ns, "4")
 
@@ -235,25 +219,6 @@ var _ = Describe("managedBy Kueue's MultiKueue", func() {
 		}
 	})
 })
-
-// kueueScript returns tools/kueue/build.sh, or skips.
-func kueueScript() string {
-	script := os.Getenv("JOBSET_KUEUE_SH")
-	if script == "" {
-		Skip("the Kueue specs need tools/kueue/build.sh and Kueue's build (JOBSET_KUEUE_SH and JOBSET_KUEUE_DIR, set by tools/e2e.sh on the local cluster)")
-	}
-	return script
-}
-
-// kueueRun runs tools/kueue/build.sh install, configure or uninstall.
-func kueueRun(ctx context.Context, command string, args ...string) {
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, kueueScript(), append([]string{command}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+os.Getenv("KUBECONFIG"))
-	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
-	Expect(cmd.Run()).To(Succeed(), "tools/kueue/build.sh %s", command)
-	AddReportEntry("kueue", fmt.Sprintf("kueue=%s kueue_s=%.1f", command, time.Since(start).Seconds()))
-}
 
 type kueueQueueSet struct {
 	flavor, clusterQueue, localQueue string
@@ -356,18 +321,6 @@ const (
 	kueueRecoveryTimeout = "30s"
 	kueueSlowReadiness   = 60
 )
-
-// kueueConfigure adds the top-level fields of config to the running Kueue's
-// Configuration and restarts its manager (tools/kueue/build.sh configure).
-func kueueConfigure(ctx context.Context, config string) {
-	file, err := os.CreateTemp("", "kueue-config-*.yaml")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(os.Remove, file.Name())
-	_, err = file.WriteString(config)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(file.Close()).To(Succeed())
-	kueueRun(ctx, "configure", file.Name())
-}
 
 // kueueInPlaceJobSet is seed story 1 with agent injection, one Job of two
 // workers (InPlaceRestart), each worker asking for 10m of cpu (the agent

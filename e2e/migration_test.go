@@ -3,9 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -18,29 +15,34 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/tools/testing/runfiles"
+	"github.com/fastjobset/jobset/tools/testing/peers"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
-// Drop-in migration: community JobSet v0.12.0 and ours
-// serve the same API group, so one replaces the other on a cluster
-// (tools/peers/jobset.sh: the controllers, webhooks and RBAC are swapped,
-// the CRD replaced, every JobSet, Job and Pod kept). JobSets running under
-// one keep running under the other.
+// Drop-in migration: community JobSet v0.12.0 and ours serve the same API
+// group, so one replaces the other on a cluster (peers.SwitchJobSet: the
+// controllers, webhooks and RBAC are swapped, the CRD replaced, every
+// JobSet, Job and Pod kept). JobSets running under one keep running under
+// the other.
 var _ = Describe("Drop-in migration", Serial, Label("migration"), func() {
 	var ns string
+	var ours, community *peers.Manifests
+	// useCommunity and useOurs replace one with the other.
+	useCommunity := func(ctx context.Context) { switchJobSet(ctx, "install-community", ours, community) }
+	useOurs := func(ctx context.Context) { switchJobSet(ctx, "install-ours", community, ours) }
 	BeforeEach(func(ctx context.Context) {
-		peers()
+		community = loadPeer(peers.CommunityJobSet)
+		ours = ourJobSet()
 		ns = testNamespace(ctx)
 	})
 
 	It("keeps the JobSets of community JobSet running when ours replaces it", func(ctx context.Context) {
-		switchTo(ctx, "install-community")
-		DeferCleanup(switchTo, "install-ours")
+		useCommunity(ctx)
+		DeferCleanup(useOurs)
 		m := startMigrationScenario(ctx, ns)
 		m.midRecreate(ctx)
 		By("ours replaces community JobSet")
-		switchTo(ctx, "install-ours")
+		useOurs(ctx)
 		m.expectKept(ctx)
 	})
 
@@ -48,33 +50,18 @@ var _ = Describe("Drop-in migration", Serial, Label("migration"), func() {
 		m := startMigrationScenario(ctx, ns)
 		m.midRecreate(ctx)
 		By("community JobSet replaces ours")
-		switchTo(ctx, "install-community")
-		DeferCleanup(switchTo, "install-ours")
+		useCommunity(ctx)
+		DeferCleanup(useOurs)
 		m.expectKept(ctx)
 	})
 })
 
-// peers skips unless tools/e2e.sh passed the peer's script (it does when
-// it brought up the local cluster and was asked for these specs).
-func peers() string {
-	script := os.Getenv("JOBSET_PEERS_SH")
-	if script == "" {
-		Skip("migration needs tools/peers/jobset.sh and community JobSet's build (JOBSET_PEERS_SH and JOBSET_COMMUNITY_DIR, set by JOBSET_E2E_MIGRATION=1 tools/e2e.sh)")
-	}
-	return script
-}
-
-// switchTo runs tools/peers/jobset.sh install-community or install-ours.
-func switchTo(ctx context.Context, command string) {
-	// As the suite finds it: under Bazel, relative to the runfiles.
-	install, err := filepath.Abs(runfiles.Path(os.Getenv("INSTALL_YAML")))
-	Expect(err).NotTo(HaveOccurred())
+// switchJobSet replaces the JobSet controller leaving with arriving and
+// reports how long it took, as migration=step switch_s=S.
+func switchJobSet(ctx context.Context, step string, leaving, arriving *peers.Manifests) {
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, peers(), command, install)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+os.Getenv("KUBECONFIG"))
-	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
-	Expect(cmd.Run()).To(Succeed(), "tools/peers/jobset.sh %s", command)
-	AddReportEntry("switch", fmt.Sprintf("migration=%s switch_s=%.1f", command, time.Since(start).Seconds()))
+	Expect(peers.SwitchJobSet(ctx, peerCluster(), leaving, arriving)).To(Succeed(), step)
+	AddReportEntry("switch", fmt.Sprintf("migration=%s switch_s=%.1f", step, time.Since(start).Seconds()))
 }
 
 // migrationScenario is what runs when the controllers are swapped: a

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -23,17 +21,18 @@ import (
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/peers"
 )
 
-// Kubeflow Trainer v2 as a client of ours: Trainer, built from
-// the Go module proxy by tools/trainer/build.sh, turns a TrainJob and its
+// Kubeflow Trainer v2 as a client of ours: Trainer, built from the Go
+// module proxy (tools/peers/trainer.sh), turns a TrainJob and its
 // ClusterTrainingRuntime into a JobSet, written with server-side apply, and
 // follows the JobSet's status. Its objects are handled as unstructured ones:
 // Trainer is not a Go dependency of this module.
 //
-// The specs skip unless tools/e2e.sh passed the script (JOBSET_TRAINER_SH:
-// its full suite on the local cluster, or a Trainer target); each installs
-// Trainer and removes it after.
+// The specs skip unless tools/e2e.sh built Trainer (its full suite on the
+// local cluster, or a Trainer target); each installs Trainer and removes it
+// after.
 const (
 	// trainerAncestorKey marks the replicatedJob of a training runtime that
 	// runs the trainer (value trainerAncestorTrainer); Trainer sizes it from
@@ -62,24 +61,10 @@ var trainerGV = schema.GroupVersion{Group: "trainer.kubeflow.org", Version: "v1a
 
 var _ = Describe("Kubeflow Trainer", Serial, Label("trainer"), func() {
 	// Trainer is installed for the spec and removed after it, once its
-	// TrainJobs and ClusterTrainingRuntimes are gone (the spec's namespace
-	// and runtime are deleted first: cleanups run last registered first;
-	// Trainer's finalizer on a runtime in use needs its manager).
+	// TrainJobs and ClusterTrainingRuntimes are gone (Trainer's finalizer
+	// on a runtime in use needs its manager).
 	BeforeEach(func(ctx context.Context) {
-		trainerScript()
-		trainerRun(ctx, "install")
-		DeferCleanup(func(ctx context.Context) {
-			By("waiting until every TrainJob and ClusterTrainingRuntime of the spec is gone")
-			for _, kind := range []string{"TrainJobList", "ClusterTrainingRuntimeList"} {
-				Eventually(func(g Gomega) {
-					list := &unstructured.UnstructuredList{}
-					list.SetGroupVersionKind(trainerGV.WithKind(kind))
-					g.Expect(k8sClient.List(ctx, list)).To(Succeed())
-					g.Expect(list.Items).To(BeEmpty(), "%s left", kind)
-				}).Should(Succeed())
-			}
-			trainerRun(ctx, "uninstall")
-		}, NodeTimeout(10*time.Minute))
+		installPeer(ctx, peers.Trainer, trainerGV.WithKind("TrainJob"), trainerGV.WithKind("ClusterTrainingRuntime"))
 	}, NodeTimeout(10*time.Minute))
 
 	It("runs a TrainJob on an InPlaceRestart JobSet whose failed worker restarts in place, and completes it", func(ctx context.Context) {
@@ -207,25 +192,6 @@ var _ = Describe("Kubeflow Trainer", Serial, Label("trainer"), func() {
 		trainerExpectCompletes(ctx, js, tj, running)
 	})
 })
-
-// trainerScript returns tools/trainer/build.sh, or skips.
-func trainerScript() string {
-	script := os.Getenv("JOBSET_TRAINER_SH")
-	if script == "" {
-		Skip("the Trainer spec needs tools/trainer/build.sh and Trainer's build (JOBSET_TRAINER_SH and JOBSET_TRAINER_DIR, set by tools/e2e.sh on the local cluster)")
-	}
-	return script
-}
-
-// trainerRun runs tools/trainer/build.sh install or uninstall.
-func trainerRun(ctx context.Context, command string) {
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, trainerScript(), command)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+os.Getenv("KUBECONFIG"))
-	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
-	Expect(cmd.Run()).To(Succeed(), "tools/trainer/build.sh %s", command)
-	AddReportEntry("trainer", fmt.Sprintf("trainer=%s trainer_s=%.1f", command, time.Since(start).Seconds()))
-}
 
 func trainerObject(kind, ns, name string) *unstructured.Unstructured {
 	obj := &unstructured.Unstructured{Object: map[string]any{}}

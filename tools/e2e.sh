@@ -16,27 +16,34 @@ source tools/cluster/lib.sh
 cluster_with_images
 
 target="${1:-//e2e:e2e_test}"
-# The drop-in migration specs need community JobSet (tools/peers/jobset.sh,
-# built once per version under ~/.cache/jobset-tools) and the local cluster.
-if [ ${#cluster_env[@]} -gt 0 ] && { [ "${JOBSET_E2E_MIGRATION:-}" = 1 ] || [[ "$target" == *migration* ]]; }; then
-  cluster_env+=(--test_env=JOBSET_PEERS_SH="$PWD/tools/peers/jobset.sh"
-    --test_env=JOBSET_COMMUNITY_DIR="$(tools/peers/jobset.sh build)")
-fi
-# Kueue and Kubeflow Trainer are real clients of ours: the full
-# suite on the local cluster runs their specs (JOBSET_E2E_KUEUE=0 or
+# Peers of ours, each built from the Go module proxy once per version under
+# ~/.cache/jobset-tools (tools/peers/*.sh) and listed in JOBSET_PEERS for
+# the specs, which install and remove them (tools/testing/peers) and skip a
+# peer not listed. Community JobSet, for the drop-in migration specs: on the
+# local cluster, when asked for (JOBSET_E2E_MIGRATION=1 or a migration
+# target). Kueue and Kubeflow Trainer, real clients of ours: the full suite
+# on the local cluster runs their specs (JOBSET_E2E_KUEUE=0 or
 # JOBSET_E2E_TRAINER=0 leaves them out, =1 asks for them elsewhere), as do
-# their own targets. Each is built once per version under
-# ~/.cache/jobset-tools (tools/kueue/build.sh, tools/trainer/build.sh); the
-# specs install it and remove it after.
+# their own targets.
+peers=()
+if [ ${#cluster_env[@]} -gt 0 ] && { [ "${JOBSET_E2E_MIGRATION:-}" = 1 ] || [[ "$target" == *migration* ]]; }; then
+  peers+=("$(tools/peers/jobset.sh build)")
+fi
 clients_default=0
 if [ ${#cluster_env[@]} -gt 0 ] && [ "$target" = //e2e:e2e_test ]; then clients_default=1; fi
 if [ "${JOBSET_E2E_KUEUE:-$clients_default}" = 1 ] || [[ "$target" == *:kueue_* ]]; then
-  cluster_env+=(--test_env=JOBSET_KUEUE_SH="$PWD/tools/kueue/build.sh"
-    --test_env=JOBSET_KUEUE_DIR="$(tools/kueue/build.sh build)")
+  peers+=("$(tools/peers/kueue.sh build)")
 fi
 if [ "${JOBSET_E2E_TRAINER:-$clients_default}" = 1 ] || [[ "$target" == *:trainer_* ]]; then
-  cluster_env+=(--test_env=JOBSET_TRAINER_SH="$PWD/tools/trainer/build.sh"
-    --test_env=JOBSET_TRAINER_DIR="$(tools/trainer/build.sh build)")
+  peers+=("$(tools/peers/trainer.sh build)")
+fi
+if [ ${#peers[@]} -gt 0 ]; then
+  if [ ${#cluster_env[@]} -gt 0 ]; then
+    for dir in "${peers[@]}"; do tools/cluster/cluster.sh import "$dir"/*.tar; done
+  else
+    echo "not the local cluster: its nodes must hold the images of ${peers[*]}" >&2
+  fi
+  cluster_env+=(--test_env=JOBSET_PEERS="$(IFS=:; echo "${peers[*]}")")
 fi
 status=0
 bazel_cmd test "$target" --test_output=streamed --test_timeout=1800 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \

@@ -67,13 +67,25 @@ func Apply(ctx context.Context, c client.Client, path, namespace string, opts ..
 	if err != nil {
 		return err
 	}
-	opts = append([]client.PatchOption{client.ForceOwnership, client.FieldOwner(FieldManager)}, opts...)
 	for _, u := range objs {
 		if err := setNamespace(c, u, namespace); err != nil {
 			return fmt.Errorf("%s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
 		}
-		if err := c.Patch(ctx, u, client.Apply, opts...); err != nil {
-			return fmt.Errorf("applying %s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
+	}
+	if err := ApplyObjects(ctx, c, objs, opts...); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// ApplyObjects applies objs in their order, leaving them as they are (the
+// server's answer goes to copies): a caller may apply them again. Options
+// given override the defaults (FieldOwner(FieldManager), ForceOwnership).
+func ApplyObjects(ctx context.Context, c client.Client, objs []*unstructured.Unstructured, opts ...client.PatchOption) error {
+	opts = append([]client.PatchOption{client.ForceOwnership, client.FieldOwner(FieldManager)}, opts...)
+	for _, u := range objs {
+		if err := c.Patch(ctx, u.DeepCopy(), client.Apply, opts...); err != nil {
+			return fmt.Errorf("applying %s %s: %w", u.GetKind(), client.ObjectKeyFromObject(u), err)
 		}
 	}
 	return nil

@@ -61,13 +61,13 @@ if want B1 || want B3; then
   if want B1; then
     echo "B1: group restart on the real kubelet: ours in place, community JobSet in place, Recreate" >&2
     # Community JobSet (tools/peers/jobset.sh) replaces ours for its part
-    # of the run and is replaced by ours again at its end.
-    tools/peers/jobset.sh build >/dev/null
+    # of the run and is replaced by ours again at its end; its images go
+    # into the local cluster (another cluster's nodes must hold them).
+    community=$(tools/peers/jobset.sh build)
+    if [ ${#cluster_env[@]} -gt 0 ]; then tools/cluster/cluster.sh import "$community"/*.tar; fi
     KUBECONFIG="$kubeconfig" go run ./tools/bench/grouprestart -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml \
       -workers "${B1_WORKERS:-4,8,16}" -runs "${B1_RUNS:-5}" -single-pod-floor="${B1_SINGLE_POD_FLOOR:-true}" -strategies "${B1_STRATEGIES:-InPlaceRestart,CommunityInPlaceRestart,Recreate}" \
-      -community-agent-image "$(tools/peers/jobset.sh agent-image)" \
-      -use-community "tools/peers/jobset.sh install-community" \
-      -use-ours "tools/peers/jobset.sh install-ours $PWD/bazel-bin/images/install.yaml" | record
+      -community "$community" -community-agent-image "$(tools/peers/jobset.sh agent-image)" | record
   fi
 fi
 

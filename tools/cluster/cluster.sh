@@ -10,6 +10,7 @@
 #   tools/cluster/cluster.sh up [image.tar ...]   start (or reuse) the cluster, import images
 #   tools/cluster/cluster.sh down                 stop every process it started, by PID
 #   tools/cluster/cluster.sh kubeconfig           print the host kubeconfig's path
+#   tools/cluster/cluster.sh import image.tar...   import images into the running cluster
 #   tools/cluster/cluster.sh exec CMD...          run CMD inside the namespace
 #   tools/cluster/cluster.sh stop COMPONENT       stop one process (SIGTERM, SIGKILL after 10 s)
 #   tools/cluster/cluster.sh kill COMPONENT       crash one process (SIGKILL)
@@ -403,6 +404,7 @@ case "${1:-}" in
   up) shift; up "$@" ;;
   down) down ;;
   kubeconfig) echo "$C/host.kubeconfig" ;;
+  import) shift; [ -d "$C/pids" ] || die "no cluster in $C"; import_images "$@" ;;
   exec) shift; in_ns "$@" ;;
   stop) component "${2:-}"; stop "$2"; log "$2 stopped" ;;
   kill) component "${2:-}"; stop "$2" KILL; log "$2 killed" ;;
@@ -430,5 +432,5 @@ case "${1:-}" in
       [ -n "$name" ] && start_component "$name" && log "started $name (pid $(cat "$C/pids/$name.pid"))"
     done ;;
   pid) component "${2:-}"; running "$2" || die "$2 is not running"; cat "$C/pids/$2.pid" ;;
-  *) echo "usage: $0 up [image.tar ...] | down | kubeconfig | exec CMD... | stop|kill|start|pid COMPONENT" >&2; exit 2 ;;
+  *) echo "usage: $0 up [image.tar ...] | down | kubeconfig | import image.tar... | exec CMD... | stop|kill|start|pid COMPONENT" >&2; exit 2 ;;
 esac

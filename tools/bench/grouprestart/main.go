@@ -5,9 +5,10 @@
 //
 //   - InPlaceRestart: ours, the agent sidecar and the epoch protocol;
 //   - CommunityInPlaceRestart: community JobSet v0.12.0's in-place restart,
-//     its controller (installed in place of ours by -use-community, since
-//     both serve jobset.x-k8s.io) and its agent (-community-agent-image),
-//     with its field names (workload.CommunityInPlace);
+//     its controller (built by tools/peers/jobset.sh into -community, and
+//     installed in place of ours, since both serve jobset.x-k8s.io) and its
+//     agent (-community-agent-image), with its field names
+//     (workload.CommunityInPlace);
 //   - Recreate: backoffLimit 0, no agent, under our controller.
 //
 // With -single-pod-floor, ours also restarts a JobSet of one Pod in the
@@ -36,7 +37,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +50,7 @@ import (
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/bench/internal/summary"
 	"github.com/fastjobset/jobset/tools/demo/workload"
+	"github.com/fastjobset/jobset/tools/testing/peers"
 )
 
 // The three ways.
@@ -68,15 +69,16 @@ type options struct {
 	runs                int
 	singlePodFloor      bool
 	communityAgentImage string
-	useCommunity        string // command that installs community JobSet in place of ours
-	useOurs             string // and the one that switches back
+	// ours and community are the two JobSet controllers, switched with
+	// peers.SwitchJobSet (community is nil without its strategy).
+	ours, community *peers.Manifests
 }
 
 func main() {
 	var (
-		kubeconfig, install, root, workerList, strategyList string
-		timeout                                             time.Duration
-		o                                                   options
+		kubeconfig, install, communityDir, root, workerList, strategyList string
+		timeout                                                           time.Duration
+		o                                                                 options
 	)
 	flag.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "The cluster, with install.yaml deployed and the images present.")
 	flag.StringVar(&install, "install", "", "install.yaml to deploy first (empty: already deployed).")
@@ -86,8 +88,7 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 5, "Group restarts measured per configuration.")
 	flag.BoolVar(&o.singlePodFloor, "single-pod-floor", true, "Also measure "+ours+" with one worker, the floor every W is compared with.")
 	flag.StringVar(&o.communityAgentImage, "community-agent-image", "localhost/jobset-community/in-place-restart-agent:v0.12.0", "Community JobSet's agent image (tools/peers/jobset.sh agent-image).")
-	flag.StringVar(&o.useCommunity, "use-community", "tools/peers/jobset.sh install-community", "Shell command that installs community JobSet in place of ours.")
-	flag.StringVar(&o.useOurs, "use-ours", "tools/peers/jobset.sh install-ours", "Shell command that installs ours in place of community JobSet.")
+	flag.StringVar(&communityDir, "community", "", "Community JobSet's build directory (tools/peers/jobset.sh prints it), its images on the nodes; needed for "+community+".")
 	flag.DurationVar(&timeout, "timeout", 60*time.Minute, "Give up after this long.")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -96,6 +97,9 @@ func main() {
 		fail(errors.New("no cluster: set KUBECONFIG or -kubeconfig (tools/bench/run.sh brings up the local one)"))
 	}
 	err := parse(&o, workerList, strategyList)
+	if err == nil && slices.Contains(o.strategies, community) {
+		err = loadJobSets(&o, install, communityDir)
+	}
 	var c *workload.Cluster
 	if err == nil {
 		c, err = workload.Connect(kubeconfig, root)
@@ -178,11 +182,12 @@ func run(ctx context.Context, c *workload.Cluster, o options) error {
 		}
 	}
 	if slices.Contains(o.strategies, community) {
-		err := shell(ctx, o.useCommunity)
+		cl := peers.Cluster{Client: c.Client, Clientset: c.Clientset, Out: os.Stderr}
+		err := peers.SwitchJobSet(ctx, cl, o.ours, o.community)
 		if err == nil {
 			err = measureAll(community)
 		}
-		if back := shell(context.WithoutCancel(ctx), o.useOurs); back != nil {
+		if back := peers.SwitchJobSet(context.WithoutCancel(ctx), cl, o.community, o.ours); back != nil {
 			err = errors.Join(err, back)
 		}
 		if err != nil {
@@ -238,14 +243,18 @@ func printResult(r result) float64 {
 	return median
 }
 
-func shell(ctx context.Context, command string) error {
-	fmt.Fprintln(os.Stderr, "grouprestart: running", command)
-	cmd := exec.CommandContext(ctx, "bash", "-c", command)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w", command, err)
+// loadJobSets reads the manifests of both JobSet controllers: ours from
+// install.yaml, community JobSet's from its build.
+func loadJobSets(o *options, install, communityDir string) error {
+	if install == "" || communityDir == "" {
+		return fmt.Errorf("%s needs -install and -community: ours is installed again after community JobSet", community)
 	}
-	return nil
+	var err error
+	if o.ours, err = peers.LoadFile(peers.OurJobSet, install); err != nil {
+		return err
+	}
+	o.community, err = peers.Load(peers.CommunityJobSet, communityDir)
+	return err
 }
 
 // measure runs one JobSet of the strategy with w workers in a namespace of

@@ -1,0 +1,183 @@
+package peers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fastjobset/jobset/images/manifest"
+)
+
+// Community JobSet and ours serve the same API group, so one runs at a
+// time and SwitchJobSet replaces one with the other.
+const (
+	jobSetNamespace = "jobset-system"
+	jobSetCRD       = "jobsets.jobset.x-k8s.io"
+	// jobSetWebhookCert holds the webhook's certificate for either side,
+	// each written its own way.
+	jobSetWebhookCert = "jobset-webhook-server-cert"
+	// jobSetGate turns community JobSet's in-place restart on (Alpha, off
+	// by default).
+	jobSetGate = "InPlaceRestart"
+)
+
+// CommunityJobSet is community JobSet (tools/peers/jobset.sh), built from
+// its module's config/default, with its InPlaceRestart feature gate on.
+var CommunityJobSet = &Peer{
+	Name:        "jobset",
+	Namespace:   jobSetNamespace,
+	Deployments: []string{"jobset-controller-manager"},
+	rollout:     180 * time.Second,
+	// Its manager makes the webhook's certificate; a fresh one reaches the
+	// webhook's Pods when the kubelet refreshes the mounted Secret: up to
+	// about two minutes.
+	probe:         jobSetProbe,
+	probeAttempts: 600,
+	probeInterval: 500 * time.Millisecond,
+	config:        &configFile{ConfigMap: "jobset-manager-config", Key: "controller_manager_config.yaml"},
+	render:        renderCommunityJobSet,
+}
+
+// OurJobSet is ours, as install.yaml installs it (LoadFile).
+var OurJobSet = &Peer{
+	Name:          "ours",
+	Namespace:     jobSetNamespace,
+	Deployments:   []string{"jobset-controller", "jobset-webhook"},
+	rollout:       180 * time.Second,
+	probe:         jobSetProbe,
+	probeAttempts: 600,
+	probeInterval: 500 * time.Millisecond,
+}
+
+func renderCommunityJobSet(p *Peer, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	if err := pullNothing(objs); err != nil {
+		return nil, err
+	}
+	cm, _, err := p.config.in(objs, p.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	text, _, _ := unstructured.NestedString(cm.Object, "data", p.config.Key)
+	text, err = addToConfig(text, []byte("featureGates:\n  "+jobSetGate+": true\n"))
+	if err != nil {
+		return nil, fmt.Errorf("turning on the feature gate %s: %w", jobSetGate, err)
+	}
+	if err := unstructured.SetNestedField(cm.Object, text, "data", p.config.Key); err != nil {
+		return nil, err
+	}
+	return objs, nil
+}
+
+// jobSetProbe is a JobSet that either side's webhook admits once it
+// serves.
+func jobSetProbe() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "jobset.x-k8s.io/v1alpha2",
+		"kind":       "JobSet",
+		"metadata":   map[string]any{"name": "webhook-probe", "namespace": "default"},
+		"spec": map[string]any{"replicatedJobs": []any{map[string]any{
+			"name": "w",
+			"template": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+				"restartPolicy": "Never",
+				"containers":    []any{map[string]any{"name": "c", "image": "x", "imagePullPolicy": "Never"}},
+			}}}},
+		}}},
+	}}
+}
+
+// SwitchJobSet replaces the JobSet controller leaving (ours or community
+// JobSet) with arriving, and waits until arriving serves. The namespace
+// jobset-system and the CustomResourceDefinition stay, and so every
+// JobSet, Job and Pod: leaving's controller, webhook, RBAC, webhook
+// configurations and certificate Secret go, the CustomResourceDefinition
+// is replaced by arriving's, and arriving's other objects are applied.
+func SwitchJobSet(ctx context.Context, cl Cluster, leaving, arriving *Manifests) error {
+	start := time.Now()
+	if err := client.IgnoreAlreadyExists(cl.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: arriving.Peer.Namespace}})); err != nil {
+		return err
+	}
+	crds := only(arriving.Objects, "CustomResourceDefinition")
+	if len(crds) != 1 || crds[0].GetName() != jobSetCRD {
+		return fmt.Errorf("%s's manifests hold %d CustomResourceDefinitions, want the one %s", arriving.Peer.Name, len(crds), jobSetCRD)
+	}
+	// Only when leaving runs: switching to the side that runs already
+	// applies it again and keeps its certificate (deleting the Secret under
+	// a running webhook left it serving a certificate of the old CA until
+	// the kubelet refreshed the mounted Secret, minutes later).
+	runs, err := anyExists(ctx, cl.Client, leaving.Peer.Namespace, leaving.Peer.Deployments)
+	if err != nil {
+		return err
+	}
+	if runs {
+		cl.logf("%s: removing %s", arriving.Peer.Name, leaving.Peer.Name)
+		gone := without(leaving.Objects, "CustomResourceDefinition", "Namespace")
+		secret := &unstructured.Unstructured{}
+		secret.SetAPIVersion("v1")
+		secret.SetKind("Secret")
+		secret.SetNamespace(jobSetNamespace)
+		secret.SetName(jobSetWebhookCert)
+		if err := remove(ctx, cl, gone); err != nil {
+			return err
+		}
+		if err := remove(ctx, cl, []*unstructured.Unstructured{secret}); err != nil {
+			return err
+		}
+	}
+	if err := replace(ctx, cl.Client, crds[0]); err != nil {
+		return err
+	}
+	if err := manifest.ApplyObjects(ctx, cl.Client, without(arriving.Objects, "CustomResourceDefinition", "Namespace"), client.FieldOwner(FieldManager)); err != nil {
+		return fmt.Errorf("installing %s: %w", arriving.Peer.Name, err)
+	}
+	if err := arriving.Peer.WaitServing(ctx, cl); err != nil {
+		return err
+	}
+	cl.logf("%s: replaced %s in %.0f s", arriving.Peer.Name, leaving.Peer.Name, time.Since(start).Seconds())
+	return nil
+}
+
+// anyExists reports whether any of the Deployments exists.
+func anyExists(ctx context.Context, c client.Client, namespace string, names []string) (bool, error) {
+	for _, name := range names {
+		err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &appsv1.Deployment{})
+		if err == nil {
+			return true, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// replace writes obj whole, as `kubectl replace` does: server-side apply
+// would keep the fields another field manager set (the other side's
+// status fields, its conversion webhook), a union of both sides.
+func replace(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current := &unstructured.Unstructured{}
+		current.SetGroupVersionKind(obj.GroupVersionKind())
+		err := c.Get(ctx, client.ObjectKeyFromObject(obj), current)
+		if apierrors.IsNotFound(err) {
+			return c.Create(ctx, obj.DeepCopy(), client.FieldOwner(FieldManager))
+		}
+		if err != nil {
+			return err
+		}
+		next := obj.DeepCopy()
+		next.SetResourceVersion(current.GetResourceVersion())
+		return c.Update(ctx, next, client.FieldOwner(FieldManager))
+	})
+	if err != nil {
+		return fmt.Errorf("replacing %s %s: %w", obj.GetKind(), ref(obj), err)
+	}
+	return nil
+}
