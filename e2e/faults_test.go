@@ -327,7 +327,7 @@ func reportJoins(ctx context.Context, js *jobset.JobSet, from time.Time) {
 			}
 		}
 		for _, f := range p.ManagedFields {
-			if f.FieldsV1 != nil && f.Time != nil && strings.Contains(string(f.FieldsV1.Raw), jobset.EpochKey) {
+			if f.FieldsV1 != nil && f.Time != nil && strings.Contains(f.FieldsV1.GetRawString(), jobset.EpochKey) {
 				joined = fmt.Sprintf("%+.0fs (%s)", f.Time.Sub(from).Seconds(), f.Manager)
 			}
 		}

@@ -61,17 +61,17 @@ func ReadObject(path string, into any) error {
 // Apply applies every object of the file at path. A non-empty namespace is
 // that of `kubectl apply -n`: namespaced objects that name none go there,
 // and one that names another is an error.
-func Apply(ctx context.Context, c client.Client, path, namespace string, opts ...client.PatchOption) error {
+func Apply(ctx context.Context, c client.Client, path, namespace string, opts ...client.ApplyOption) error {
 	objs, err := Read(path)
 	if err != nil {
 		return err
 	}
-	opts = append([]client.PatchOption{client.ForceOwnership, client.FieldOwner(FieldManager)}, opts...)
+	opts = append([]client.ApplyOption{client.ForceOwnership, client.FieldOwner(FieldManager)}, opts...)
 	for _, u := range objs {
 		if err := setNamespace(c, u, namespace); err != nil {
 			return fmt.Errorf("%s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
 		}
-		if err := c.Patch(ctx, u, client.Apply, opts...); err != nil {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
 			return fmt.Errorf("applying %s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
 		}
 	}
