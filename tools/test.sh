@@ -8,7 +8,7 @@
 #   5. ends with one line "N passed, N failed" over checks, test targets
 #      and end-to-end specs.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 source tools/bazel/bazel.sh
 start=$(date +%s)
 
@@ -36,13 +36,13 @@ record "go.mod, deps.bzl and BUILD files are fresh, Go source gofmt-formatted" $
 # Short fuzz runs of admission and of the epoch decision, on top of the
 # corpora kept under testdata/fuzz (which every plain test run replays).
 for target in "FuzzDefaultAndValidate ./webhooks/jobsetwebhook" "FuzzDecide ./controllers/inplace"; do
-  set -- $target
+  read -r fuzz pkg <<<"$target"
   fuzzlog=$(mktemp)
-  go test -run '^$' -fuzz "^$1\$" -fuzztime 15s "$2" >"$fuzzlog" 2>&1
+  go test -run '^$' -fuzz "^${fuzz}\$" -fuzztime 15s "$pkg" >"$fuzzlog" 2>&1
   status=$?
   [ $status -eq 0 ] || cat "$fuzzlog"
   rm -f "$fuzzlog"
-  record "fuzz $1 (15s)" $status
+  record "fuzz ${fuzz} (15s)" $status
 done
 
 log=$(mktemp)

@@ -71,8 +71,10 @@ build() {
   local cfg="$work/config/components/manager/controller_manager_config.yaml"
   grep -q '^  - "jobset.x-k8s.io/jobset"' "$cfg" ||
     { log "the JobSet integration is not enabled in Kueue ${KUEUE_VERSION}'s $cfg"; exit 1; }
-  grep -q '^#internalCertManagement:' "$cfg" && ! grep -q '^internalCertManagement:' "$cfg" ||
-    { log "$cfg no longer leaves internalCertManagement at its default (enabled)"; exit 1; }
+  if ! { grep -q '^#internalCertManagement:' "$cfg" && ! grep -q '^internalCertManagement:' "$cfg"; }; then
+    log "$cfg no longer leaves internalCertManagement at its default (enabled)"
+    exit 1
+  fi
   (cd "$work/config/components/manager" && "$kustomize" edit set image "controller=$IMAGE")
   sed -i 's/imagePullPolicy: Always/imagePullPolicy: IfNotPresent/' "$work/config/components/manager/manager.yaml"
   # Without Kueue's visibility APIServices: the local cluster's API server
@@ -82,9 +84,11 @@ build() {
   # visibility API (pending workloads on demand) is not what we test.
   "$kustomize" build "$work/config/default" | peers_without_kind APIService >"$work/kueue.yaml"
   ! grep -q '^kind: APIService' "$work/kueue.yaml" || { log "an APIService is left"; exit 1; }
-  grep -q "image: $IMAGE" "$work/kueue.yaml" && grep -q 'imagePullPolicy: IfNotPresent' "$work/kueue.yaml" &&
-    ! grep -q 'imagePullPolicy: Always' "$work/kueue.yaml" ||
-    { log "rendering did not take the image or its pull policy"; exit 1; }
+  if ! { grep -q "image: $IMAGE" "$work/kueue.yaml" && grep -q 'imagePullPolicy: IfNotPresent' "$work/kueue.yaml" &&
+    ! grep -q 'imagePullPolicy: Always' "$work/kueue.yaml"; }; then
+    log "rendering did not take the image or its pull policy"
+    exit 1
+  fi
   mv "$work/kueue.yaml" "$OUT/kueue.yaml"
   mv "$OUT/kueue.tar.tmp" "$OUT/kueue.tar"
   echo "$OUT"
@@ -118,10 +122,10 @@ wait_serving() {
   }
   # The manager is available once its certificate is in place; its
   # webhooks serve once they admit an object (dry run).
-  local rf i
+  local rf
   rf=$(mktemp)
   printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: kueue-install-probe\n' >"$rf"
-  for i in $(seq 1 120); do
+  for _ in $(seq 1 120); do
     if kc create --dry-run=server -f "$rf" >/dev/null 2>&1; then
       rm -f "$rf"
       return
@@ -141,12 +145,12 @@ configure() {
   merged=$(mktemp)
   kc -n kueue-system get configmap kueue-manager-config -o jsonpath='{.data.controller_manager_config\.yaml}' >"$current"
   [ -s "$current" ] || { log "configure: Kueue is not installed (no kueue-manager-config)"; exit 1; }
-  for key in $(grep -oE '^[A-Za-z][A-Za-z0-9]*:' "$file"); do
+  while read -r key; do
     if grep -q "^$key" "$current"; then
       log "configure: Kueue's configuration sets ${key%:} already; $file may only add fields"
       exit 2
     fi
-  done
+  done < <(grep -oE '^[A-Za-z][A-Za-z0-9]*:' "$file")
   { cat "$current"; echo; cat "$file"; } >"$merged"
   kc -n kueue-system create configmap kueue-manager-config --from-file=controller_manager_config.yaml="$merged" \
     --dry-run=client -o yaml | kc apply --server-side --force-conflicts --field-manager=jobset-e2e -f - >/dev/null

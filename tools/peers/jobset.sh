@@ -76,8 +76,10 @@ build() {
   printf 'featureGates:\n  %s: true\n' "$GATE" >>"$cfg"
   (cd "$work/config/components/manager" && "$kustomize" edit set image "controller=$MANAGER_IMAGE")
   "$kustomize" build "$work/config/default" >"$work/jobset.yaml"
-  grep -q "image: $MANAGER_IMAGE" "$work/jobset.yaml" && grep -q "  ${GATE}: true" "$work/jobset.yaml" ||
-    { peers_log "rendering did not take the image or the gate"; exit 1; }
+  if ! { grep -q "image: $MANAGER_IMAGE" "$work/jobset.yaml" && grep -q "  ${GATE}: true" "$work/jobset.yaml"; }; then
+    peers_log "rendering did not take the image or the gate"
+    exit 1
+  fi
   mv "$work/jobset.yaml" "$OUT/jobset.yaml"
   echo "$OUT"
 }

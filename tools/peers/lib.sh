@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the scripts that build peers of ours from the Go module proxy
 # (tools/peers/jobset.sh; tools/kueue/build.sh may share it): nothing comes
 # from a registry, nothing of a peer's code enters our tree or our go.mod.
@@ -30,7 +31,7 @@ peers_go_build() { # dir module version package out
   printf 'module tools.local/%s\n\ngo 1.26.0\n\nrequire %s %s\n' "$(basename "$dir")" "$module" "$version" >"$dir/go.mod"
   printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" >"$dir/tools.go"
   (
-    cd "$dir"
+    cd "$dir" || exit
     export GOFLAGS=-mod=mod CGO_ENABLED=0
     cp "$(peers_module_dir "$module" "$version")/go.sum" go.sum
     chmod u+w go.sum

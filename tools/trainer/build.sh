@@ -94,9 +94,11 @@ build() {
   done
   ! grep -q 'jobsets.jobset.x-k8s.io\|name: jobset-' "$work/trainer.yaml" ||
     { log "rendered manifests still hold community JobSet"; exit 1; }
-  grep -q "image: $IMAGE$" "$work/trainer.yaml" && grep -q 'imagePullPolicy: IfNotPresent' "$work/trainer.yaml" &&
-    [ "$(grep -cE '^ +(- )?image: [^ ]' "$work/trainer.yaml")" = 1 ] ||
-    { log "rendering did not take the image or its pull policy"; exit 1; }
+  if ! { grep -q "image: $IMAGE$" "$work/trainer.yaml" && grep -q 'imagePullPolicy: IfNotPresent' "$work/trainer.yaml" &&
+    [ "$(grep -cE '^ +(- )?image: [^ ]' "$work/trainer.yaml")" = 1 ]; }; then
+    log "rendering did not take the image or its pull policy"
+    exit 1
+  fi
   mv "$work/trainer.yaml" "$OUT/trainer.yaml"
   mv "$OUT/trainer.tar.tmp" "$OUT/trainer.tar"
   echo "$OUT"
@@ -125,7 +127,7 @@ install() {
   # The manager is ready once its certificate is in place and its webhook
   # server started; its webhooks serve once they admit an object (dry run:
   # a ClusterTrainingRuntime goes through its validating webhook).
-  local probe i
+  local probe
   probe=$(mktemp)
   cat >"$probe" <<'EOF'
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -146,7 +148,7 @@ spec:
                 - name: node
                   image: probe
 EOF
-  for i in $(seq 1 120); do
+  for _ in $(seq 1 120); do
     if kc create --dry-run=server -f "$probe" >/dev/null 2>&1; then
       rm -f "$probe"
       log "installed Trainer $TRAINER_VERSION in $((SECONDS - start))s"
