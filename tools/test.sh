@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (the README's, and the one .ci/run calls):
 #   1. builds or reuses the envtest binaries (real etcd + kube-apiserver),
-#   2. checks that go.mod, deps.bzl and the BUILD files are fresh,
+#   2. checks that go.mod, deps.bzl and the BUILD files are fresh, and
+#      lints the Go code (golangci-lint) and the scripts (shellcheck),
 #   3. runs `bazel test //...` on Debian's Bazel 4.2.3, offline,
 #   4. runs the end-to-end suite on the local cluster built from source
 #      (tools/e2e.sh; SKIP_E2E=1 leaves it out, for machines without root),
@@ -32,6 +33,11 @@ echo "KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS}"
 
 tools/verify-generated.sh
 record "go.mod, deps.bzl and BUILD files are fresh, Go source gofmt-formatted" $?
+
+tools/lint/golangci-lint.sh
+record "golangci-lint (.golangci.yml)" $?
+tools/lint/shellcheck.sh
+record "shellcheck on every script" $?
 
 # Short fuzz runs of admission and of the epoch decision, on top of the
 # corpora kept under testdata/fuzz (which every plain test run replays).
