@@ -29,13 +29,14 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
-// String prefers the element's text, where go test's output says why.
+// String is the last line of the element's text: rules_go puts the test's
+// output there, which ends with the reason t.Skip gave.
 func (m junitMessage) String() string {
-	s := m.Text
-	if strings.TrimSpace(s) == "" {
+	lines := strings.Split(strings.TrimSpace(m.Text), "\n")
+	s := strings.TrimSpace(lines[len(lines)-1])
+	if s == "" {
 		s = m.Message
 	}
-	s = strings.Join(strings.Fields(s), " ")
 	if s == "" {
 		return "(no message)"
 	}

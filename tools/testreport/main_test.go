@@ -186,7 +186,8 @@ func TestGinkgoUnreadable(t *testing.T) {
 	}
 }
 
-// TestJUnitSkips reads JUnit files in the form rules_go's go_test writes.
+// TestJUnitSkips reads JUnit files in the form rules_go's go_test writes
+// (go/tools/bzltestutil/xml.go).
 func TestJUnitSkips(t *testing.T) {
 	dir := t.TempDir()
 	clean := filepath.Join(dir, "clean.xml")
@@ -197,7 +198,7 @@ func TestJUnitSkips(t *testing.T) {
 <testcase classname="pkg" name="TestB" time="0.01"><failure message="Failed" type="">boom</failure></testcase>
 </testsuite></testsuites>`,
 		skipping: `<testsuite name="pkg" tests="2" skipped="2">
-<testcase classname="pkg" name="TestImages" time="0.00"><skipped message="Skipped">    images_test.go:29: checks the images Bazel builds&#xA;</skipped></testcase>
+<testcase classname="pkg" name="TestImages" time="0.00"><skipped message="Skipped" type="">=== RUN   TestImages&#xA;--- SKIP: TestImages (0.00s)&#xA;    images_test.go:29: checks the images Bazel builds&#xA;</skipped></testcase>
 <testcase classname="pkg" name="TestBare" time="0.00"><skipped></skipped></testcase>
 </testsuite>`,
 	} {
