@@ -69,7 +69,8 @@ if [ "$bazel_status" -ne 0 ] && [ "$targets_failed" -eq 0 ]; then
   echo "FAIL: bazel test //... exited ${bazel_status} before reporting tests"
 fi
 # A Go test that skips inside a passing target (t.Skip) is in the target's
-# JUnit file only; it counts as failed, as the run asked no test to skip.
+# JUnit file only (.bazelrc asks rules_go to list every test there); it
+# counts as failed, as the run asked no test to skip.
 # (The Ginkgo suites under Bazel cannot skip: .golangci.yml forbids Skip()
 # outside e2e.)
 junit=()
