@@ -29,18 +29,21 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
-// String is the last line of the element's text: rules_go puts the test's
-// output there, which ends with the reason t.Skip gave.
+// String is the last line the test logged: rules_go puts the test's
+// output in the element, where the reason t.Skip gave comes last before
+// go test's own "--- SKIP" line.
 func (m junitMessage) String() string {
-	lines := strings.Split(strings.TrimSpace(m.Text), "\n")
-	s := strings.TrimSpace(lines[len(lines)-1])
-	if s == "" {
-		s = m.Message
+	lines := strings.Split(m.Text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		line := strings.TrimSpace(lines[i])
+		if line != "" && !strings.HasPrefix(line, "=== ") && !strings.HasPrefix(line, "--- ") {
+			return line
+		}
 	}
-	if s == "" {
-		return "(no message)"
+	if m.Message != "" {
+		return m.Message
 	}
-	return s
+	return "(no message)"
 }
 
 // junitSkips lists the Go tests that skipped in the targets' JUnit files

@@ -187,7 +187,7 @@ func TestGinkgoUnreadable(t *testing.T) {
 }
 
 // TestJUnitSkips reads JUnit files in the form rules_go's go_test writes
-// (go/tools/bzltestutil/xml.go).
+// (go/tools/bzltestutil/xml.go; the skip as in a real test.xml).
 func TestJUnitSkips(t *testing.T) {
 	dir := t.TempDir()
 	clean := filepath.Join(dir, "clean.xml")
@@ -198,8 +198,8 @@ func TestJUnitSkips(t *testing.T) {
 <testcase classname="pkg" name="TestB" time="0.01"><failure message="Failed" type="">boom</failure></testcase>
 </testsuite></testsuites>`,
 		skipping: `<testsuite name="pkg" tests="2" skipped="2">
-<testcase classname="pkg" name="TestImages" time="0.00"><skipped message="Skipped" type="">=== RUN   TestImages&#xA;--- SKIP: TestImages (0.00s)&#xA;    images_test.go:29: checks the images Bazel builds&#xA;</skipped></testcase>
-<testcase classname="pkg" name="TestBare" time="0.00"><skipped></skipped></testcase>
+<testcase classname="pkg" name="TestImages" time="0.00"><skipped message="Skipped" type="">=== RUN   TestImages&#xA;    images_test.go:29: checks the images Bazel builds&#xA;--- SKIP: TestImages (0.00s)&#xA;</skipped></testcase>
+<testcase classname="pkg" name="TestBare" time="0.00"><skipped message="Skipped">=== RUN   TestBare&#xA;--- SKIP: TestBare (0.00s)&#xA;</skipped></testcase>
 </testsuite>`,
 	} {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
@@ -213,7 +213,7 @@ func TestJUnitSkips(t *testing.T) {
 	}
 	want := []string{
 		"FAIL: //b:b_test TestImages: skipped, which this run did not ask for: images_test.go:29: checks the images Bazel builds",
-		"FAIL: //b:b_test TestBare: skipped, which this run did not ask for: (no message)",
+		"FAIL: //b:b_test TestBare: skipped, which this run did not ask for: Skipped",
 	}
 	if diff := cmp.Diff(want, strings.Split(strings.TrimSpace(stdout.String()), "\n")); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
