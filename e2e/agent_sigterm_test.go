@@ -19,7 +19,7 @@ import (
 // The kubelet stops a container alone when its liveness probe fails or an
 // in-place resize restarts it; the agent then exits 0 (SIGTERM). Stopping
 // it through the node's containerd is the same from the kubelet's side.
-var _ = Describe("Agent stopped alone", func() {
+var _ = Describe("Agent stopped alone", Label("local-cluster"), func() {
 	var ns string
 	BeforeEach(func(ctx context.Context) {
 		ns = agentNamespace(ctx)
@@ -67,9 +67,9 @@ var _ = Describe("Agent stopped alone", func() {
 })
 
 // containerdAddress is the socket of the local cluster's containerd
-// (tools/cluster/cluster.sh; $JOBSET_CLUSTER_DIR/run/containerd.sock). The
-// spec is skipped on clusters whose node runtime the host cannot reach
-// (kind).
+// (tools/cluster/cluster.sh; $JOBSET_CLUSTER_DIR/run/containerd.sock).
+// Runs on other clusters, whose node runtime the host cannot reach (kind),
+// leave the spec out by its label local-cluster; reached anyway, it skips.
 func containerdAddress() string {
 	dir := envOr("JOBSET_CLUSTER_DIR", "/tmp/jobset-cluster")
 	address := filepath.Join(dir, "run", "containerd.sock")

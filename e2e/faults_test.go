@@ -29,7 +29,7 @@ import (
 // check the group restart still happens once, in place, with no
 // controller or webhook restart; they report how long recovery took
 // (measured, and asserted only with a generous bound).
-var _ = Describe("Control-plane faults", Serial, Label("faults"), func() {
+var _ = Describe("Control-plane faults", Serial, Label("local-cluster", "faults"), func() {
 	var (
 		ns    string
 		plane *localControlPlane
@@ -115,7 +115,7 @@ var _ = Describe("Control-plane faults", Serial, Label("faults"), func() {
 
 // rollingUpgrade is the upgrade spec's scenario: both Deployments move to
 // a new image tag while a group restarts and a client creates JobSets.
-var _ = Describe("Rolling upgrade", Serial, Label("faults"), func() {
+var _ = Describe("Rolling upgrade", Serial, Label("local-cluster", "faults"), func() {
 	It("rolls the controller and the webhook to a new image during a group restart and JobSet creation", func(ctx context.Context) {
 		plane := localPlane()
 		ns := testNamespace(ctx)
@@ -328,7 +328,7 @@ func reportJoins(ctx context.Context, js *jobset.JobSet, from time.Time) {
 			}
 		}
 		for _, f := range p.ManagedFields {
-			if f.FieldsV1 != nil && f.Time != nil && strings.Contains(string(f.FieldsV1.Raw), jobset.EpochKey) {
+			if f.FieldsV1 != nil && f.Time != nil && strings.Contains(f.FieldsV1.GetRawString(), jobset.EpochKey) {
 				joined = fmt.Sprintf("%+.0fs (%s)", f.Time.Sub(from).Seconds(), f.Manager)
 			}
 		}
@@ -393,7 +393,8 @@ type localControlPlane struct {
 
 // localPlane skips the spec unless the suite runs on the local cluster:
 // tools/e2e.sh passes JOBSET_CLUSTER_SH and JOBSET_CLUSTER_DIR when it
-// brought that cluster up. (On kind or another cluster, no test may stop
+// brought that cluster up, and leaves these specs out by their label
+// local-cluster otherwise. (On kind or another cluster, no test may stop
 // the control plane.)
 func localPlane() *localControlPlane {
 	p := &localControlPlane{script: os.Getenv("JOBSET_CLUSTER_SH"), dir: os.Getenv("JOBSET_CLUSTER_DIR")}

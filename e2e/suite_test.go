@@ -10,6 +10,22 @@
 //	INSTALL_YAML    install.yaml to deploy (bazel-bin/images/install.yaml); without
 //	                it the suite skips, so that `go test ./...` never deploys anywhere
 //
+// Specs that need more than a cluster running install.yaml carry a Ginkgo
+// label saying what they need:
+//
+//	local-cluster   the processes and the node runtime of tools/cluster's
+//	                local cluster (stopped, killed, reached through ctr)
+//	faults          (with local-cluster) control-plane faults, which take
+//	                the cluster from every other spec
+//	migration       community JobSet built (tools/peers/jobset.sh)
+//	kueue           Kueue built (tools/kueue/build.sh)
+//	trainer         Kubeflow Trainer built (tools/trainer/build.sh)
+//
+// A run that cannot give a spec what it needs leaves it out with
+// --ginkgo.label-filter, as tools/e2e.sh does, and the report names it as
+// skipped. A spec that finds its need missing anyway calls Skip(), which
+// tools/e2e.sh counts as a failure: nobody asked for that skip.
+//
 // The workloads are the examples of docs/examples, with the images
 // ghcr.io/fastjobset/{jobset-agent,e2e-worker}:dev; each test namespace
 // gets the agent's RBAC from agent/rbac.
@@ -53,8 +69,19 @@ func TestEndToEnd(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(3 * time.Minute)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
-	RunSpecs(t, "JobSet in-place restarts on a real kubelet")
+	suiteConfig, reporterConfig := GinkgoConfiguration()
+	// Under Bazel, the JSON report goes with the test's outputs
+	// (bazel-testlogs/.../test.outputs), where tools/e2e.sh reads what
+	// passed, failed and was left out; --ginkgo.json-report still wins.
+	if dir := os.Getenv("TEST_UNDECLARED_OUTPUTS_DIR"); dir != "" && reporterConfig.JSONReport == "" {
+		reporterConfig.JSONReport = filepath.Join(dir, jsonReportName)
+	}
+	RunSpecs(t, "JobSet in-place restarts on a real kubelet", suiteConfig, reporterConfig)
 }
+
+// jsonReportName is the JSON report's file name under Bazel, which
+// tools/e2e.sh reads.
+const jsonReportName = "ginkgo-report.json"
 
 var _ = BeforeSuite(func(ctx context.Context) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter)))

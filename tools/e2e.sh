@@ -8,7 +8,11 @@
 #   tools/e2e.sh [target]     default //e2e:e2e_test (all scenarios); one
 #                             scenario: //e2e:kill_worker_group_restart_test, ...
 #
-# Ends with the line "N passed, N failed" for the suite's specs.
+# Specs that need what this run cannot give (e2e/suite_test.go lists their
+# labels: the local cluster, community JobSet, Kueue, Trainer) are left out
+# with --ginkgo.label-filter and named as skipped. A spec that skips on its
+# own counts as failed. Ends with the line "N passed, N failed, N skipped"
+# for the suite's specs, read from Ginkgo's JSON report (tools/testreport).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/cluster/lib.sh
@@ -16,46 +20,88 @@ source tools/cluster/lib.sh
 cluster_with_images
 
 target="${1:-//e2e:e2e_test}"
+local_cluster=false
+[ ${#cluster_env[@]} -eq 0 ] || local_cluster=true
+# The labels of the specs this run leaves out (e2e/suite_test.go).
+not_asked=()
+$local_cluster || not_asked+=(local-cluster)
 # Peers of ours, each built from the Go module proxy once per version under
 # ~/.cache/jobset-tools (tools/peers/*.sh) and listed in JOBSET_PEERS for
-# the specs, which install and remove them (tools/testing/peers) and skip a
-# peer not listed. Community JobSet, for the drop-in migration specs: on the
-# local cluster, when asked for (JOBSET_E2E_MIGRATION=1 or a migration
-# target). Kueue and Kubeflow Trainer, real clients of ours: the full suite
-# on the local cluster runs their specs (JOBSET_E2E_KUEUE=0 or
-# JOBSET_E2E_TRAINER=0 leaves them out, =1 asks for them elsewhere), as do
-# their own targets.
+# the specs, which install and remove them (tools/testing/peers); the specs
+# of a peer this run does not build are left out. Community JobSet, for the
+# drop-in migration specs: on the local cluster, when asked for
+# (JOBSET_E2E_MIGRATION=1 or a migration target). Kueue and Kubeflow
+# Trainer, real clients of ours: the full suite on the local cluster runs
+# their specs (JOBSET_E2E_KUEUE=0 or JOBSET_E2E_TRAINER=0 leaves them out,
+# =1 asks for them elsewhere), as do their own targets.
 peers=()
-if [ ${#cluster_env[@]} -gt 0 ] && { [ "${JOBSET_E2E_MIGRATION:-}" = 1 ] || [[ "$target" == *migration* ]]; }; then
+if $local_cluster && { [ "${JOBSET_E2E_MIGRATION:-}" = 1 ] || [[ "$target" == *migration* ]]; }; then
   peers+=("$(tools/peers/jobset.sh build)")
+else
+  not_asked+=(migration)
 fi
 clients_default=0
-if [ ${#cluster_env[@]} -gt 0 ] && [ "$target" = //e2e:e2e_test ]; then clients_default=1; fi
+if $local_cluster && [ "$target" = //e2e:e2e_test ]; then clients_default=1; fi
 if [ "${JOBSET_E2E_KUEUE:-$clients_default}" = 1 ] || [[ "$target" == *:kueue_* ]]; then
   peers+=("$(tools/peers/kueue.sh build)")
+else
+  not_asked+=(kueue)
 fi
 if [ "${JOBSET_E2E_TRAINER:-$clients_default}" = 1 ] || [[ "$target" == *:trainer_* ]]; then
   peers+=("$(tools/peers/trainer.sh build)")
+else
+  not_asked+=(trainer)
 fi
 if [ ${#peers[@]} -gt 0 ]; then
-  if [ ${#cluster_env[@]} -gt 0 ]; then
+  if $local_cluster; then
     for dir in "${peers[@]}"; do tools/cluster/cluster.sh import "$dir"/*.tar; done
   else
     echo "not the local cluster: its nodes must hold the images of ${peers[*]}" >&2
   fi
   cluster_env+=(--test_env=JOBSET_PEERS="$(IFS=:; echo "${peers[*]}")")
 fi
-status=0
-bazel_cmd test "$target" --test_output=streamed --test_timeout=1800 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \
-  --test_env=KUBECONFIG="$kubeconfig" --test_env=INSTALL_YAML=images/install.yaml "${cluster_env[@]}" || status=$?
+test_args=()
+if [ ${#not_asked[@]} -gt 0 ]; then
+  # "!a&&!b": no spaces, so that nothing on the way splits it.
+  filter=$(printf '&&!%s' "${not_asked[@]}")
+  test_args+=(--test_arg=-ginkgo.label-filter="${filter:2}")
+fi
 
 package="${target#//}"; package="${package%%:*}"
-log="bazel-testlogs/${package}/${target##*:}/test.log"
-# Ginkgo's summary line, without colours (the focused targets keep them).
-summary=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '[0-9]+ Passed \| [0-9]+ Failed' | tail -1)
-passed=$(sed -n 's/.* \([0-9]*\) Passed | \([0-9]*\) Failed.*/\1/p' <<<"$summary")
-failed=$(sed -n 's/.* \([0-9]*\) Passed | \([0-9]*\) Failed.*/\2/p' <<<"$summary")
-if [ -z "$passed" ]; then passed=0; failed=1; fi
-[ "$status" = 0 ] || [ "$failed" != 0 ] || failed=1
-echo "${passed} passed, ${failed} failed"
-exit $status
+outputs="bazel-testlogs/${package}/${target##*:}/test.outputs"
+started=$(date +%s)
+status=0
+bazel_cmd test "$target" --test_output=streamed --test_timeout=1800 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \
+  --test_env=KUBECONFIG="$kubeconfig" --test_env=INSTALL_YAML=images/install.yaml "${cluster_env[@]}" "${test_args[@]}" || status=$?
+
+# The suite writes its JSON report into the test's outputs
+# (e2e/suite_test.go), which Bazel may zip into outputs.zip; one from an
+# earlier run does not count.
+report_of_this_run() {
+  local f
+  for f in "$outputs/ginkgo-report.json" "$outputs/outputs.zip"; do
+    if [ -f "$f" ] && [ "$(stat -c %Y "$f")" -ge "$started" ]; then
+      case "$f" in
+        *.zip) unzip -p "$f" ginkgo-report.json ;;
+        *) cat "$f" ;;
+      esac
+      return
+    fi
+  done
+}
+# (go run's own "exit status 1" says nothing the counts do not.)
+summary=$(report_of_this_run | go run ./tools/testreport ginkgo /dev/stdin 2> >(grep -v '^exit status ' >&2)) || true
+counts=$(tail -1 <<<"$summary")
+if ! [[ "$counts" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
+  echo "FAIL: ${target} left no Ginkgo report in this run (${outputs})"
+  echo "0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+sed '$d' <<<"$summary" # the failures and what was left out, by name
+passed=${BASH_REMATCH[1]} failed=${BASH_REMATCH[2]} skipped=${BASH_REMATCH[3]}
+if [ "$status" != 0 ] && [ "$failed" = 0 ]; then
+  echo "FAIL: ${target}: bazel test exited ${status}, though no spec failed"
+  failed=1
+fi
+echo "${passed} passed, ${failed} failed, ${skipped} skipped"
+[ "$failed" = 0 ]

@@ -4,7 +4,7 @@
 # tree. (Deepcopy and CRD freshness is the Go test
 # //tools/codegen:codegen_test.)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 source tools/bazel/bazel.sh
 
 fix="run tools/update-generated.sh and commit the result"
@@ -28,7 +28,7 @@ if ! gazelle_cmd -mode=diff >&2; then
   ok=false
 fi
 
-unformatted=$(gofmt -l $(git ls-files '*.go'))
+unformatted=$(git ls-files -z '*.go' | xargs -0 gofmt -l)
 if [ -n "$unformatted" ]; then
   echo "not gofmt-formatted (run gofmt -w on them): ${unformatted}" >&2
   ok=false

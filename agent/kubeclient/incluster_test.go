@@ -67,7 +67,10 @@ func TestInClusterVerifiesTheServerAndSendsTheRotatedToken(t *testing.T) {
 	patch()                      // within the reread period: the cached token
 	now = now.Add(tokenRereadPeriod)
 	patch()
-	os.Remove(filepath.Join(dir, "token")) // a failed reread keeps the last token
+	// A failed reread keeps the last token.
+	if err := os.Remove(filepath.Join(dir, "token")); err != nil {
+		t.Fatal(err)
+	}
 	now = now.Add(tokenRereadPeriod)
 	patch()
 
@@ -120,27 +123,29 @@ func TestInClusterConfigurationErrors(t *testing.T) {
 	full := map[string]string{"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
 	cases := map[string]struct {
 		env     map[string]string
-		corrupt func(dir string)
+		corrupt func(dir string) error
 		want    string
 	}{
 		"no service environment": {
 			env: map[string]string{}, want: "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set",
 		},
 		"no CA (token not mounted)": {
-			env: full, corrupt: func(dir string) { os.Remove(filepath.Join(dir, "ca.crt")) }, want: "automountServiceAccountToken",
+			env: full, corrupt: func(dir string) error { return os.Remove(filepath.Join(dir, "ca.crt")) }, want: "automountServiceAccountToken",
 		},
 		"a CA file without a certificate": {
-			env: full, corrupt: func(dir string) { os.WriteFile(filepath.Join(dir, "ca.crt"), []byte("junk"), 0o600) }, want: "holds no PEM certificate",
+			env: full, corrupt: func(dir string) error { return os.WriteFile(filepath.Join(dir, "ca.crt"), []byte("junk"), 0o600) }, want: "holds no PEM certificate",
 		},
 		"an empty token": {
-			env: full, corrupt: func(dir string) { os.WriteFile(filepath.Join(dir, "token"), nil, 0o600) }, want: "token is empty",
+			env: full, corrupt: func(dir string) error { return os.WriteFile(filepath.Join(dir, "token"), nil, 0o600) }, want: "token is empty",
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := serviceAccount(t, server, "t")
 			if tc.corrupt != nil {
-				tc.corrupt(dir)
+				if err := tc.corrupt(dir); err != nil {
+					t.Fatal(err)
+				}
 			}
 			_, err := inCluster(func(k string) string { return tc.env[k] }, dir, "test")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

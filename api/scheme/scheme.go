@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
-	jobsetv1alpha2 "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
 // New returns a scheme with the built-in types, CustomResourceDefinitions
@@ -18,7 +18,7 @@ func New() (*runtime.Scheme, error) {
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme,
 		apiextensionsv1.AddToScheme,
-		jobsetv1alpha2.AddToScheme,
+		jobset.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err

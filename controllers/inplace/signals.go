@@ -105,10 +105,10 @@ func statusPredatesJoin(pod *corev1.Pod) bool {
 			continue
 		}
 		switch {
-		case f.Subresource == "" && ownsField(f.FieldsV1.Raw, "f:metadata", "f:annotations", "f:"+agentspec.EpochAnnotation):
+		case f.Subresource == "" && ownsField(f.FieldsV1.GetRawBytes(), "f:metadata", "f:annotations", "f:"+agentspec.EpochAnnotation):
 			joined = later(joined, f.Time.Time)
-		case f.Subresource == "status" && (ownsField(f.FieldsV1.Raw, "f:status", "f:containerStatuses") ||
-			ownsField(f.FieldsV1.Raw, "f:status", "f:initContainerStatuses")):
+		case f.Subresource == "status" && (ownsField(f.FieldsV1.GetRawBytes(), "f:status", "f:containerStatuses") ||
+			ownsField(f.FieldsV1.GetRawBytes(), "f:status", "f:initContainerStatuses")):
 			posted = later(posted, f.Time.Time)
 		}
 	}

@@ -89,20 +89,20 @@ func writes(p *corev1.Pod, m managedFields) *corev1.Pod {
 	if m.status > 0 {
 		p.ManagedFields = append(p.ManagedFields, metav1.ManagedFieldsEntry{
 			Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: at(m.status),
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{},"f:containerStatuses":{},"f:initContainerStatuses":{}}}`)},
+			FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{},"f:containerStatuses":{},"f:initContainerStatuses":{}}}`),
 		})
 	}
 	if m.epoch > 0 {
 		p.ManagedFields = append(p.ManagedFields, metav1.ManagedFieldsEntry{
 			Manager: "jobset-agent", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(m.epoch),
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:` + agentspec.EpochAnnotation + `":{}}}}`)},
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:` + agentspec.EpochAnnotation + `":{}}}}`),
 		})
 	}
 	// The scheduler's and the node lifecycle controller's status writes
 	// (conditions only) are not the kubelet's.
 	p.ManagedFields = append(p.ManagedFields, metav1.ManagedFieldsEntry{
 		Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: at(59),
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{}}}`)},
+		FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{}}}`),
 	})
 	return p
 }

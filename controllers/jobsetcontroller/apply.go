@@ -7,7 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -164,7 +164,7 @@ func (r *Reconciler) deleteExpired(ctx context.Context, js *jobset.JobSet) error
 // which are the reconcile's decisions, and records the metrics.
 func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
 	log := ctrl.LoggerFrom(ctx)
-	if equality.Semantic.DeepEqual(u.original.Status, u.js.Status) {
+	if apiequality.Semantic.DeepEqual(u.original.Status, u.js.Status) {
 		log.V(2).Info("Status unchanged")
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	clocktesting "k8s.io/utils/clock/testing"
+	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -36,7 +36,7 @@ func TestPodEventPacerDelay(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			clock := clocktesting.NewFakePassiveClock(start)
+			clock := testingclock.NewFakePassiveClock(start)
 			p := newPodEventPacer(clock)
 			if tc.pods >= 0 {
 				p.reconciled(key, tc.pods, false, nil)
@@ -56,7 +56,7 @@ func TestPodEventPacerDelay(t *testing.T) {
 // A storm of Pod events during one pause asks the queue for one JobSet at
 // the pause's end, not for a reconcile per event.
 func TestPodEventPacerHandler(t *testing.T) {
-	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	clock := testingclock.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	p := newPodEventPacer(clock)
 	key := types.NamespacedName{Namespace: "ns", Name: "js"}
 	pod := func(name string) client.Object {
@@ -80,7 +80,7 @@ func TestPodEventPacerHandler(t *testing.T) {
 // While the group gathers, the events that cannot change the decision
 // wait the quiet pause; the join that completes the gather, the short one.
 func TestPodEventPacerHandlerDuringAGather(t *testing.T) {
-	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	clock := testingclock.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	p := newPodEventPacer(clock)
 	key := types.NamespacedName{Namespace: "ns", Name: "js"}
 	q := &recordingQueue{}
@@ -114,7 +114,7 @@ func TestPodEventPacerHandlerDuringAGather(t *testing.T) {
 // but the last waits the quiet pause, and the last the short one.
 func TestReconcilePublishesTheGather(t *testing.T) {
 	r, req, pods := inPlaceJobSet(t, 10, 4, 3, 3) // group restart 3 -> 4 in progress
-	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	clock := testingclock.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	r.pacer = newPodEventPacer(clock)
 	q := &recordingQueue{}
 	h := r.pacer.handler()

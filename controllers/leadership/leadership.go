@@ -33,8 +33,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
@@ -130,7 +130,7 @@ func New(cfg *rest.Config, c Config) (*Runner, error) {
 	// The lock outlives managers, so its events ("became leader") go
 	// through a broadcaster of the process's own.
 	broadcaster := record.NewBroadcaster()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&corev1client.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	lock, err := leaderelection.NewResourceLock(cfg, lockEvents{broadcaster}, leaderelection.Options{
 		LeaderElection:          true,
 		LeaderElectionID:        c.LeaseName,
@@ -352,7 +352,7 @@ func (f *fence) wrap(c client.WithWatch) client.Client {
 type lockEvents struct{ b record.EventBroadcaster }
 
 func (l lockEvents) GetEventRecorderFor(name string) record.EventRecorder {
-	return l.b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: name})
+	return l.b.NewRecorder(clientgoscheme.Scheme, corev1.EventSource{Component: name})
 }
 
 func (l lockEvents) GetEventRecorder(string) recorder.EventRecorder {

@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/scheme"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
@@ -18,7 +18,7 @@ func TestFenceRefusesWritesAfterTheTerm(t *testing.T) {
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}
 	f := &fence{}
-	c := f.wrap(fake.NewClientBuilder().WithScheme(scheme.Scheme).Build())
+	c := f.wrap(fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build())
 	if err := c.Create(ctx, cm.DeepCopy()); err != nil {
 		t.Fatalf("create during the term: %v", err)
 	}

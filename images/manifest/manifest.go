@@ -62,7 +62,7 @@ func ReadObject(path string, into any) error {
 // Apply applies every object of the file at path. A non-empty namespace is
 // that of `kubectl apply -n`: namespaced objects that name none go there,
 // and one that names another is an error.
-func Apply(ctx context.Context, c client.Client, path, namespace string, opts ...client.PatchOption) error {
+func Apply(ctx context.Context, c client.Client, path, namespace string, opts ...client.ApplyOption) error {
 	objs, err := Read(path)
 	if err != nil {
 		return err
@@ -81,10 +81,10 @@ func Apply(ctx context.Context, c client.Client, path, namespace string, opts ..
 // ApplyObjects applies objs in their order, leaving them as they are (the
 // server's answer goes to copies): a caller may apply them again. Options
 // given override the defaults (FieldOwner(FieldManager), ForceOwnership).
-func ApplyObjects(ctx context.Context, c client.Client, objs []*unstructured.Unstructured, opts ...client.PatchOption) error {
-	opts = append([]client.PatchOption{client.ForceOwnership, client.FieldOwner(FieldManager)}, opts...)
+func ApplyObjects(ctx context.Context, c client.Client, objs []*unstructured.Unstructured, opts ...client.ApplyOption) error {
+	opts = append([]client.ApplyOption{client.ForceOwnership, client.FieldOwner(FieldManager)}, opts...)
 	for _, u := range objs {
-		if err := c.Patch(ctx, u.DeepCopy(), client.Apply, opts...); err != nil {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), opts...); err != nil {
 			return fmt.Errorf("applying %s %s: %w", u.GetKind(), client.ObjectKeyFromObject(u), err)
 		}
 	}

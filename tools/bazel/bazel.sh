@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the scripts under tools/: runs the Bazel this repository is
 # tested with here (Debian's bazel-bootstrap 4.2.3) whatever .bazelversion
 # or bazelisk a developer has, with the offline configuration.

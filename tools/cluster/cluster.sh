@@ -421,11 +421,13 @@ case "${1:-}" in
         sleep 0.05
       done
     else
+      # shellcheck source=/dev/null # written by up
       source "$C/binaries.env"
       start_component "$2"
     fi
     log "$2 started (pid $(cat "$C/pids/$2.pid"))" ;;
   starter) # internal: what `up` leaves running for `start`
+    # shellcheck source=/dev/null # written by up
     source "$C/binaries.env"
     while true; do
       read -r name <"$C/run/starter.fifo" || continue

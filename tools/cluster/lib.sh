@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by tools/demo.sh and tools/e2e.sh (from the root of the tree).
 #
 # cluster_with_images builds the images and install.yaml with Bazel, then
@@ -9,6 +10,7 @@
 # which stop and start that cluster's processes.
 source tools/bazel/bazel.sh
 
+# shellcheck disable=SC2034 # kubeconfig and cluster_env: what the caller reads
 cluster_with_images() {
   local images=(jobset-controller jobset-webhook jobset-agent e2e-worker) targets=() tars=() i
   for i in "${images[@]}"; do

@@ -231,7 +231,7 @@ func (d demo) restartAndReport(ctx context.Context, js *jobset.JobSet, before ma
 				continue
 			}
 			if p.uid != before[name].uid {
-				return fmt.Errorf("Pod %s was recreated (UID %s -> %s): not an in-place restart", name, before[name].uid, p.uid)
+				return fmt.Errorf("not an in-place restart: Pod %s was recreated (UID %s -> %s)", name, before[name].uid, p.uid)
 			}
 			if !restarted[name] && p.restarts > before[name].restarts {
 				restarted[name] = true

@@ -13,7 +13,7 @@ import (
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	"github.com/fastjobset/jobset/tools/testing/framework"
-	webhook "github.com/fastjobset/jobset/webhooks/jobsetwebhook"
+	"github.com/fastjobset/jobset/webhooks/jobsetwebhook"
 )
 
 var (
@@ -54,7 +54,7 @@ var _ = BeforeSuite(func() {
 	env, err = framework.Start(framework.WithWebhooks())
 	Expect(err).NotTo(HaveOccurred())
 	stopManager, err = env.StartManager(ctrl.Options{}.Cache, func(mgr ctrl.Manager) error {
-		return webhook.SetupWithManager(mgr, sidecar.Options{Image: "jobset-agent:test", RestartExitCode: 88})
+		return jobsetwebhook.SetupWithManager(mgr, sidecar.Options{Image: "jobset-agent:test", RestartExitCode: 88})
 	})
 	Expect(err).NotTo(HaveOccurred())
 	cfg := rest.CopyConfig(env.Config)

@@ -21,7 +21,7 @@ import (
 	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
-	webhook "github.com/fastjobset/jobset/webhooks/jobsetwebhook"
+	"github.com/fastjobset/jobset/webhooks/jobsetwebhook"
 )
 
 var _ = Describe("JobSet admission", func() {
@@ -166,7 +166,7 @@ var _ = Describe("JobSet admission", func() {
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(And(
 			ContainSubstring("spec.replicatedJobs[2].dependsOn[0]"),
-			ContainSubstring(webhook.ErrDependsOnDeadlock),
+			ContainSubstring(jobsetwebhook.ErrDependsOnDeadlock),
 			ContainSubstring("evaluator -> launcher -> node")))
 	})
 

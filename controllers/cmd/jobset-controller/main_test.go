@@ -164,7 +164,12 @@ func (c *cluster) startReplica(t *testing.T, proxy *outage.Proxy) *replica {
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-r.done:
+		case err := <-r.done:
+			// A stopped controller returns nil (an error is reported
+			// again here if the test already saw it).
+			if err != nil {
+				t.Errorf("the controller returned %v when stopped", err)
+			}
 		case <-time.After(framework.Timeout):
 			t.Errorf("the controller did not stop within %s", framework.Timeout)
 		}

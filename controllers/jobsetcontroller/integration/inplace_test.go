@@ -19,6 +19,7 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/internal/metrics"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
@@ -124,16 +125,36 @@ var _ = Describe("In-place restart", func() {
 			g.Expect(k8sClient.Status().Update(ctx, job)).To(Succeed())
 		}).Should(Succeed())
 	}
-	// noStatusWrite pokes the Pods (so that the controller reconciles) and
-	// checks that the JobSet is not written.
+	// noStatusWrite pokes the Pods (the JobSet itself when given none) so
+	// that the controller reconciles, waits until a reconcile of the JobSet
+	// has run to its end, and checks that the JobSet is not written. Without
+	// the wait, Consistently would also pass on a controller that never
+	// looked. The proof is the JobSet's epoch gauges: every reconcile of an
+	// InPlaceRestart JobSet publishes them after its status write, so the
+	// series forgotten here come back only from a reconcile that started
+	// after this point.
 	noStatusWrite := func(js *jobset.JobSet, pods ...*corev1.Pod) {
-		before := fetch(ctx, js).ResourceVersion
+		GinkgoHelper()
+		before := fetch(ctx, js)
+		metrics.ForgetJobSet(js.Namespace, js.Name)
 		for i, pod := range pods {
 			patch := client.MergeFrom(pod.DeepCopy())
 			pod.Labels["poke"] = strconv.Itoa(i)
 			Expect(k8sClient.Patch(ctx, pod, patch)).To(Succeed())
 		}
-		Consistently(func() string { return fetch(ctx, js).ResourceVersion }).Should(Equal(before))
+		if len(pods) == 0 {
+			// Optimistic: a status write since the read above fails the
+			// patch instead of hiding in the resourceVersion it returns.
+			patch := client.MergeFromWithOptions(before.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			if before.Labels == nil {
+				before.Labels = map[string]string{}
+			}
+			before.Labels["poke"] = "1"
+			Expect(k8sClient.Patch(ctx, before, patch)).To(Succeed())
+		}
+		Eventually(func() []string { return epochSeries(js.Namespace, js.Name) }).ShouldNot(BeEmpty(),
+			"a reconcile of JobSet %s runs to its end", js.Name)
+		Consistently(func() string { return fetch(ctx, js).ResourceVersion }).Should(Equal(before.ResourceVersion))
 	}
 	// eventuallyReleased waits until the controller released the Pod's
 	// group-member finalizer.

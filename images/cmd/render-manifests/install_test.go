@@ -81,7 +81,7 @@ func TestInstallIsAcceptedByTheAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		kinds[u.GetKind()]++
-		err := env.Client.Patch(ctx, u, client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner("install-test"))
+		err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.DryRunAll, client.ForceOwnership, client.FieldOwner("install-test"))
 		if err != nil {
 			t.Errorf("%s %s: %v", u.GetKind(), client.ObjectKeyFromObject(u), err)
 		}
@@ -158,8 +158,7 @@ func TestImageRefs(t *testing.T) {
 			t.Fatal(err)
 		}
 		digests[name], err = oci.Write(f, oci.Spec{Reference: "ghcr.io/fastjobset/" + name + ":dev", Files: []oci.File{{Path: "/" + name, Data: []byte(name)}}})
-		f.Close()
-		if err != nil {
+		if err := errors.Join(err, f.Close()); err != nil {
 			t.Fatal(err)
 		}
 		tars = append(tars, path)

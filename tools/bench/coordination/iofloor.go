@@ -121,7 +121,7 @@ func floorClient(ctx context.Context, w *workload, i int, epoch int32, requests 
 			watcher.Stop()
 		}
 		if err := retryWait(ctx, try, err); err != nil {
-			return fmt.Errorf("Pod %s: watching the JobSet: %w", pod.Name, err)
+			return fmt.Errorf("watching the JobSet for Pod %s: %w", pod.Name, err)
 		}
 	}
 	watches.mark()
@@ -133,7 +133,7 @@ func floorClient(ctx context.Context, w *workload, i int, epoch int32, requests 
 			break
 		}
 		if err := retryWait(ctx, try, err); err != nil {
-			return fmt.Errorf("Pod %s: patching its epoch: %w", pod.Name, err)
+			return fmt.Errorf("patching the epoch of Pod %s: %w", pod.Name, err)
 		}
 	}
 	*patchTime = time.Since(start).Seconds()

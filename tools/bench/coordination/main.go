@@ -285,7 +285,7 @@ func (b *bench) recreate(o options, results map[int]float64) error {
 		}
 		cancel()
 		if err != nil {
-			return fmt.Errorf("Recreate floor with %d Pods: %w", n, err)
+			return fmt.Errorf("measuring the Recreate floor with %d Pods: %w", n, err)
 		}
 		results[n] = seconds
 		summary.Print("coordination", "strategy", jobset.Recreate, "pods", n, "seconds", seconds)

@@ -184,7 +184,9 @@ func (e *Environment) StartManager(cacheOptions cache.Options, setup func(ctrl.M
 	}
 	return func() {
 		cancel()
-		<-done
+		// Stopped when asked, a manager returns nil; an error means a part
+		// of it failed, and the specs may have run without it.
+		gomega.ExpectWithOffset(1, <-done).To(gomega.Succeed(), "the manager stopped with an error")
 	}, nil
 }
 
@@ -226,10 +228,18 @@ func TestNamespace(ctx context.Context, c client.Client, prefix string) string {
 	return ns
 }
 
-// Kubectl runs the envtest kubectl against this apiserver and returns its
-// standard output.
+// Kubectl runs the envtest kubectl against this apiserver, as a member of
+// system:masters, and returns its standard output.
 func (e *Environment) Kubectl(args ...string) (string, error) {
-	stdout, stderr, err := e.env.ControlPlane.KubeCtl().Run(args...)
+	admin, err := e.env.AddUser(envtest.User{Name: "framework-kubectl", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", err
+	}
+	kubectl, err := admin.Kubectl()
+	if err != nil {
+		return "", err
+	}
+	stdout, stderr, err := kubectl.Run(args...)
 	if err != nil {
 		errText, _ := io.ReadAll(stderr)
 		return "", fmt.Errorf("kubectl %v: %w: %s", args, err, errText)

@@ -211,14 +211,6 @@ func get(ctx context.Context, c client.Client, obj *unstructured.Unstructured) (
 	return current, c.Get(ctx, client.ObjectKeyFromObject(obj), current)
 }
 
-// waitFor polls until cond holds, and fails the test after timeout.
-func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, cond); err != nil {
-		t.Fatalf("waiting until %s: %v", what, err)
-	}
-}
-
 // TestInstallWaitsUntilThePeerServes: Install applies every object and
 // returns only once the manager has rolled out; the manifests stay as they
 // were, for Uninstall and another Install.
@@ -232,7 +224,7 @@ func TestInstallWaitsUntilThePeerServes(t *testing.T) {
 
 	// Nothing rolls the manager out.
 	err := m.Install(ctx, cl)
-	if want := "Deployment fake-system/fake-manager did not roll out within 2s"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "deployment fake-system/fake-manager did not roll out within 2s"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Install of a manager that does not roll out: %v, want an error with %q", err, want)
 	}
 	var d appsv1.Deployment

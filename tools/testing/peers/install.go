@@ -161,7 +161,7 @@ func rolledOut(d *appsv1.Deployment) (done bool, why string, err error) {
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
-			return false, "", fmt.Errorf("Deployment %s/%s exceeded its progress deadline", d.Namespace, d.Name)
+			return false, "", fmt.Errorf("deployment %s/%s exceeded its progress deadline", d.Namespace, d.Name)
 		}
 	}
 	s := d.Status
@@ -189,7 +189,7 @@ func waitRolledOut(ctx context.Context, c client.Client, key client.ObjectKey, t
 		return done, err
 	})
 	if err != nil {
-		return fmt.Errorf("Deployment %s did not roll out within %s (%s): %w", key, timeout, why, err)
+		return fmt.Errorf("deployment %s did not roll out within %s (%s): %w", key, timeout, why, err)
 	}
 	return nil
 }

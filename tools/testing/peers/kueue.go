@@ -44,10 +44,10 @@ func renderKueue(p *Peer, objs []*unstructured.Unstructured) ([]*unstructured.Un
 	frameworks, _ := nested(cfg, "integrations", "frameworks")
 	list, _ := frameworks.([]any)
 	if !slices.Contains(list, any(kueueJobSetFramework)) {
-		return nil, fmt.Errorf("Kueue's Configuration does not enable the JobSet integration (integrations.frameworks lacks %q): the specs need Kueue to manage JobSets", kueueJobSetFramework)
+		return nil, fmt.Errorf("the Configuration of Kueue does not enable the JobSet integration (integrations.frameworks lacks %q): the specs need Kueue to manage JobSets", kueueJobSetFramework)
 	}
 	if enable, set := nested(cfg, "internalCertManagement", "enable"); set && enable != true {
-		return nil, fmt.Errorf("Kueue's Configuration sets internalCertManagement.enable to %v: its webhook would wait for a certificate that nothing here makes (no cert-manager)", enable)
+		return nil, fmt.Errorf("the Configuration of Kueue sets internalCertManagement.enable to %v: its webhook would wait for a certificate that nothing here makes (no cert-manager)", enable)
 	}
 	return objs, nil
 }

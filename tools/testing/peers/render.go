@@ -24,15 +24,15 @@ func pullNothing(objs []*unstructured.Unstructured) error {
 			path := []string{"spec", "template", "spec", field}
 			containers, _, err := unstructured.NestedSlice(d.Object, path...)
 			if err != nil {
-				return fmt.Errorf("Deployment %s: %w", ref(d), err)
+				return fmt.Errorf("deployment %s: %w", ref(d), err)
 			}
 			for _, c := range containers {
 				c, ok := c.(map[string]any)
 				if !ok {
-					return fmt.Errorf("Deployment %s: %s holds a %T, not a container", ref(d), strings.Join(path, "."), c)
+					return fmt.Errorf("deployment %s: %s holds a %T, not a container", ref(d), strings.Join(path, "."), c)
 				}
 				if image, _ := c["image"].(string); !strings.HasPrefix(image, LocalImagePrefix) {
-					return fmt.Errorf("Deployment %s, container %v: image %q is not one the build made (%s...): the build's `kustomize edit set image` missed it", ref(d), c["name"], image, LocalImagePrefix)
+					return fmt.Errorf("deployment %s, container %v: image %q is not one the build made (%s...): the build's `kustomize edit set image` missed it", ref(d), c["name"], image, LocalImagePrefix)
 				}
 				c["imagePullPolicy"] = "IfNotPresent"
 			}

@@ -45,7 +45,7 @@ func renderTrainer(p *Peer, objs []*unstructured.Unstructured) ([]*unstructured.
 		return nil, err
 	}
 	if enable, _ := nested(cfg, "certManagement", "enable"); enable != true {
-		return nil, fmt.Errorf("Trainer's Configuration does not set certManagement.enable to true: its webhook would wait for a certificate that nothing here makes (no cert-manager)")
+		return nil, fmt.Errorf("the Configuration of Trainer does not set certManagement.enable to true: its webhook would wait for a certificate that nothing here makes (no cert-manager)")
 	}
 	secret, _ := nested(cfg, "certManagement", "webhookSecretName")
 	name, _ := secret.(string)

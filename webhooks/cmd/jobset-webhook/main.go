@@ -36,7 +36,7 @@ import (
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
-	jobsetapi "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
 	jobsetwebhook "github.com/fastjobset/jobset/webhooks/jobsetwebhook"
 	podwebhook "github.com/fastjobset/jobset/webhooks/pod"
@@ -135,7 +135,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		Scheme: s,
 		// The Pod webhooks read leader Pods: cache JobSet Pods only.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}: {Label: jobsetapi.ChildrenSelector()},
+			&corev1.Pod{}: {Label: jobset.ChildrenSelector()},
 		}},
 		// Started by the first webhook registration, after the certificate.
 		WebhookServer:          webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir}),

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+func ginkgoCounts(path string) (counts, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return counts{}, err
+	}
+	var reports []types.Report
+	if err := json.Unmarshal(data, &reports); err != nil {
+		return counts{}, fmt.Errorf("%s is not a Ginkgo JSON report (--ginkgo.json-report): %w", path, err)
+	}
+	if len(reports) == 0 {
+		return counts{}, fmt.Errorf("%s holds no suite", path)
+	}
+	var c counts
+	for _, r := range reports {
+		if err := countSuite(&c, r); err != nil {
+			return counts{}, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return c, nil
+}
+
+// countSuite adds one suite's specs to c. Ginkgo reports the specs it did
+// not run as skipped, whatever the reason; which reason it was follows
+// from the run's own configuration, recorded in the report, evaluated as
+// Ginkgo does (internal/focus.go):
+//   - outside the focus (--ginkgo.focus): not part of this run, not counted;
+//   - left out by --ginkgo.label-filter or --ginkgo.skip: skipped, named;
+//   - anything else that did not pass failed, including a spec that
+//     called Skip() (the run did not ask for that), a pending spec, and a
+//     spec that never ran because the suite stopped early.
+func countSuite(c *counts, r types.Report) error {
+	cfg := r.SuiteConfig
+	inFocus := func(string) bool { return true }
+	if len(cfg.FocusStrings) > 0 {
+		re, err := regexp.Compile(strings.Join(cfg.FocusStrings, "|"))
+		if err != nil {
+			return fmt.Errorf("focus %q: %w", cfg.FocusStrings, err)
+		}
+		inFocus = re.MatchString
+	}
+	skipped := func(string) bool { return false }
+	if len(cfg.SkipStrings) > 0 {
+		re, err := regexp.Compile(strings.Join(cfg.SkipStrings, "|"))
+		if err != nil {
+			return fmt.Errorf("skip %q: %w", cfg.SkipStrings, err)
+		}
+		skipped = re.MatchString
+	}
+	labelsMatch := func([]string) bool { return true }
+	if cfg.LabelFilter != "" {
+		filter, err := types.ParseLabelFilter(cfg.LabelFilter)
+		if err != nil {
+			return fmt.Errorf("label filter %q: %w", cfg.LabelFilter, err)
+		}
+		labelsMatch = filter
+	}
+
+	failedBefore := c.failed
+	for _, s := range r.SpecReports {
+		if !s.LeafNodeType.Is(types.NodeTypeIt) {
+			// BeforeSuite, AfterSuite, ReportAfterSuite and the like: they
+			// count only when they fail or skip (a Skip in BeforeSuite
+			// skips the whole suite).
+			if s.State.Is(types.SpecStateFailureStates) {
+				c.fail("%s: %s %s: %s", r.SuiteDescription, s.LeafNodeType, s.State, message(s))
+			} else if s.State == types.SpecStateSkipped {
+				c.fail("%s: %s skipped the suite, which this run did not ask for: %s", r.SuiteDescription, s.LeafNodeType, message(s))
+			}
+			continue
+		}
+		text := r.SuiteDescription + " " + s.FullText()
+		if !inFocus(text) {
+			continue
+		}
+		name := s.FullText()
+		switch {
+		case s.State.Is(types.SpecStatePassed):
+			c.passed++
+		case s.State.Is(types.SpecStateFailureStates):
+			c.fail("%s: %s: %s", name, s.State, message(s))
+		case !labelsMatch(slices.Concat(r.SuiteLabels, s.Labels())):
+			c.notAsked = append(c.notAsked, fmt.Sprintf("%s [%s; --ginkgo.label-filter=%s]", name, strings.Join(s.Labels(), ", "), cfg.LabelFilter))
+		case skipped(text):
+			c.notAsked = append(c.notAsked, fmt.Sprintf("%s [--ginkgo.skip=%s]", name, strings.Join(cfg.SkipStrings, "|")))
+		case s.State == types.SpecStatePending:
+			c.fail("%s: pending, which hides it as a skip does", name)
+		case s.State == types.SpecStateSkipped && s.Failure.Message != "":
+			c.fail("%s: skipped at run time, which this run did not ask for: %s", name, message(s))
+		default:
+			c.fail("%s: %s without running (the suite stopped before it)", name, s.State)
+		}
+	}
+	if !r.SuiteSucceeded && c.failed == failedBefore {
+		// Failed as a whole: --ginkgo.fail-on-empty, a timeout, an
+		// interrupt, a programmatic focus.
+		c.fail("%s: %s", r.SuiteDescription, strings.Join(r.SpecialSuiteFailureReasons, "; "))
+	}
+	return nil
+}
+
+// message is a spec's failure or skip message on one line, with where it
+// was raised.
+func message(s types.SpecReport) string {
+	m := strings.Join(strings.Fields(s.Failure.Message), " ")
+	if len(m) > 300 {
+		m = m[:300] + "..."
+	}
+	if m == "" {
+		m = "(no message)"
+	}
+	if loc := s.Failure.Location; loc.FileName != "" {
+		m += fmt.Sprintf(" (%s:%d)", filepath.Base(loc.FileName), loc.LineNumber)
+	}
+	return m
+}
