@@ -58,11 +58,11 @@ func imageRefs(registry, tag string, pinTars []string) (images, error) {
 		if err != nil {
 			return images{}, err
 		}
-		name, err := desc.ImageName()
+		name, err := oci.ImageName(desc)
 		if err != nil {
 			return images{}, fmt.Errorf("%s: %w", tarPath, err)
 		}
-		digests[name] = desc.Digest
+		digests[name] = desc.Digest.String()
 	}
 	ref := func(name string) string {
 		r := strings.TrimSuffix(registry, "/") + "/" + name + ":" + tag

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -150,7 +151,7 @@ func TestImageRefs(t *testing.T) {
 
 	// Pinned: each reference carries the digest of the image built for it.
 	var tars []string
-	digests := map[string]string{}
+	digests := map[string]v1.Hash{}
 	for _, name := range []string{"jobset-controller", "jobset-webhook", "jobset-agent"} {
 		path := filepath.Join(t.TempDir(), name+".tar")
 		f, err := os.Create(path)
@@ -167,7 +168,7 @@ func TestImageRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "r/jobset-agent:t@" + digests["jobset-agent"]; img.Agent != want {
+	if want := "r/jobset-agent:t@" + digests["jobset-agent"].String(); img.Agent != want {
 		t.Errorf("pinned agent = %s, want %s", img.Agent, want)
 	}
 	if _, err := imageRefs("r", "t", tars[:2]); err == nil {

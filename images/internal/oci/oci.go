@@ -1,7 +1,8 @@
-// Package oci writes single-layer, FROM-scratch container images as one tar
-// file that is both an OCI image layout (index.json, blobs/) and a docker
-// archive (manifest.json), so that `ctr images import`, `docker load`,
-// skopeo and go-containerregistry all read it.
+// Package oci builds single-layer, FROM-scratch container images with
+// go-containerregistry and writes each as one tar file that is both an OCI
+// image layout (index.json, blobs/) and a docker archive (manifest.json),
+// so that `ctr images import`, `docker load`, skopeo and
+// go-containerregistry all read it.
 //
 // Images are reproducible: the same Spec gives the same bytes, whatever
 // the files' times, owners or the order they were given in. Nothing is
@@ -13,33 +14,29 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	imagespec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
-// Media types of what the image is made of.
-const (
-	MediaTypeIndex    = "application/vnd.oci.image.index.v1+json"
-	MediaTypeManifest = "application/vnd.oci.image.manifest.v1+json"
-	MediaTypeConfig   = "application/vnd.oci.image.config.v1+json"
-	MediaTypeLayer    = "application/vnd.oci.image.layer.v1.tar+gzip"
-)
-
-// Annotations on the index entry that name the image for importers.
-const (
-	// AnnotationRefName is the OCI layout's name of the entry: its tag.
-	AnnotationRefName = "org.opencontainers.image.ref.name"
-	// AnnotationContainerdName is the full reference `ctr images import`
-	// stores the image under.
-	AnnotationContainerdName = "io.containerd.image.name"
-)
+// AnnotationContainerdName, on the index entry, is the full reference
+// `ctr images import` stores the image under.
+const AnnotationContainerdName = "io.containerd.image.name"
 
 // NonRoot is the user distroless images call nonroot.
 const NonRoot = 65532
@@ -47,6 +44,9 @@ const NonRoot = 65532
 // epoch is every file's and the image's time: a fixed one, for
 // reproducibility.
 var epoch = time.Unix(0, 0).UTC()
+
+// platform is what the images run on: static Go binaries built for it.
+var platform = v1.Platform{Architecture: "amd64", OS: "linux"}
 
 // File is a regular file of the image's root filesystem.
 type File struct {
@@ -65,257 +65,200 @@ type Spec struct {
 	Labels     map[string]string
 }
 
-// Descriptor points at a blob.
-type Descriptor struct {
-	MediaType   string            `json:"mediaType"`
-	Digest      string            `json:"digest"`
-	Size        int64             `json:"size"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-	Platform    *Platform         `json:"platform,omitempty"`
-}
-
-// Platform is the OS and architecture an image runs on.
-type Platform struct {
-	Architecture string `json:"architecture"`
-	OS           string `json:"os"`
-}
-
-type index struct {
-	SchemaVersion int          `json:"schemaVersion"`
-	MediaType     string       `json:"mediaType"`
-	Manifests     []Descriptor `json:"manifests"`
-}
-
-type manifest struct {
-	SchemaVersion int          `json:"schemaVersion"`
-	MediaType     string       `json:"mediaType"`
-	Config        Descriptor   `json:"config"`
-	Layers        []Descriptor `json:"layers"`
-}
-
-type config struct {
-	Created      time.Time       `json:"created"`
-	Architecture string          `json:"architecture"`
-	OS           string          `json:"os"`
-	Config       containerConfig `json:"config"`
-	RootFS       rootFS          `json:"rootfs"`
-}
-
-type containerConfig struct {
-	User       string            `json:"User"`
-	Env        []string          `json:"Env"`
-	Entrypoint []string          `json:"Entrypoint"`
-	WorkingDir string            `json:"WorkingDir"`
-	Labels     map[string]string `json:"Labels,omitempty"`
-}
-
-type rootFS struct {
-	Type    string   `json:"type"`
-	DiffIDs []string `json:"diff_ids"`
-}
-
-// dockerManifest is one entry of a docker archive's manifest.json.
-type dockerManifest struct {
-	Config   string
-	RepoTags []string
-	Layers   []string
-}
-
 // Write writes the image spec describes to w, and returns the digest of its
 // manifest: the digest a registry reports once it is pushed.
-func Write(w io.Writer, spec Spec) (string, error) {
-	_, tag, err := splitReference(spec.Reference)
+func Write(w io.Writer, spec Spec) (v1.Hash, error) {
+	// Strict: a reference without registry or tag would be completed by
+	// each reader in its own way (docker.io or index.docker.io, latest),
+	// and the image imported under one name looked up under another.
+	tag, err := name.NewTag(spec.Reference, name.StrictValidation)
 	if err != nil {
-		return "", err
+		return v1.Hash{}, fmt.Errorf("image reference %q: want <registry>/<repository>:<tag>, for example ghcr.io/fastjobset/jobset-agent:dev: %w", spec.Reference, err)
 	}
-	layerTar, err := rootFSTar(spec.Files)
+	img, err := image(spec)
 	if err != nil {
-		return "", err
+		return v1.Hash{}, err
 	}
-	layer, err := gzipped(layerTar)
+	idx := mutate.AppendManifests(empty.Index, mutate.IndexAddendum{
+		Add: img,
+		Descriptor: v1.Descriptor{
+			Platform: &platform,
+			Annotations: map[string]string{
+				imagespec.AnnotationRefName: tag.TagStr(),
+				AnnotationContainerdName:    spec.Reference,
+			},
+		},
+	})
+
+	dir, err := os.MkdirTemp("", "oci-layout-")
 	if err != nil {
-		return "", err
+		return v1.Hash{}, err
 	}
-	cfg, err := json.Marshal(config{
-		Created:      epoch,
-		Architecture: "amd64",
-		OS:           "linux",
-		Config: containerConfig{
+	defer os.RemoveAll(dir)
+	if _, err := layout.Write(dir, idx); err != nil {
+		return v1.Hash{}, fmt.Errorf("writing the OCI layout of %s: %w", spec.Reference, err)
+	}
+	entries, err := layoutEntries(dir)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	docker, err := dockerManifest(img, spec.Reference)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	if err := writeTar(w, append(entries, entry{name: "manifest.json", mode: 0o644, data: docker})); err != nil {
+		return v1.Hash{}, err
+	}
+	return img.Digest()
+}
+
+// image is spec's image: an empty base, the configuration, and one layer.
+func image(spec Spec) (v1.Image, error) {
+	var rootFS bytes.Buffer
+	if err := writeRootFS(&rootFS, spec.Files); err != nil {
+		return nil, err
+	}
+	layer, err := tarball.LayerFromOpener(
+		func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(rootFS.Bytes())), nil },
+		tarball.WithMediaType(types.OCILayer),
+		tarball.WithCompressionLevel(gzip.BestCompression),
+		tarball.WithCompressedCaching)
+	if err != nil {
+		return nil, err
+	}
+	base, err := mutate.ConfigFile(mutate.MediaType(empty.Image, types.OCIManifestSchema1), &v1.ConfigFile{
+		Created:      v1.Time{Time: epoch},
+		Architecture: platform.Architecture,
+		OS:           platform.OS,
+		RootFS:       v1.RootFS{Type: "layers"},
+		Config: v1.Config{
 			User:       fmt.Sprintf("%d:%d", NonRoot, NonRoot),
 			Env:        []string{"PATH=/"},
 			Entrypoint: spec.Entrypoint,
 			WorkingDir: "/",
 			Labels:     spec.Labels,
 		},
-		RootFS: rootFS{Type: "layers", DiffIDs: []string{digestOf(layerTar)}},
 	})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	configDesc := describe(MediaTypeConfig, cfg)
-	layerDesc := describe(MediaTypeLayer, layer)
-	man, err := json.Marshal(manifest{SchemaVersion: 2, MediaType: MediaTypeManifest, Config: configDesc, Layers: []Descriptor{layerDesc}})
-	if err != nil {
-		return "", err
-	}
-	manDesc := describe(MediaTypeManifest, man)
-	manDesc.Platform = &Platform{Architecture: "amd64", OS: "linux"}
-	manDesc.Annotations = map[string]string{AnnotationRefName: tag, AnnotationContainerdName: spec.Reference}
-	idx, err := json.Marshal(index{SchemaVersion: 2, MediaType: MediaTypeIndex, Manifests: []Descriptor{manDesc}})
-	if err != nil {
-		return "", err
-	}
-	docker, err := json.Marshal([]dockerManifest{{
-		Config:   blobPath(configDesc.Digest),
-		RepoTags: []string{spec.Reference},
-		Layers:   []string{blobPath(layerDesc.Digest)},
-	}})
-	if err != nil {
-		return "", err
-	}
-
-	out := tar.NewWriter(w)
-	for _, dir := range []string{"blobs/", "blobs/sha256/"} {
-		if err := out.WriteHeader(dirHeader(dir, 0o755)); err != nil {
-			return "", err
-		}
-	}
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{
-		{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)},
-		{"index.json", idx},
-		{"manifest.json", docker},
-		{blobPath(configDesc.Digest), cfg},
-		{blobPath(layerDesc.Digest), layer},
-		{blobPath(manDesc.Digest), man},
-	} {
-		if err := writeFile(out, f.name, 0o644, f.data); err != nil {
-			return "", err
-		}
-	}
-	if err := out.Close(); err != nil {
-		return "", err
-	}
-	return manDesc.Digest, nil
+	return mutate.Append(mutate.ConfigMediaType(base, types.OCIConfigJSON), mutate.Addendum{
+		Layer:   layer,
+		History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "images/cmd/build-image"},
+	})
 }
 
-// rootFSTar is the image's only layer: the files, with every directory
-// above them, root-owned and dated at the epoch, in path order; /etc/passwd
-// and /etc/group name the nonroot user; /tmp is writable by all.
-func rootFSTar(files []File) ([]byte, error) {
+// dockerManifest is the manifest.json of a docker archive holding img,
+// pointing at the blobs of the OCI layout beside it, so that the archive
+// costs no second copy of the layer.
+func dockerManifest(img v1.Image, reference string) ([]byte, error) {
+	config, err := img.ConfigName()
+	if err != nil {
+		return nil, err
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, err
+	}
+	m := tarball.Descriptor{Config: blobPath(config), RepoTags: []string{reference}}
+	for _, l := range layers {
+		d, err := l.Digest()
+		if err != nil {
+			return nil, err
+		}
+		m.Layers = append(m.Layers, blobPath(d))
+	}
+	return json.Marshal(tarball.Manifest{m})
+}
+
+// blobPath is where an OCI layout keeps the blob of digest h.
+func blobPath(h v1.Hash) string {
+	return path.Join("blobs", h.Algorithm, h.Hex)
+}
+
+// writeRootFS writes the image's only layer: the files, with every
+// directory above them, mode as given; /etc/passwd and /etc/group name the
+// nonroot user; /tmp is writable by all.
+func writeRootFS(w io.Writer, files []File) error {
 	all := append([]File{
-		{Path: "/etc/passwd", Mode: 0o644, Data: []byte(fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", NonRoot, NonRoot))},
-		{Path: "/etc/group", Mode: 0o644, Data: []byte(fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", NonRoot))},
+		{Path: "/etc/passwd", Mode: 0o644, Data: fmt.Appendf(nil, "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", NonRoot, NonRoot)},
+		{Path: "/etc/group", Mode: 0o644, Data: fmt.Appendf(nil, "root:x:0:\nnonroot:x:%d:\n", NonRoot)},
 	}, files...)
 	dirs := map[string]int64{"tmp/": 0o1777}
-	byPath := map[string]File{}
+	seen := map[string]bool{}
+	var entries []entry
 	for _, f := range all {
 		if !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || f.Path == "/" {
-			return nil, fmt.Errorf("image file %q: the path must be absolute and clean", f.Path)
+			return fmt.Errorf("image file %q: the path must be absolute and clean", f.Path)
 		}
 		name := strings.TrimPrefix(f.Path, "/")
-		if _, dup := byPath[name]; dup {
-			return nil, fmt.Errorf("image file %q given twice", f.Path)
+		if seen[name] {
+			return fmt.Errorf("image file %q given twice", f.Path)
 		}
-		byPath[name] = f
+		seen[name] = true
+		entries = append(entries, entry{name: name, mode: f.Mode, data: f.Data})
 		for d := path.Dir(name); d != "."; d = path.Dir(d) {
 			if _, ok := dirs[d+"/"]; !ok {
 				dirs[d+"/"] = 0o755
 			}
 		}
 	}
-	names := make([]string, 0, len(dirs)+len(byPath))
-	for d := range dirs {
-		names = append(names, d)
+	for d, mode := range dirs {
+		entries = append(entries, entry{name: d, mode: mode})
 	}
-	for n := range byPath {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	return writeTar(w, entries)
+}
 
-	var b bytes.Buffer
-	tw := tar.NewWriter(&b)
-	for _, n := range names {
-		var err error
-		if mode, isDir := dirs[n]; isDir {
-			err = tw.WriteHeader(dirHeader(n, mode))
-		} else {
-			f := byPath[n]
-			err = writeFile(tw, n, f.Mode, f.Data)
+// layoutEntries reads the OCI layout directory dir, which layout.Write
+// wrote with whatever modes and times the disk gave it, into entries with
+// fixed modes.
+func layoutEntries(dir string) ([]entry, error) {
+	var entries []entry
+	fsys := os.DirFS(dir)
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil || name == ".":
+			return err
+		case d.IsDir():
+			entries = append(entries, entry{name: name + "/", mode: 0o755})
+			return nil
+		case d.Type().IsRegular():
+			data, err := fs.ReadFile(fsys, name)
+			entries = append(entries, entry{name: name, mode: 0o644, data: data})
+			return err
+		default:
+			return fmt.Errorf("OCI layout %s: %s is neither a file nor a directory", dir, name)
 		}
-		if err != nil {
-			return nil, err
+	})
+	return entries, err
+}
+
+// entry is a regular file or, if its name ends in "/", a directory.
+type entry struct {
+	name string
+	mode int64
+	data []byte
+}
+
+// writeTar writes entries as a tar in name order, each root-owned and dated
+// at the epoch. It is the one piece written by hand: go-containerregistry
+// writes layers from tars it is given, OCI layouts only to directories, and
+// docker archives (tarball.Write) with blob names of their own, so neither
+// the root filesystem nor one tar that is both formats can come from it.
+func writeTar(w io.Writer, entries []entry) error {
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	tw := tar.NewWriter(w)
+	for _, e := range entries {
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: e.mode, Size: int64(len(e.data)), ModTime: epoch, Format: tar.FormatPAX}
+		if strings.HasSuffix(e.name, "/") {
+			h.Typeflag, h.Size = tar.TypeDir, 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if _, err := tw.Write(e.data); err != nil {
+			return err
 		}
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-func dirHeader(name string, mode int64) *tar.Header {
-	return &tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: mode, ModTime: epoch, Format: tar.FormatPAX}
-}
-
-func writeFile(tw *tar.Writer, name string, mode int64, data []byte) error {
-	if err := tw.WriteHeader(&tar.Header{
-		Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(data)), ModTime: epoch, Format: tar.FormatPAX,
-	}); err != nil {
-		return err
-	}
-	_, err := tw.Write(data)
-	return err
-}
-
-// gzipped compresses data with a header that carries no name and no time.
-func gzipped(data []byte) ([]byte, error) {
-	var b bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := zw.Write(data); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-func describe(mediaType string, blob []byte) Descriptor {
-	return Descriptor{MediaType: mediaType, Digest: digestOf(blob), Size: int64(len(blob))}
-}
-
-func digestOf(blob []byte) string {
-	sum := sha256.Sum256(blob)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-func blobPath(digest string) string {
-	return "blobs/sha256/" + strings.TrimPrefix(digest, "sha256:")
-}
-
-// splitReference splits a reference such as registry:5000/team/name:tag
-// into its repository and its tag.
-func splitReference(reference string) (repository, tag string, err error) {
-	slash := strings.LastIndex(reference, "/")
-	colon := strings.LastIndex(reference, ":")
-	if reference == "" || colon <= slash || colon == len(reference)-1 || strings.Contains(reference, "@") {
-		return "", "", fmt.Errorf("image reference %q: want <repository>:<tag>, for example ghcr.io/fastjobset/jobset-agent:dev", reference)
-	}
-	return reference[:colon], reference[colon+1:], nil
-}
-
-// ImageName returns the name of the image an index entry describes: the
-// last element of the repository it was built for (jobset-agent for
-// ghcr.io/fastjobset/jobset-agent:dev), the name it keeps in any registry.
-func (d Descriptor) ImageName() (string, error) {
-	repository, _, err := splitReference(d.Annotations[AnnotationContainerdName])
-	if err != nil {
-		return "", fmt.Errorf("the image names no reference it was built for: %w", err)
-	}
-	return path.Base(repository), nil
+	return tw.Close()
 }

@@ -1,16 +1,21 @@
 package oci_test
 
 import (
+	"archive/tar"
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
+	imagespec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/fastjobset/jobset/images/internal/oci"
 )
@@ -24,7 +29,7 @@ var (
 	config = oci.File{Path: "/etc/jobset/config", Mode: 0o644, Data: []byte("x")}
 )
 
-func write(t *testing.T, s oci.Spec) ([]byte, string) {
+func write(t *testing.T, s oci.Spec) ([]byte, v1.Hash) {
 	t.Helper()
 	var b bytes.Buffer
 	digest, err := oci.Write(&b, s)
@@ -45,6 +50,38 @@ func TestWriteIsReproducible(t *testing.T) {
 	if _, d := write(t, spec(changed, config)); d == firstDigest {
 		t.Error("other content gave the same digest")
 	}
+
+	// Two writes within a second would agree even if the disk's times or
+	// owners leaked in: every entry, of the archive and of its layer, must
+	// carry none.
+	img, err := tarball.Image(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(first)), nil }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer layer.Close()
+	for what, r := range map[string]io.Reader{"archive": bytes.NewReader(first), "layer": layer} {
+		tr := tar.NewReader(r)
+		for {
+			h, err := tr.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !h.ModTime.Equal(time.Unix(0, 0)) || h.Uid != 0 || h.Gid != 0 || h.Uname != "" || h.Gname != "" {
+				t.Errorf("%s entry %s: time %s, owner %d:%d (%q:%q); want the epoch and root", what, h.Name, h.ModTime, h.Uid, h.Gid, h.Uname, h.Gname)
+			}
+		}
+	}
 }
 
 // TestImageIsValid reads the tar back as both formats it claims to be, and
@@ -61,11 +98,11 @@ func TestImageIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if desc.Digest != digest || desc.Annotations[oci.AnnotationContainerdName] != "ghcr.io/fastjobset/jobset-agent:dev" || desc.Annotations[oci.AnnotationRefName] != "dev" {
+	if desc.Digest != digest || desc.Annotations[oci.AnnotationContainerdName] != "ghcr.io/fastjobset/jobset-agent:dev" || desc.Annotations[imagespec.AnnotationRefName] != "dev" {
 		t.Errorf("index entry %+v: want digest %s and the reference in the annotations", desc, digest)
 	}
 
-	if name, err := desc.ImageName(); name != "jobset-agent" || err != nil {
+	if name, err := oci.ImageName(desc); name != "jobset-agent" || err != nil {
 		t.Errorf("ImageName = %q, %v; want jobset-agent", name, err)
 	}
 
@@ -77,11 +114,7 @@ func TestImageIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := v1.NewHash(digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := idx.Image(h)
+	img, err := idx.Image(digest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,9 +140,10 @@ func TestImageIsValid(t *testing.T) {
 
 func TestWriteRejectsBadInput(t *testing.T) {
 	for name, s := range map[string]oci.Spec{
-		"reference without tag": {Reference: "ghcr.io/fastjobset/jobset-agent", Files: []oci.File{agent}},
-		"relative path":         spec(oci.File{Path: "jobset-agent"}),
-		"file given twice":      spec(agent, agent),
+		"reference without tag":      {Reference: "ghcr.io/fastjobset/jobset-agent", Files: []oci.File{agent}},
+		"reference without registry": {Reference: "jobset-agent:dev", Files: []oci.File{agent}},
+		"relative path":              spec(oci.File{Path: "jobset-agent"}),
+		"file given twice":           spec(agent, agent),
 	} {
 		if _, err := oci.Write(&bytes.Buffer{}, s); err == nil {
 			t.Errorf("%s: no error", name)

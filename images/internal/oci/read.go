@@ -2,50 +2,64 @@ package oci
 
 import (
 	"archive/tar"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
-// Image returns the descriptor of the image in the tar at path, as its
+// Image returns the descriptor of the image in the tar at tarPath, as its
 // index names it: digest, size, and reference in the annotations.
-func Image(path string) (Descriptor, error) {
-	f, err := os.Open(path)
+func Image(tarPath string) (v1.Descriptor, error) {
+	f, err := os.Open(tarPath)
 	if err != nil {
-		return Descriptor{}, err
+		return v1.Descriptor{}, err
 	}
 	defer f.Close()
 	tr := tar.NewReader(f)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return Descriptor{}, fmt.Errorf("%s: no index.json: not an OCI image layout", path)
+			return v1.Descriptor{}, fmt.Errorf("%s: no index.json: not an OCI image layout", tarPath)
 		}
 		if err != nil {
-			return Descriptor{}, fmt.Errorf("%s: %w", path, err)
+			return v1.Descriptor{}, fmt.Errorf("%s: %w", tarPath, err)
 		}
 		if h.Name != "index.json" {
 			continue
 		}
-		var idx index
-		if err := json.NewDecoder(tr).Decode(&idx); err != nil {
-			return Descriptor{}, fmt.Errorf("%s: index.json: %w", path, err)
+		idx, err := v1.ParseIndexManifest(tr)
+		if err != nil {
+			return v1.Descriptor{}, fmt.Errorf("%s: index.json: %w", tarPath, err)
 		}
 		if len(idx.Manifests) != 1 {
-			return Descriptor{}, fmt.Errorf("%s: index.json lists %d images, want 1", path, len(idx.Manifests))
+			return v1.Descriptor{}, fmt.Errorf("%s: index.json lists %d images, want 1", tarPath, len(idx.Manifests))
 		}
 		return idx.Manifests[0], nil
 	}
 }
 
-// Extract unpacks the tar at path into dir, which then is an OCI image
+// ImageName returns the name of the image an index entry describes: the
+// last element of the repository it was built for (jobset-agent for
+// ghcr.io/fastjobset/jobset-agent:dev), the name it keeps in any registry.
+func ImageName(desc v1.Descriptor) (string, error) {
+	tag, err := name.NewTag(desc.Annotations[AnnotationContainerdName], name.StrictValidation)
+	if err != nil {
+		return "", fmt.Errorf("the image names no reference it was built for: %w", err)
+	}
+	return path.Base(tag.RepositoryStr()), nil
+}
+
+// Extract unpacks the tar at tarPath into dir, which then is an OCI image
 // layout directory.
-func Extract(path, dir string) error {
-	f, err := os.Open(path)
+func Extract(tarPath, dir string) error {
+	f, err := os.Open(tarPath)
 	if err != nil {
 		return err
 	}
@@ -57,11 +71,11 @@ func Extract(path, dir string) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return fmt.Errorf("%s: %w", tarPath, err)
 		}
 		name := filepath.Clean(h.Name)
 		if filepath.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
-			return fmt.Errorf("%s: entry %q leaves the layout", path, h.Name)
+			return fmt.Errorf("%s: entry %q leaves the layout", tarPath, h.Name)
 		}
 		target := filepath.Join(dir, name)
 		switch h.Typeflag {

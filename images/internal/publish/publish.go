@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
@@ -67,7 +66,7 @@ func pushOne(ctx context.Context, o Options, tarPath string, nameOpts []name.Opt
 	if err != nil {
 		return Pushed{}, err
 	}
-	repo, err := desc.ImageName()
+	repo, err := oci.ImageName(desc)
 	if err != nil {
 		return Pushed{}, fmt.Errorf("%s: %w", tarPath, err)
 	}
@@ -89,11 +88,7 @@ func pushOne(ctx context.Context, o Options, tarPath string, nameOpts []name.Opt
 	if err != nil {
 		return Pushed{}, fmt.Errorf("%s: %w", tarPath, err)
 	}
-	digest, err := v1.NewHash(desc.Digest)
-	if err != nil {
-		return Pushed{}, err
-	}
-	img, err := idx.Image(digest)
+	img, err := idx.Image(desc.Digest)
 	if err != nil {
 		return Pushed{}, fmt.Errorf("%s: %w", tarPath, err)
 	}
@@ -101,5 +96,5 @@ func pushOne(ctx context.Context, o Options, tarPath string, nameOpts []name.Opt
 		return Pushed{}, fmt.Errorf("pushing %s to %s (check --registry, and `docker login %s` if it needs credentials): %w",
 			repo, ref, ref.RegistryStr(), err)
 	}
-	return Pushed{Reference: ref.String(), Digest: desc.Digest}, nil
+	return Pushed{Reference: ref.String(), Digest: desc.Digest.String()}, nil
 }

@@ -99,7 +99,7 @@ func TestPushToLoopbackRegistry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if digest.String() != built.Digest || p.Digest != built.Digest {
+		if digest != built.Digest || p.Digest != built.Digest.String() {
 			t.Errorf("%s: registry has digest %s, reported %s, built %s", ref, digest, p.Digest, built.Digest)
 		}
 		cfg, err := img.ConfigFile()
