@@ -564,13 +564,13 @@ func quietButDecisive(s state, i int, after cached) *violation {
 		return nil
 	}
 	t := NewTally()
+	t.Publish(gatherOf(s))
 	for _, c := range s.cache {
 		if c.exists {
-			t.Observe(podName(c.slot, c.gen), markOf(c))
+			t.Observe(podName(c.slot, c.gen), markOf(c, t.ReadsSignals()))
 		}
 	}
-	t.Publish(gatherOf(s))
-	if t.Observe(podName(after.slot, after.gen), markOf(after)) {
+	if t.Observe(podName(after.slot, after.gen), markOf(after, t.ReadsSignals())) {
 		return nil
 	}
 	return violated("tally: decisive event quiet", "the tally calls the change of %s quiet, but Decide's output changes from %+v to %+v",
@@ -589,9 +589,9 @@ func outcome(d Decision) decisionOutcome {
 
 // markOf is what the tally keeps of a cached Pod, as the controller reads
 // it (every Pod of the model is of the same attempt).
-func markOf(c cached) *Mark {
+func markOf(c cached, withSignal bool) *Mark {
 	m := &Mark{Attempt: "0", Member: jobNames[jobOf[c.slot]], Succeeded: c.phase == succeeded, Failed: c.phase == failed,
-		Deleting: c.deleting, Left: c.left, FailureSignal: c.signal}
+		Deleting: c.deleting, Left: c.left, FailureSignal: withSignal && c.signal}
 	if c.annotation != 0 {
 		m.Epoch = strconv.Itoa(int(c.annotation))
 	}

@@ -36,7 +36,9 @@ type Mark struct {
 	Epoch string
 	// Succeeded, Failed, Deleting and Left are Pod's.
 	Succeeded, Failed, Deleting, Left bool
-	// FailureSignal: FailureSignal finds a sign in the Pod's status.
+	// FailureSignal: FailureSignal finds a sign in the Pod's status. Only
+	// read while the group is in sync (ReadsSignals): then only does
+	// Decide read it, and it costs more than the rest of the mark.
 	FailureSignal bool
 }
 
@@ -117,6 +119,12 @@ func (t *Tally) Observe(name string, m *Mark) (news bool) {
 	}
 	t.quiet = t.quiet || !news
 	return news
+}
+
+// ReadsSignals reports whether the next event's failure signal matters:
+// while the group is in sync. Otherwise the mark may leave it false.
+func (t *Tally) ReadsSignals() bool {
+	return t.known && t.gather == nil
 }
 
 // Publish records what a decision left the group in: gathering at g, or in

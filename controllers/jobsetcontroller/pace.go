@@ -95,7 +95,7 @@ func (p *podEventPacer) observe(key types.NamespacedName, name string, pod *core
 	defer p.mu.Unlock()
 	t := p.tally(key)
 	defer p.dropIfEmpty(key, t)
-	if t.Observe(name, markOf(pod)) {
+	if t.Observe(name, markOf(pod, t.ReadsSignals())) {
 		return p.delay(key, DefaultPausePerPod)
 	}
 	return p.delay(key, DefaultQuietPausePerPod)
@@ -173,8 +173,8 @@ func (p *podEventPacer) handler() handler.TypedEventHandler[client.Object, recon
 }
 
 // markOf is what the tally keeps of a Pod (nil: gone), read as
-// epochSnapshot reads it.
-func markOf(pod *corev1.Pod) *inplace.Mark {
+// epochSnapshot reads it; its failure signal only when withSignal.
+func markOf(pod *corev1.Pod, withSignal bool) *inplace.Mark {
 	if pod == nil {
 		return nil
 	}
@@ -186,7 +186,7 @@ func markOf(pod *corev1.Pod) *inplace.Mark {
 		Failed:        pod.Status.Phase == corev1.PodFailed,
 		Deleting:      pod.DeletionTimestamp != nil,
 		Left:          leftWhileRunning(pod),
-		FailureSignal: inplace.FailureSignal(pod) != "",
+		FailureSignal: withSignal && inplace.FailureSignal(pod) != "",
 	}
 }
 

@@ -183,11 +183,11 @@ func TestPodTally(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tally := inplace.NewTally()
 			for _, pod := range tc.pods {
-				tally.Observe(pod.Name, markOf(pod))
+				tally.Observe(pod.Name, markOf(pod, tally.ReadsSignals()))
 			}
 			publish(tally, tc.epochs)
 			for i, e := range tc.events {
-				if got := tally.Observe(e.name, markOf(e.pod)); got != e.want {
+				if got := tally.Observe(e.name, markOf(e.pod, tally.ReadsSignals())); got != e.want {
 					t.Errorf("event %d (Pod %s): may change the decision = %t, want %t", i, e.name, got, e.want)
 				}
 			}
@@ -224,11 +224,11 @@ func TestPodTallyPublish(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tally := inplace.NewTally()
 			for _, pod := range tc.pods {
-				tally.Observe(pod.Name, markOf(pod))
+				tally.Observe(pod.Name, markOf(pod, tally.ReadsSignals()))
 			}
 			publish(tally, tc.before)
 			for _, pod := range tc.events {
-				tally.Observe(pod.Name, markOf(pod))
+				tally.Observe(pod.Name, markOf(pod, tally.ReadsSignals()))
 			}
 			if got := publish(tally, tc.after); got != tc.wantLookAgain {
 				t.Errorf("publish: look again = %t, want %t", got, tc.wantLookAgain)
