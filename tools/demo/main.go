@@ -18,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -254,18 +255,9 @@ func (d demo) restartAndReport(ctx context.Context, js *jobset.JobSet, before ma
 
 // poll calls done every 200 ms until it reports true or fails.
 func poll(ctx context.Context, what string, done func() (bool, error)) error {
-	for {
-		ok, err := done()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) { return done() })
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("waiting for %s: %w", what, err)
 	}
+	return err
 }
