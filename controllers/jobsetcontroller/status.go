@@ -2,6 +2,7 @@ package jobsetcontroller
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -227,6 +228,9 @@ const (
 )
 
 func describeInvalidEpochs(invalid []inplace.InvalidEpoch) string {
+	// By Pod name: the Pods come in the cache's order, which varies, and a
+	// message that changed with it would be a status write every reconcile.
+	invalid = slices.SortedFunc(slices.Values(invalid), func(a, b inplace.InvalidEpoch) int { return strings.Compare(a.Pod, b.Pod) })
 	descriptions := make([]string, 0, min(len(invalid), podsNamed))
 	for _, e := range invalid[:min(len(invalid), podsNamed)] {
 		if len(e.Value) > invalidEpochValueSize {

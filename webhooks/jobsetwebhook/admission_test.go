@@ -480,10 +480,20 @@ func storeUnvalidated(ctx context.Context, js *jobset.JobSet) {
 		js.Labels = map[string]string{}
 	}
 	js.Labels[skip] = "true"
-	// The apiserver picks up webhook configurations asynchronously.
+	// The apiserver picks up webhook configurations asynchronously: a
+	// dry run of a labelled JobSet that today's validation refuses and
+	// today's defaulting would change shows when both leave it alone.
+	probe := wrappers.MakeJobSet("stored-before-upgrade-probe", js.Namespace).RestartStrategy(jobset.InPlaceRestart).
+		ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).Obj()
+	probe.Labels = map[string]string{skip: "true"}
+	probe.Spec.ReplicatedJobs[0].Template.Spec.BackoffLimit = ptr.To[int32](6)
+	probe.Spec.ReplicatedJobs[0].Template.Spec.CompletionMode = nil
 	Eventually(func(g Gomega) {
-		g.Expect(k8sClient.Create(ctx, js.DeepCopy())).To(Succeed())
+		stored := probe.DeepCopy()
+		g.Expect(k8sClient.Create(ctx, stored, client.DryRunAll)).To(Succeed(), "the validating webhook ignores the label")
+		g.Expect(stored.Spec.ReplicatedJobs[0].Template.Spec.CompletionMode).To(BeNil(), "the mutating webhook ignores the label")
 	}).Should(Succeed())
+	Expect(k8sClient.Create(ctx, js.DeepCopy())).To(Succeed())
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), js)).To(Succeed())
 
 	// Probes that carry the label: admitted and defaulted, or rejected,

@@ -170,6 +170,25 @@ var _ = Describe("In-place restart", func() {
 		}).Should(Succeed())
 	}
 	// syncedAtOne: a JobSet whose Pods all joined epoch 1.
+	// afterTheJoinsSecond waits until the clock has left the second in
+	// which the Pod's agent joined. The API server dates writes to the
+	// second, and a kubelet status of the join's second counts as older
+	// than the join (inplace.FailureSignal); a real kubelet reports a
+	// worker's failure later, since the worker starts only once the group
+	// synced.
+	afterTheJoinsSecond := func(pod *corev1.Pod) {
+		GinkgoHelper()
+		fresh := &corev1.Pod{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), fresh)).To(Succeed())
+		var joined time.Time
+		for _, f := range fresh.ManagedFields {
+			if f.Subresource == "" && f.Time != nil && strings.Contains(f.FieldsV1.GetRawString(), jobset.EpochKey) && f.Time.After(joined) {
+				joined = f.Time.Time
+			}
+		}
+		Expect(joined.IsZero()).To(BeFalse(), "Pod %s has joined", pod.Name)
+		Eventually(func() bool { return time.Now().Truncate(time.Second).After(joined) }).Should(BeTrue())
+	}
 	syncedAtOne := func(js *jobset.JobSet, n int) []*corev1.Pod {
 		pods := startPods(js, slices.Repeat([]string{"1"}, n)...)
 		eventuallyEpochs(js, 1, 0)
@@ -260,6 +279,7 @@ var _ = Describe("In-place restart", func() {
 	It("deprecates at once when a container of a synced Pod terminated non-zero", func() {
 		js := create(workers(1, 2, 3).Obj())
 		pods := syncedAtOne(js, 2)
+		afterTheJoinsSecond(pods[1])
 		// Dated by the node against its agent's start, never against the
 		// controller's clock.
 		agentStarted := metav1.NewTime(time.Now().Add(-time.Minute))
@@ -464,6 +484,9 @@ var _ = Describe("In-place restart", func() {
 		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionTrue)
 		for _, pod := range pods { // the Job controller deletes the Pods of suspended Jobs
 			Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
+			// and the kubelet stops their containers: until then, the new
+			// Pods do not sync (an old worker may still run).
+			kubeletReports(pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodFailed })
 		}
 		setSuspend(false)
 		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionFalse)
