@@ -172,21 +172,22 @@ func (p *podEventPacer) handler() handler.TypedEventHandler[client.Object, recon
 	}
 }
 
-// markOf is what the tally keeps of a Pod (nil: gone), read as
-// epochSnapshot reads it; its failure signal only when withSignal.
+// markOf is what the tally keeps of a Pod (nil: gone), as epochSnapshot
+// reads it (readPod); its failure signal only when withSignal.
 func markOf(pod *corev1.Pod, withSignal bool) *inplace.Mark {
 	if pod == nil {
 		return nil
 	}
+	p := readPod(pod, withSignal)
 	return &inplace.Mark{
 		Attempt:       attemptOf(pod.Labels[jobset.JobSetUIDKey], pod.Labels[jobset.RestartsKey]),
 		Member:        pod.Labels[jobset.ReplicatedJobNameKey],
-		Epoch:         pod.Annotations[jobset.EpochKey],
-		Succeeded:     pod.Status.Phase == corev1.PodSucceeded,
-		Failed:        pod.Status.Phase == corev1.PodFailed,
-		Deleting:      pod.DeletionTimestamp != nil,
-		Left:          leftWhileRunning(pod),
-		FailureSignal: withSignal && inplace.FailureSignal(pod) != "",
+		Epoch:         p.Epoch,
+		Succeeded:     p.Succeeded,
+		Failed:        p.Failed,
+		Deleting:      p.Deleting,
+		Left:          p.Left,
+		FailureSignal: p.FailureSignal != "",
 	}
 }
 

@@ -81,20 +81,30 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 		if job != "" && err == nil {
 			key = job + "/" + strconv.Itoa(index)
 		}
-		s.Pods = append(s.Pods, inplace.Pod{
-			Name:          pod.Name,
-			Index:         key,
-			IndexComplete: key != "" && completed[job].Has(index),
-			Epoch:         pod.Annotations[jobset.EpochKey],
-			Succeeded:     pod.Status.Phase == corev1.PodSucceeded,
-			Failed:        pod.Status.Phase == corev1.PodFailed,
-			Deleting:      pod.DeletionTimestamp != nil,
-			Left:          leftWhileRunning(pod),
-			EndsJob:       doomedJobs[job],
-			FailureSignal: inplace.FailureSignal(pod),
-		})
+		p := readPod(pod, true)
+		p.Index, p.IndexComplete, p.EndsJob = key, key != "" && completed[job].Has(index), doomedJobs[job]
+		s.Pods = append(s.Pods, p)
 	}
 	return s
+}
+
+// readPod is what the protocol reads of a Pod by itself (its Index,
+// IndexComplete and EndsJob need its Jobs): the one reading that both the
+// epoch snapshot and the Pod tally (markOf) take. Its failure signal only
+// when withSignal: reading it may decode the Pod's managedFields.
+func readPod(pod *corev1.Pod, withSignal bool) inplace.Pod {
+	p := inplace.Pod{
+		Name:      pod.Name,
+		Epoch:     pod.Annotations[jobset.EpochKey],
+		Succeeded: pod.Status.Phase == corev1.PodSucceeded,
+		Failed:    pod.Status.Phase == corev1.PodFailed,
+		Deleting:  pod.DeletionTimestamp != nil,
+		Left:      leftWhileRunning(pod),
+	}
+	if withSignal {
+		p.FailureSignal = inplace.FailureSignal(pod)
+	}
+	return p
 }
 
 // currentAttempt is the JobSet's Pods of its current restart attempt:
