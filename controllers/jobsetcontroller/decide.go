@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
@@ -63,11 +64,17 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 
 	pods, jobs := o.epochInputs()
 	var snapshot inplace.Snapshot
-	if inPlaceRestartEnabled(js) {
+	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
+		// Suspended too: the Pods a suspension stopped may end Succeeded,
+		// and their Jobs count them complete.
 		snapshot = epochSnapshot(js, pods, jobs)
 		if lost := inplace.LostIndex(snapshot.Pods); lost != "" && (d.kind == keepRunning || d.kind == completeJobSet) {
 			d, a.confirm = lostIndexDecision(js, lost), true
 		}
+		// A Job may count an index complete before the cache shows that
+		// the Pod which completed it was stopped, not done: the completion
+		// is decided on a fresh read, which shows the Pod as it ended.
+		a.confirm = a.confirm || d.kind == completeJobSet
 	}
 	if d.kind == keepRunning {
 		a.converge = &plan

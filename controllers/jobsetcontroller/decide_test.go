@@ -109,6 +109,16 @@ func TestDecide(t *testing.T) {
 		return func(p *corev1.Pod) { p.Annotations[jobset.EpochKey] = epoch }
 	}
 	indexZeroComplete := func(j *batchv1.Job) { j.Status.CompletedIndexes = "0" }
+	succeeded := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
+	jobComplete := func(j *batchv1.Job) {
+		j.Status.CompletedIndexes = "0"
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	}
+	suspended := func() *jobset.JobSet {
+		js := base()
+		js.Spec.Suspend = ptr.To(true)
+		return js
+	}
 	jobFailed := func(j *batchv1.Job) {
 		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded"}}
 	}
@@ -162,6 +172,22 @@ func TestDecide(t *testing.T) {
 					return &freshChildren{pods: both(jobs, leftWithExitZero), jobs: []*batchv1.Job{&jobs[0], &jobs[1]}}
 				}},
 			want: decided{Outcome: string(jobset.JobSetRestarting), Synced: 1, Restarts: 1,
+				Release: []string{"js-workers-0-0", "js-workers-1-0"}, Gathering: "unknown"},
+		},
+		"every Job complete, its Pods seen to finish: completed on a fresh read": {
+			world: world{js: base(), jobs: jobsOf(base(), map[string]func(*batchv1.Job){"js-workers-0": jobComplete, "js-workers-1": jobComplete}),
+				pods: func(jobs []batchv1.Job) []corev1.Pod {
+					return []corev1.Pod{podOf(&jobs[0], succeeded), podOf(&jobs[1], succeeded)}
+				}},
+			want: decided{Confirm: true, Outcome: string(jobset.JobSetCompleted), Synced: 1,
+				Release: []string{"js-workers-0-0", "js-workers-1-0"}, Gathering: "unknown"},
+		},
+		"suspended, every Job complete because its stopped workers exited 0: a full restart, not counted, never Completed": {
+			world: world{js: suspended(), jobs: jobsOf(suspended(), map[string]func(*batchv1.Job){"js-workers-0": jobComplete, "js-workers-1": jobComplete}),
+				pods: func(jobs []batchv1.Job) []corev1.Pod {
+					return []corev1.Pod{podOf(&jobs[0], leftWithExitZero), podOf(&jobs[1], leftWithExitZero)}
+				}},
+			want: decided{Confirm: true, Outcome: string(jobset.JobSetRestarting), Synced: 1, Restarts: 1,
 				Release: []string{"js-workers-0-0", "js-workers-1-0"}, Gathering: "unknown"},
 		},
 		"a Job failed: the failure policy restarts fully, before any epoch decision": {

@@ -6,7 +6,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
@@ -36,11 +35,12 @@ func leftWhileRunning(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded && pod.DeletionTimestamp != nil && holdsMember(pod)
 }
 
-// keepsMembers reports whether the JobSet (nil when gone) still runs an
-// in-place group whose Pods the finalizer must hold: not deleted, finished
-// or suspended.
+// keepsMembers reports whether the JobSet (nil when gone) still has an
+// in-place group whose Pods the finalizer must hold: not deleted or
+// finished. Suspended too: a suspension (Kueue's preemption) stops the
+// workers, and one that exits 0 on the SIGTERM did not finish its work.
 func keepsMembers(js *jobset.JobSet) bool {
-	return js != nil && js.DeletionTimestamp == nil && !finished(js) && inPlaceRestartEnabled(js)
+	return js != nil && js.DeletionTimestamp == nil && !finished(js) && jobset.RestartStrategyOf(js) == jobset.InPlaceRestart
 }
 
 // releasable reports whether the controller is done with a Pod that holds
@@ -54,7 +54,7 @@ func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job
 		return true // of an earlier attempt, which a full restart deletes, or of another JobSet of the name
 	}
 	job := jobs[pod.Labels[batchv1.JobNameLabel]]
-	if job == nil || job.DeletionTimestamp != nil || ptr.Deref(job.Spec.Suspend, false) {
+	if job == nil || job.DeletionTimestamp != nil {
 		return true
 	}
 	switch {

@@ -85,7 +85,9 @@ func TestReleasable(t *testing.T) {
 		{"a Pod of an earlier JobSet of the same name", running(), member(func(p *corev1.Pod) { p.Labels[jobset.JobSetUIDKey] = "uid-0" }), job(), true},
 		{"a Pod whose Job is being deleted", running(), member(), job(func(j *batchv1.Job) { j.DeletionTimestamp = &now }), true},
 		{"a Pod whose Job is gone", running(), member(), nil, true},
-		{"a Pod whose Job is suspended", running(), member(deleted, succeeded), job(indexOneComplete, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }), true},
+		// A suspension stops the workers: one that exits 0 did not finish.
+		{"a Pod whose Job is suspended, left while running and counted complete: held for the full restart", running(), member(deleted, succeeded, accounted), job(indexOneComplete, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }), false},
+		{"a Pod whose Job is suspended, stopped and failed", running(), member(deleted, func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }), job(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }), true},
 		{"the JobSet is gone", nil, member(), job(), true},
 		{"the JobSet is being deleted", func() *jobset.JobSet { js := running(); js.DeletionTimestamp = &now; return js }(), member(), job(), true},
 		{"the JobSet finished", func() *jobset.JobSet {
@@ -93,7 +95,12 @@ func TestReleasable(t *testing.T) {
 			js.Status.Conditions = []metav1.Condition{{Type: string(jobset.JobSetCompleted), Status: metav1.ConditionTrue}}
 			return js
 		}(), member(deleted, succeeded), job(indexOneComplete), true},
-		{"the JobSet is suspended", func() *jobset.JobSet { js := running(); js.Spec.Suspend = ptr.To(true); return js }(), member(deleted, succeeded), job(indexOneComplete), true},
+		{"the JobSet is suspended: a member it stopped that exited 0 is held", func() *jobset.JobSet { js := running(); js.Spec.Suspend = ptr.To(true); return js }(), member(deleted, succeeded), job(indexOneComplete), false},
+		{"the JobSet uses Recreate: no group to keep", func() *jobset.JobSet {
+			js := running()
+			js.Spec.FailurePolicy.RestartStrategy = jobset.Recreate
+			return js
+		}(), member(deleted, succeeded), job(indexOneComplete), true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,6 +129,7 @@ func TestLostIndexDecision(t *testing.T) {
 		{"the deletion's group restart already counted: escalated, not counted again", js(1, 1, 1), restartJobSet, false, "counts once"},
 		{"no reconcile saw the group restart start: the full restart counts", js(1, 0, 0), restartJobSet, true, "restart 1 of 2"},
 		{"no restart left: the JobSet fails, saying why", js(1, 0, 2), failJobSet, false, "used all 2 restarts"},
+		{"stopped by a suspension: not counted, whatever the budget", func() *jobset.JobSet { s := js(1, 0, 2); s.Spec.Suspend = ptr.To(true); return s }(), restartJobSet, false, "the JobSet is suspended"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

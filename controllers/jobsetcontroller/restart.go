@@ -72,9 +72,14 @@ func policyDecision(js *jobset.JobSet, children childJobs) decision {
 // synced group lost a member, once: when it escalates the group restart
 // that the Pod's deletion started, that one already counted. A Pod lost
 // while the group gathered (its first run, or after a full restart or a
-// resume) is, as any failure then, not counted.
+// resume) is, as any failure then, not counted; nor is one that a
+// suspension stopped (a preemption, not a failure): the new Jobs are
+// created suspended, and the resume starts every index.
 func lostIndexDecision(js *jobset.JobSet, lost string) decision {
 	const action = "a full restart recreates all Jobs and so the index"
+	if ptr.Deref(js.Spec.Suspend, false) {
+		return restartDecision(false, "%s; %s (not counted: the JobSet is suspended, which stopped the worker)", lost, action)
+	}
 	if ptr.Deref(js.Status.SyncedEpoch, 0) == 0 || regathering(js) {
 		return restartDecision(false, "%s; %s (not counted: the group had not synced)", lost, action)
 	}

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -188,6 +190,23 @@ var _ = Describe("In-place restart", func() {
 		}
 		Expect(joined.IsZero()).To(BeFalse(), "Pod %s has joined", pod.Name)
 		Eventually(func() bool { return time.Now().Truncate(time.Second).After(joined) }).Should(BeTrue())
+	}
+	setSuspend := func(js *jobset.JobSet, suspend bool) {
+		Eventually(func() error {
+			fresh := fetch(ctx, js)
+			fresh.Spec.Suspend = ptr.To(suspend)
+			return k8sClient.Update(ctx, fresh)
+		}).Should(Succeed())
+	}
+	// addFinalizer and removeFinalizer change one finalizer of the Pod, as
+	// the Job controller does with its tracking finalizer.
+	addFinalizer := func(pod *corev1.Pod, finalizer string) {
+		patch := client.RawPatch(types.StrategicMergePatchType, []byte(fmt.Sprintf(`{"metadata":{"finalizers":[%q]}}`, finalizer)))
+		Expect(k8sClient.Patch(ctx, pod.DeepCopy(), patch)).To(Succeed())
+	}
+	removeFinalizer := func(pod *corev1.Pod, finalizer string) {
+		patch := client.RawPatch(types.StrategicMergePatchType, []byte(fmt.Sprintf(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[%q]}}`, finalizer)))
+		Expect(k8sClient.Patch(ctx, pod.DeepCopy(), patch)).To(Succeed())
 	}
 	syncedAtOne := func(js *jobset.JobSet, n int) []*corev1.Pod {
 		pods := startPods(js, slices.Repeat([]string{"1"}, n)...)
@@ -473,14 +492,7 @@ var _ = Describe("In-place restart", func() {
 	It("does not use the budget across suspend and resume", func() {
 		js := create(workers(1, 2, 0).Obj())
 		pods := syncedAtOne(js, 2)
-		setSuspend := func(suspend bool) {
-			Eventually(func() error {
-				fresh := fetch(ctx, js)
-				fresh.Spec.Suspend = ptr.To(suspend)
-				return k8sClient.Update(ctx, fresh)
-			}).Should(Succeed())
-		}
-		setSuspend(true)
+		setSuspend(js, true)
 		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionTrue)
 		for _, pod := range pods { // the Job controller deletes the Pods of suspended Jobs
 			Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
@@ -488,7 +500,53 @@ var _ = Describe("In-place restart", func() {
 			// Pods do not sync (an old worker may still run).
 			kubeletReports(pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodFailed })
 		}
-		setSuspend(false)
+		setSuspend(js, false)
+		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionFalse)
+		startPods(js, "2", "2")
+		eventuallyEpochs(js, 2, 0)
+		got := fetch(ctx, js)
+		Expect(got.Status.InPlaceRestarts).To(BeZero())
+		Expect(got.Status.TerminalState).To(BeEmpty())
+	})
+
+	// Kueue preempts by suspending. The Job controller deletes the Pods of
+	// the suspended Job; a trainer that checkpoints on SIGTERM exits 0, its
+	// Pod ends Succeeded, and its Job (podReplacementPolicy Failed) counts
+	// the index complete, the whole Job Complete once every index is.
+	// Before, the JobSet completed at once, and with some indexes counted it
+	// resumed a rank short.
+	It("does not complete a suspended JobSet whose stopped workers exited 0, and resumes with every rank", func() {
+		js := create(workers(1, 2, 3).Obj())
+		pods := syncedAtOne(js, 2)
+		setSuspend(js, true)
+		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionTrue)
+		for _, pod := range pods {
+			addFinalizer(pod, batchv1.JobTrackingFinalizer)                                  // the Job controller's, removed once it counted the Pod
+			Expect(k8sClient.Delete(ctx, pod)).To(Succeed())                                 // the Job controller stops the suspended Job's Pods
+			kubeletReports(pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodSucceeded }) // the worker checkpoints and exits 0
+		}
+		job := &childJobs(ctx, js)[0]
+		completeJob(ctx, job)
+		for _, pod := range pods {
+			removeFinalizer(pod, batchv1.JobTrackingFinalizer)
+		}
+
+		By("the stop is answered with new Jobs, not counted, and the JobSet does not complete")
+		Eventually(func(g Gomega) {
+			got := fetch(ctx, js)
+			g.Expect([]int32{got.Status.Restarts, got.Status.RestartsCountTowardsMax, got.Status.InPlaceRestarts}).
+				To(Equal([]int32{1, 0, 0}), "[restarts, restartsCountTowardsMax, inPlaceRestarts]")
+		}).Should(Succeed())
+		Expect(meta.FindStatusCondition(fetch(ctx, js).Status.Conditions, string(jobset.JobSetCompleted))).To(BeNil())
+		finishDeletion(ctx, job)
+		next := eventuallyJobs(ctx, js, "1", job.Name)
+		Expect(ptr.Deref(next[0].Spec.Suspend, false)).To(BeTrue(), "the new Job waits for the resume")
+		for _, pod := range pods {
+			eventuallyReleased(pod)
+		}
+
+		By("on resume every rank runs again and syncs")
+		setSuspend(js, false)
 		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionFalse)
 		startPods(js, "2", "2")
 		eventuallyEpochs(js, 2, 0)
