@@ -8,9 +8,10 @@
 // Pod in place when its epoch is <= D, and lets its worker run when its
 // epoch == S.
 //
-//   - Sync: every expected live Pod reports the same epoch e > S, and no
-//     Pod of the group is being deleted without having ended: S := e. The
-//     expected count is the Jobs' indexes that have not completed.
+//   - Sync: every expected live Pod reports the same epoch e > S and is
+//     held by the group-member finalizer, and no Pod of the group is being
+//     deleted without having ended: S := e. The expected count is the
+//     Jobs' indexes that have not completed.
 //   - Deprecate: otherwise, some live Pod reports m > S: D := max(D, m-1).
 //     (m <= S+1, so this sets D := S: every Pod still at S restarts.)
 //   - Fast failure detection: in sync (S >= 1, D < S), a member of the
@@ -65,6 +66,11 @@ type Pod struct {
 	// FailureSignal, when not empty, describes a lasting sign that the
 	// Pod's containers failed or are restarting since the group synced.
 	FailureSignal string
+	// Unheld: the Pod does not carry the group-member finalizer yet, so
+	// were it deleted now, how it ended could be lost with it. No epoch
+	// syncs until every live Pod is held: a worker runs only in a synced
+	// epoch, so every worker that runs is held.
+	Unheld bool
 }
 
 // Snapshot is the state the decision is made on.
@@ -155,7 +161,7 @@ func Decide(s Snapshot) Decision {
 
 	// One pass over the Pods, without copying them: this runs on every
 	// Pod event of JobSets with thousands of Pods.
-	live, valid, stopping := int32(0), int32(0), 0
+	live, valid, stopping, unheld := int32(0), int32(0), 0, 0
 	minEpoch, maxEpoch := int32(0), int32(0)
 	for _, p := range s.Pods {
 		if p.stopping() {
@@ -165,6 +171,9 @@ func Decide(s Snapshot) Decision {
 			continue
 		}
 		live++
+		if p.Unheld {
+			unheld++
+		}
 		if p.Epoch == "" {
 			continue
 		}
@@ -180,11 +189,11 @@ func Decide(s Snapshot) Decision {
 		valid++
 	}
 
-	// Sync: every expected live Pod joined the same new epoch, and no Pod
-	// of the group is still stopping: its worker may run an older epoch
-	// until it ends (a Job deleted by hand goes before its Pods, and its
-	// replacement's new Pods join meanwhile).
-	if s.ExpectedPods > 0 && live == s.ExpectedPods && valid == live && maxEpoch > s.Synced && minEpoch == maxEpoch && stopping == 0 {
+	// Sync: every expected live Pod joined the same new epoch and is held,
+	// and no Pod of the group is still stopping: its worker may run an
+	// older epoch until it ends (a Job deleted by hand goes before its
+	// Pods, and its replacement's new Pods join meanwhile).
+	if s.ExpectedPods > 0 && live == s.ExpectedPods && valid == live && maxEpoch > s.Synced && minEpoch == maxEpoch && stopping == 0 && unheld == 0 {
 		switch {
 		case s.Regathering || s.Synced == 0:
 		case inProgress:

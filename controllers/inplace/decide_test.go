@@ -61,6 +61,21 @@ func TestDecide(t *testing.T) {
 			want: Decision{Synced: 2, Deprecated: 1, RestartCompleted: true},
 		},
 
+		// A Pod the controller has not put its group-member finalizer on
+		// (created while the controller was away, or by a Job of an older
+		// version): its worker must not run before it is held, or a
+		// deletion that stops it could leave no trace.
+		"every Pod joined, one is not held yet: no sync": {
+			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 2, MaxRestarts: 3, RestartsUsed: 1,
+				Pods: with(at("2", "2"), 1, func(p *Pod) { p.Unheld = true })},
+			want: Decision{Synced: 1, Deprecated: 1},
+		},
+		"in sync, a Pod not held yet: nothing to decide": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
+				Pods: with(at("1", "1"), 1, func(p *Pod) { p.Unheld = true })},
+			want: Decision{Synced: 1},
+		},
+
 		// A member deleted while it ran whose worker
 		// exited 0; its Job counted the index complete.
 		"a Pod that left while running, its index counted complete: no sync of the smaller group": {

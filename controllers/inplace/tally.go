@@ -21,7 +21,7 @@ import (
 // the group's live Pods that have not joined the gather's epoch. An event
 // is news when it changes who is in the group or how a Pod ended (a Pod
 // created, gone, ended, being deleted, left while running, relabelled); while the group gathers, when it leaves no
-// live Pod waiting; in sync, when it changes a Pod's epoch or shows, or
+// live Pod waiting (to join, or to be held); in sync, when it changes a Pod's epoch or shows, or
 // stops showing, a failure signal. Nothing is decided from the tally: it only says when to
 // look. The protocol checker holds it to Decide: every Pod event after
 // which Decide's output differs must be news.
@@ -34,8 +34,8 @@ type Mark struct {
 	Attempt, Member string
 	// Epoch is the raw epoch annotation.
 	Epoch string
-	// Succeeded, Failed, Deleting and Left are Pod's.
-	Succeeded, Failed, Deleting, Left bool
+	// Succeeded, Failed, Deleting, Left and Unheld are Pod's.
+	Succeeded, Failed, Deleting, Left, Unheld bool
 	// FailureSignal: FailureSignal finds a sign in the Pod's status. Only
 	// read while the group is in sync (ReadsSignals): then only does
 	// Decide read it, and it costs more than the rest of the mark.
@@ -63,13 +63,13 @@ func (g *Gather) Equal(o *Gather) bool {
 }
 
 // waitsFor: a live Pod of the group that has not joined the gather's
-// epoch, which keeps the gather from syncing.
+// epoch or is not held yet, which keeps the gather from syncing.
 func (g *Gather) waitsFor(m Mark) bool {
 	if g == nil || !m.live() || m.Attempt != g.Attempt || !g.Group.Has(m.Member) {
 		return false
 	}
 	e, err := agentspec.ParseEpoch(m.Epoch)
-	return err != nil || e != g.Epoch
+	return err != nil || e != g.Epoch || m.Unheld
 }
 
 // Tally is one JobSet's: its Pods as their events showed them, and what
@@ -115,7 +115,7 @@ func (t *Tally) Observe(name string, m *Mark) (news bool) {
 	case t.gather == nil: // in sync
 		news = before.Epoch != after.Epoch || before.FailureSignal != after.FailureSignal || after.FailureSignal
 	default:
-		news = before.Epoch != after.Epoch && t.waiting == 0
+		news = (before.Epoch != after.Epoch || before.Unheld != after.Unheld) && t.waiting == 0
 	}
 	t.quiet = t.quiet || !news
 	return news

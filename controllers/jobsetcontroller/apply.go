@@ -21,7 +21,8 @@ import (
 )
 
 // apply does what decide decided, in an order that keeps every step safe to
-// repeat: children first, then the one status write (with its events),
+// repeat: children first, the group members to hold, then the one status
+// write (with its events),
 // then the releases that status answers (a Pod that left while running is
 // released only once the full restart that answers it is recorded), then
 // an expired JobSet's deletion.
@@ -33,6 +34,9 @@ func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Re
 		if err := r.convergeChildren(ctx, o.js, o.children, *a.converge); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if err := r.holdMembers(ctx, a.adopt); err != nil {
+		return ctrl.Result{}, err
 	}
 	js := o.js
 	if a.status != nil {
@@ -183,6 +187,27 @@ func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
 		record()
 	}
 	return nil
+}
+
+// memberHold adds the group-member finalizer to a Pod, whatever other
+// finalizers it has (a strategic merge: the list is merged, not replaced).
+var memberHold = client.RawPatch(types.StrategicMergePatchType,
+	[]byte(fmt.Sprintf(`{"metadata":{"finalizers":[%q]}}`, jobset.GroupMemberFinalizer)))
+
+// holdMembers adds the group-member finalizer to the Pods decided. A Pod
+// whose deletion began meanwhile refuses a new finalizer (Invalid): it ran
+// no worker unheld, and its end needs no trace.
+func (r *Reconciler) holdMembers(ctx context.Context, pods []*corev1.Pod) error {
+	var errs []error
+	for _, pod := range pods {
+		ctrl.LoggerFrom(ctx).V(2).Info("Holding a group member", "pod", klog.KObj(pod))
+		target := &corev1.Pod{}
+		target.Namespace, target.Name = pod.Namespace, pod.Name
+		if err := r.client.Patch(ctx, target, memberHold); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) {
+			errs = append(errs, fmt.Errorf("adding finalizer %s to Pod %s: %w", jobset.GroupMemberFinalizer, pod.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // releaseMembers removes the group-member finalizer from the Pods decided.

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -13,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
@@ -122,12 +120,6 @@ func constructJob(js *jobset.JobSet, at jobIndexes) *batchv1.Job {
 	// Only a Pod's agent writes its epoch, once it joined: a copied one
 	// would make new Pods look joined before their agents started.
 	delete(pod.Annotations, jobset.EpochKey)
-	// The Job controller copies the template's finalizers to every Pod.
-	// Only the in-place group's Pods need it (see members.go).
-	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart && sidecar.Index(pod.Spec) >= 0 &&
-		!slices.Contains(pod.Finalizers, jobset.GroupMemberFinalizer) {
-		pod.Finalizers = append(pod.Finalizers, jobset.GroupMemberFinalizer)
-	}
 	for _, key := range placementKeys {
 		if v, ok := job.Annotations[key]; ok {
 			pod.Annotations[key] = v

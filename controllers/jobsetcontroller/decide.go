@@ -28,6 +28,9 @@ type actions struct {
 	// status is the status to write, with the events and metrics that
 	// record it; nil for a finished JobSet.
 	status *statusUpdate
+	// adopt: the live Pods of the in-place group the group-member
+	// finalizer does not hold yet.
+	adopt []*corev1.Pod
 	// release: the Pods whose group-member finalizer the controller is
 	// done with, released once the status is written.
 	release []*corev1.Pod
@@ -98,6 +101,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	update.setSuspended()
 	a.status = update
 
+	a.adopt = adoptions(update.js, o.pods)
 	var confirmRelease bool
 	a.release, confirmRelease = releases(update.js, o.pods, jobs)
 	a.confirm = a.confirm || confirmRelease

@@ -24,7 +24,7 @@ type decided struct {
 	Restarts           int32
 	InPlaceRestarts    int32
 	Synced, Deprecated int32
-	Release            []string
+	Adopt, Release     []string
 	Expired            bool
 	RequeueAfter       time.Duration
 	Gathering          string // what the Pod tally is told: "unknown", "in sync" or the gather's epoch
@@ -49,6 +49,9 @@ func summarize(a actions) decided {
 				d.Outcome = string(t)
 			}
 		}
+	}
+	for _, pod := range a.adopt {
+		d.Adopt = append(d.Adopt, pod.Name)
 	}
 	for _, pod := range a.release {
 		d.Release = append(d.Release, pod.Name)
@@ -139,6 +142,12 @@ func TestDecide(t *testing.T) {
 		"in sync, nothing to do": {
 			world: world{js: base(), pods: func(jobs []batchv1.Job) []corev1.Pod { return both(jobs) }},
 			want:  decided{Synced: 1, Gathering: "in sync"},
+		},
+		"a Pod of a Job from before the controller held its Pods: held now": {
+			world: world{js: base(), pods: func(jobs []batchv1.Job) []corev1.Pod {
+				return both(jobs, func(p *corev1.Pod) { p.Finalizers = nil })
+			}},
+			want: decided{Synced: 1, Adopt: []string{"js-workers-0-0"}, Gathering: "in sync"},
 		},
 		"a member failed: a group restart starts, confirmed on a fresh read": {
 			world: world{js: base(), pods: func(jobs []batchv1.Job) []corev1.Pod { return both(jobs, failed) }},

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // A worker deleted while it runs (kubectl delete, a drain, an eviction, a
@@ -16,11 +17,19 @@ import (
 // complete and never replaces it, and a group that synced without it would
 // train on a rank short. From the Pod's final state alone, that cannot be
 // told from a Pod that finished its work and was deleted later (by the Pod
-// garbage collector, say). So every Pod of an InPlaceRestart JobSet carries
-// jobset.GroupMemberFinalizer from its Job's Pod template, and the
-// controller releases it as soon as it has seen how the Pod ended: at once
-// for one seen to finish before any deletion; only after the answer (a full
+// garbage collector, say). So the controller holds every live Pod of an
+// InPlaceRestart JobSet's group with jobset.GroupMemberFinalizer, and
+// releases it as soon as it has seen how the Pod ended: at once for one
+// seen to finish before any deletion; only after the answer (a full
 // restart) for one that finished Succeeded while being deleted.
+//
+// The controller adds the finalizer to the Pods itself rather than through
+// the Jobs' Pod template: a template's finalizers go on every Pod its Job
+// creates, also after a rollback to a controller that never releases them
+// (community JobSet's, an older version of this one), where every deleted
+// Pod would hang. It covers the Pods of Jobs created before this version
+// too. No epoch syncs while a live member is not held (inplace.Pod.Unheld),
+// and a worker runs only in a synced epoch: every worker that runs is held.
 
 // holdsMember reports whether the Pod still carries the group-member
 // finalizer.
@@ -33,6 +42,24 @@ func holdsMember(pod *corev1.Pod) bool {
 // worker was stopped, not done.
 func leftWhileRunning(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded && pod.DeletionTimestamp != nil && holdsMember(pod)
+}
+
+// adoptions picks the live Pods of the JobSet's in-place group that the
+// group-member finalizer does not hold yet. (A Pod being deleted cannot
+// gain a finalizer, and has not run a worker unless it was held.)
+func adoptions(js *jobset.JobSet, pods []corev1.Pod) []*corev1.Pod {
+	if !keepsMembers(js) {
+		return nil
+	}
+	_, group := inPlaceGroup(js)
+	var adopt []*corev1.Pod
+	for i := range pods {
+		pod := &pods[i]
+		if inplace.Live(pod) && !holdsMember(pod) && ofCurrentAttempt(js, pod) && group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
+			adopt = append(adopt, pod)
+		}
+	}
+	return adopt
 }
 
 // keepsMembers reports whether the JobSet (nil when gone) still has an

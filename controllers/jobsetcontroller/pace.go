@@ -187,6 +187,7 @@ func markOf(pod *corev1.Pod, withSignal bool) *inplace.Mark {
 		Failed:        p.Failed,
 		Deleting:      p.Deleting,
 		Left:          p.Left,
+		Unheld:        p.Unheld,
 		FailureSignal: p.FailureSignal != "",
 	}
 }

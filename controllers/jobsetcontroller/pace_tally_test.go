@@ -19,7 +19,7 @@ import (
 func tallyPod(name, epoch string, mutate ...func(*corev1.Pod)) *corev1.Pod {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{
 		jobset.JobSetNameKey: "js", jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "0", jobset.ReplicatedJobNameKey: "workers",
-	}}}
+	}, Finalizers: []string{jobset.GroupMemberFinalizer}}}
 	if epoch != "" {
 		pod.Annotations = map[string]string{jobset.EpochKey: epoch}
 	}
@@ -67,6 +67,7 @@ func TestPodTally(t *testing.T) {
 	deleting := func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} }
 	succeeded := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
 	holding := func(p *corev1.Pod) { p.Finalizers = []string{jobset.GroupMemberFinalizer} }
+	unheld := func(p *corev1.Pod) { p.Finalizers = nil }
 	restarting := func(p *corev1.Pod) {
 		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: "AllContainersRestarting", Status: corev1.ConditionTrue})
 	}
@@ -125,6 +126,18 @@ func TestPodTally(t *testing.T) {
 				{"a", tallyPod("a", ""), true},
 				{"b", tallyPod("b", ""), true},
 				{"a", tallyPod("a", "1"), false},
+				{"b", tallyPod("b", "1"), true},
+			},
+		},
+		{
+			name:   "the first gather of Pods not held yet: the last hold or join that leaves none waiting",
+			epochs: gatheringAt(1),
+			events: []event{
+				{"a", tallyPod("a", "", unheld), true},
+				{"b", tallyPod("b", "", unheld), true},
+				{"a", tallyPod("a", ""), false},
+				{"a", tallyPod("a", "1"), false},
+				{"b", tallyPod("b", "1", unheld), false},
 				{"b", tallyPod("b", "1"), true},
 			},
 		},

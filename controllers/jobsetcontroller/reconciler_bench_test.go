@@ -73,6 +73,7 @@ func inPlaceJobSet(tb testing.TB, jobs, podsPerJob, synced, deprecated int32) (*
 				Namespace:   js.Namespace,
 				Labels:      job.Spec.Template.Labels,
 				Annotations: map[string]string{jobset.EpochKey: strconv.Itoa(int(synced))},
+				Finalizers:  []string{jobset.GroupMemberFinalizer}, // held, as the controller holds every member
 			}, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
 		}
 	}

@@ -100,6 +100,7 @@ func readPod(pod *corev1.Pod, withSignal bool) inplace.Pod {
 		Failed:    pod.Status.Phase == corev1.PodFailed,
 		Deleting:  pod.DeletionTimestamp != nil,
 		Left:      leftWhileRunning(pod),
+		Unheld:    !holdsMember(pod),
 	}
 	if withSignal {
 		p.FailureSignal = inplace.FailureSignal(pod)

@@ -69,7 +69,8 @@ func TestEpochSnapshotReadsTheJobs(t *testing.T) {
 	pod := func(name, job, index string) corev1.Pod {
 		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
 			jobset.RestartsKey: "0", jobset.JobSetUIDKey: "uid", jobset.ReplicatedJobNameKey: "workers", batchv1.JobNameLabel: job,
-		}, Annotations: map[string]string{jobset.EpochKey: "1", batchv1.JobCompletionIndexAnnotation: index}}}
+		}, Annotations: map[string]string{jobset.EpochKey: "1", batchv1.JobCompletionIndexAnnotation: index},
+			Finalizers: []string{jobset.GroupMemberFinalizer}}}
 	}
 	job := func(name, completed string, conditions ...batchv1.JobConditionType) *batchv1.Job {
 		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{jobset.ReplicatedJobNameKey: "workers"}},
@@ -83,7 +84,9 @@ func TestEpochSnapshotReadsTheJobs(t *testing.T) {
 	oldFailed.Status.Phase = corev1.PodFailed
 	deleting := pod("b-0", "js-workers-1", "0")
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-	pods := []corev1.Pod{oldFailed, pod("a-1", "js-workers-0", "1"), deleting}
+	notHeldYet := pod("a-1", "js-workers-0", "1")
+	notHeldYet.Finalizers = nil
+	pods := []corev1.Pod{oldFailed, notHeldYet, deleting}
 	jobs := []*batchv1.Job{job("js-workers-0", "0"), job("js-workers-1", "", batchv1.JobFailureTarget)}
 
 	s := epochSnapshot(js, pods, jobs)
@@ -92,7 +95,7 @@ func TestEpochSnapshotReadsTheJobs(t *testing.T) {
 	}
 	want := []inplace.Pod{
 		{Name: "a-0-old", Index: "js-workers-0/0", IndexComplete: true, Epoch: "1", Failed: true},
-		{Name: "a-1", Index: "js-workers-0/1", Epoch: "1"},
+		{Name: "a-1", Index: "js-workers-0/1", Epoch: "1", Unheld: true},
 		{Name: "b-0", Index: "js-workers-1/0", Epoch: "1", Deleting: true, EndsJob: true},
 	}
 	if diff := cmp.Diff(want, s.Pods); diff != "" {

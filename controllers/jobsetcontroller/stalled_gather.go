@@ -65,7 +65,7 @@ func stalledGather(js *jobset.JobSet, pods []*corev1.Pod, expected int32, now ti
 		return "", threshold - waited
 	}
 	target := ptr.Deref(js.Status.SyncedEpoch, 0) + 1
-	var waiting, stopping []string
+	var waiting, stopping, unheld []string
 	live := int32(0)
 	_, group := inPlaceGroup(js)
 	for _, pod := range pods {
@@ -76,12 +76,15 @@ func stalledGather(js *jobset.JobSet, pods []*corev1.Pod, expected int32, now ti
 			continue
 		}
 		live++
+		if !holdsMember(pod) && group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
+			unheld = append(unheld, pod.Name)
+		}
 		if e, err := agentspec.ParseEpoch(pod.Annotations[jobset.EpochKey]); err != nil || e != target {
 			waiting = append(waiting, fmt.Sprintf("%s (%s)", pod.Name, whyNotJoined(pod)))
 		}
 	}
 	missing := expected - live
-	if len(waiting) == 0 && missing <= 0 && len(stopping) == 0 {
+	if len(waiting) == 0 && missing <= 0 && len(stopping) == 0 && len(unheld) == 0 {
 		return "", 0
 	}
 	report = fmt.Sprintf("the Pods have been gathering at epoch %d for %s", target, now.Sub(since).Round(time.Second))
@@ -94,6 +97,10 @@ func stalledGather(js *jobset.JobSet, pods []*corev1.Pod, expected int32, now ti
 	if len(stopping) > 0 {
 		report += fmt.Sprintf("; %d are being deleted and have not stopped, and the group syncs only once they have (their workers may run an older epoch): %s",
 			len(stopping), boundedList(stopping, len(stopping)))
+	}
+	if len(unheld) > 0 {
+		report += fmt.Sprintf("; %d do not carry the finalizer %s, which the controller adds to every member before the group syncs (see its log: can it patch Pods?): %s",
+			len(unheld), jobset.GroupMemberFinalizer, boundedList(unheld, len(unheld)))
 	}
 	return report, 0
 }

@@ -69,6 +69,9 @@ func TestStalledGather(t *testing.T) {
 	stopping.Labels = map[string]string{jobset.ReplicatedJobNameKey: "workers"}
 	stopping.DeletionTimestamp = &metav1.Time{Time: start}
 
+	unheldMember := agentPod("w-0", "4", running)
+	unheldMember.Labels = map[string]string{jobset.ReplicatedJobNameKey: "workers"}
+
 	cases := []struct {
 		name      string
 		js        *jobset.JobSet
@@ -95,6 +98,9 @@ func TestStalledGather(t *testing.T) {
 		{"a Pod of the group still stopping", groupRestarting(),
 			[]*corev1.Pod{agentPod("w-0", "4", running), agentPod("w-1", "4", running), stopping}, 2, start.Add(6 * time.Minute),
 			[]string{"1 are being deleted and have not stopped, and the group syncs only once they have", "w-1-old"}, 0},
+		{"a Pod the controller could not hold", groupRestarting(),
+			[]*corev1.Pod{unheldMember}, 1, start.Add(6 * time.Minute),
+			[]string{"1 do not carry the finalizer jobset.sigs.k8s.io/group-member", "can it patch Pods?", "w-0"}, 0},
 		{"an unschedulable Pod and a Pod not created", firstRun(), []*corev1.Pod{unscheduled}, 3, start.Add(6 * time.Minute),
 			[]string{"gathering at epoch 1", "w-3 (not scheduled: 0/1 nodes are available", "2 expected Pods do not exist"}, 0},
 	}

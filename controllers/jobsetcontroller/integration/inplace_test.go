@@ -406,10 +406,28 @@ var _ = Describe("In-place restart", func() {
 		Expect(c.Reason).To(Equal(jobset.ReasonGatherCompleted))
 	})
 
+	// The Pods' finalizer came from the Jobs' Pod template: the Pods of
+	// Jobs created before it (an upgrade) went unheld, and after a
+	// rollback every Pod those templates create stayed held for good.
+	It("holds every member before the group syncs, and no Job's Pod template carries the finalizer", func() {
+		js := create(workers(1, 2, 3).Obj())
+		job := &eventuallyJobs(ctx, js, "0", jobsetcontroller.JobName(js.Name, "workers", 0))[0]
+		Expect(job.Spec.Template.Finalizers).NotTo(ContainElement(jobset.GroupMemberFinalizer))
+		pods := startPods(js, "1", "1")
+		for _, pod := range pods {
+			Expect(pod.Finalizers).To(BeEmpty(), "created as a Job of an older version creates them")
+		}
+		eventuallyEpochs(js, 1, 0)
+		for _, pod := range pods {
+			fresh := &corev1.Pod{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), fresh)).To(Succeed())
+			Expect(fresh.Finalizers).To(ContainElement(jobset.GroupMemberFinalizer), "Pod %s is held", pod.Name)
+		}
+	})
+
 	It("releases the group-member finalizer of every Pod when its JobSet is deleted", func() {
 		js := create(workers(1, 2, 3).Obj())
 		pods := syncedAtOne(js, 2)
-		Expect(pods[0].Finalizers).To(ContainElement(jobset.GroupMemberFinalizer))
 		Expect(k8sClient.Delete(ctx, js)).To(Succeed())
 		for _, pod := range pods {
 			eventuallyReleased(pod)
