@@ -14,10 +14,12 @@ import (
 	"k8s.io/client-go/rest"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/controllers/leadership"
@@ -44,6 +46,8 @@ type options struct {
 	gatherStallThreshold                      time.Duration
 	qps                                       float64
 	burst, concurrency                        int
+	// releaseGroupMembers: release every Pod and exit (a rollback's step).
+	releaseGroupMembers bool
 }
 
 func main() {
@@ -60,13 +64,19 @@ func main() {
 	flag.IntVar(&o.concurrency, "concurrency", 10, "JobSets reconciled in parallel.")
 	flag.DurationVar(&o.gatherStallThreshold, "gather-stall-threshold", jobsetcontroller.DefaultGatherStallThreshold,
 		"How long the Pods of an InPlaceRestart JobSet may take to join the next epoch before the GatherStalled condition names those that have not (0 disables it).")
+	flag.BoolVar(&o.releaseGroupMembers, "release-group-members", false,
+		"Remove the finalizer "+jobset.GroupMemberFinalizer+" from every Pod, then exit. Run it with the controller stopped, before a rollback or downgrade to a controller that does not remove it (community JobSet): see docs/operations.md.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
 	cfg, err := ctrl.GetConfig()
-	if err == nil {
+	switch {
+	case err != nil:
+	case o.releaseGroupMembers:
+		err = releaseGroupMembers(ctrl.SetupSignalHandler(), cfg)
+	default:
 		err = run(ctrl.SetupSignalHandler(), cfg, o)
 	}
 	if err != nil {
@@ -150,6 +160,22 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	}
 	err = controllers(ctx)
 	servers.Wait()
+	return err
+}
+
+// releaseGroupMembers lets go of every Pod the controller holds, for a
+// rollback (jobsetcontroller.ReleaseGroupMembers).
+func releaseGroupMembers(ctx context.Context, cfg *rest.Config) error {
+	s, err := scheme.New()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return err
+	}
+	released, err := jobsetcontroller.ReleaseGroupMembers(ctx, c)
+	fmt.Printf("released %d Pods from %s\n", released, jobset.GroupMemberFinalizer)
 	return err
 }
 

@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -16,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/outage"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -252,5 +257,46 @@ func TestClientConfig(t *testing.T) {
 	}
 	if given.DisableCompression || given.QPS != 5 {
 		t.Errorf("the given config was changed: %+v", given)
+	}
+}
+
+// TestReleaseGroupMembers is the rollback's step: with the controller
+// stopped, every Pod it holds is let go, the Job controller's finalizer
+// kept, and a Pod being deleted goes.
+func TestReleaseGroupMembers(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	pod := func(name string, finalizers ...string) *corev1.Pod {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name, Labels: map[string]string{jobset.JobSetNameKey: "trainer"}, Finalizers: finalizers},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "worker"}}},
+		}
+		if err := c.env.Client.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	running := pod("running", jobset.GroupMemberFinalizer, batchv1.JobTrackingFinalizer)
+	deleted := pod("deleted", jobset.GroupMemberFinalizer)
+	free := pod("free", batchv1.JobTrackingFinalizer)
+	if err := c.env.Client.Delete(ctx, deleted); err != nil {
+		t.Fatal(err)
+	}
+
+	released, err := jobsetcontroller.ReleaseGroupMembers(ctx, c.env.Client)
+	if err != nil || released != 2 {
+		t.Fatalf("released %d Pods (%v), want 2", released, err)
+	}
+	for p, want := range map[*corev1.Pod][]string{running: {batchv1.JobTrackingFinalizer}, free: {batchv1.JobTrackingFinalizer}} {
+		got := &corev1.Pod{}
+		if err := c.env.Client.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Finalizers, want) {
+			t.Errorf("Pod %s has finalizers %v, want %v", p.Name, got.Finalizers, want)
+		}
+	}
+	if err := c.env.Client.Get(ctx, client.ObjectKeyFromObject(deleted), &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the deleted Pod is still there (%v): it should have gone once released", err)
 	}
 }
