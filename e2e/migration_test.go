@@ -33,7 +33,7 @@ var _ = Describe("Drop-in migration", Serial, Label("migration"), func() {
 	BeforeEach(func(ctx context.Context) {
 		community = loadPeer(peers.CommunityJobSet)
 		ours = ourJobSet()
-		ns = testNamespace(ctx)
+		ns = agentNamespace(ctx)
 	})
 
 	It("keeps the JobSets of community JobSet running when ours replaces it", func(ctx context.Context) {
@@ -48,11 +48,23 @@ var _ = Describe("Drop-in migration", Serial, Label("migration"), func() {
 
 	It("keeps our JobSets running on a rollback to community JobSet", func(ctx context.Context) {
 		m := startMigrationScenario(ctx, ns)
+		inPlace := example(ns, "story1-inplace.yaml")
+		Expect(k8sClient.Create(ctx, inPlace)).To(Succeed())
+		inPlacePods := waitForSyncedWorkers(ctx, inPlace, 4)
+		expectHeld(ctx, ns, inPlacePods)
 		m.midRecreate(ctx)
-		By("community JobSet replaces ours")
+		By("community JobSet replaces ours, once ours let go of the Pods it held")
 		useCommunity(ctx)
 		DeferCleanup(useOurs)
 		m.expectKept(ctx)
+
+		By("a Pod of the in-place JobSet deleted after the rollback goes: nothing holds it")
+		deleted := anyPod(inPlacePods)
+		Expect(k8sClient.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: deleted}})).To(Succeed())
+		Eventually(func() bool {
+			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: deleted}, &corev1.Pod{})
+			return apierrors.IsNotFound(err)
+		}, 2*time.Minute).Should(BeTrue(), "Pod %s is deleted, not left Terminating", deleted)
 	})
 })
 
@@ -182,5 +194,17 @@ func waitForPodsGone(ctx context.Context, ns string, pods map[string]podState) {
 			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &p)
 			return apierrors.IsNotFound(err) || p.DeletionTimestamp != nil
 		}).Should(BeTrue(), "Pod %s of the earlier attempt goes", name)
+	}
+}
+
+// expectHeld waits until our controller holds each Pod with the
+// group-member finalizer, as it holds every member of an in-place group.
+func expectHeld(ctx context.Context, ns string, pods map[string]podState) {
+	for name := range pods {
+		Eventually(func(g Gomega) {
+			var p corev1.Pod
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &p)).To(Succeed())
+			g.Expect(p.Finalizers).To(ContainElement(jobset.GroupMemberFinalizer))
+		}).Should(Succeed(), "Pod %s is held", name)
 	}
 }

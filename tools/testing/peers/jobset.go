@@ -55,6 +55,7 @@ var OurJobSet = &Peer{
 	probe:         jobSetProbe,
 	probeAttempts: 600,
 	probeInterval: 500 * time.Millisecond,
+	beforeLeaving: releaseGroupMembers,
 }
 
 func renderCommunityJobSet(p *Peer, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
@@ -115,6 +116,11 @@ func SwitchJobSet(ctx context.Context, cl Cluster, leaving, arriving *Manifests)
 	runs, err := anyExists(ctx, cl.Client, leaving.Peer.Namespace, leaving.Peer.Deployments)
 	if err != nil {
 		return err
+	}
+	if runs && leaving.Peer.beforeLeaving != nil {
+		if err := leaving.Peer.beforeLeaving(ctx, cl, leaving.Peer.Namespace); err != nil {
+			return fmt.Errorf("before removing %s: %w", leaving.Peer.Name, err)
+		}
 	}
 	if runs {
 		cl.logf("%s: removing %s", arriving.Peer.Name, leaving.Peer.Name)

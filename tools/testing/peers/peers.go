@@ -22,6 +22,7 @@
 package peers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -65,6 +66,9 @@ type Peer struct {
 	// render fits the manifests of the build to our clusters; nil for
 	// manifests that need nothing.
 	render func(*Peer, []*unstructured.Unstructured) ([]*unstructured.Unstructured, error)
+	// beforeLeaving is what must happen before SwitchJobSet removes the
+	// peer while it runs; nil for nothing.
+	beforeLeaving func(ctx context.Context, cl Cluster, namespace string) error
 }
 
 // manifests is the name of the peer's manifests in its build directory.
