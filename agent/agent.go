@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -33,6 +35,13 @@ type Agent struct {
 	listener net.Listener
 	// epoch is the epoch this agent joined; 0 until its patch succeeded.
 	epoch int32
+	// contact follows the agent's contact with the API server, for the
+	// fence (fence.go).
+	contact *contact
+	// rewatch ends the current watch, so that the next one is a fresh
+	// round trip; set while a watch is open.
+	mu      sync.Mutex
+	rewatch context.CancelFunc
 }
 
 // Option configures an Agent.
@@ -50,7 +59,8 @@ func WithSleep(sleep func(context.Context, time.Duration) error) Option {
 
 // New builds an agent talking to the API server through api.
 func New(cfg Config, api *kubeclient.Client, opts ...Option) *Agent {
-	a := &Agent{cfg: cfg, api: api, barrier: newBarrier(), backoff: newBackoff(), denials: newBackoff()}
+	a := &Agent{cfg: cfg, api: api, barrier: newBarrier(), backoff: newBackoff(), denials: newBackoff(),
+		contact: newContact(time.Now, api.LinkSlack())}
 	for _, opt := range opts {
 		opt(a)
 	}
@@ -84,8 +94,18 @@ func (a *Agent) Run(ctx context.Context) int {
 	}()
 	defer func() { _ = server.Close() }()
 
-	if a.follow(ctx) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var fenced atomic.Bool
+	if a.cfg.FenceAfter > 0 {
+		go a.fence(ctx, a.cfg.FenceAfter, a.endWatch, func() { fenced.Store(true); stop() })
+	}
+	restart := a.follow(ctx)
+	switch {
+	case restart:
 		klog.InfoS("Epoch deprecated: restarting the Pod in place", "epoch", a.epoch, "exitCode", a.cfg.RestartExitCode)
+		return a.cfg.RestartExitCode
+	case fenced.Load():
 		return a.cfg.RestartExitCode
 	}
 	klog.InfoS("Shutting down", "epoch", a.epoch)
@@ -97,8 +117,13 @@ func (a *Agent) Run(ctx context.Context) int {
 func (a *Agent) follow(ctx context.Context) bool {
 	resourceVersion := ""
 	for ctx.Err() == nil {
-		w, err := a.watch(ctx, resourceVersion)
+		watchCtx, endWatch := context.WithCancel(ctx)
+		a.setRewatch(endWatch)
+		sentAt := a.contact.now()
+		w, err := a.watch(watchCtx, resourceVersion)
+		a.contact.lostOrAnswered(sentAt, err)
 		if err != nil {
+			endWatch()
 			if kubeclient.IsExpired(err) {
 				resourceVersion = "" // too old to resume: start afresh
 			}
@@ -108,8 +133,10 @@ func (a *Agent) follow(ctx context.Context) bool {
 			}
 			continue
 		}
-		restart, next, err := a.consume(ctx, w, resourceVersion)
+		restart, next, err := a.consume(watchCtx, w, resourceVersion)
 		w.Stop()
+		endWatch()
+		a.contact.lost()
 		if restart {
 			return true
 		}
@@ -218,7 +245,9 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 	a.barrier.hold("joining epoch %d: writing the Pod's %s annotation", e, agentspec.EpochAnnotation)
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, agentspec.EpochAnnotation, agentspec.FormatEpoch(e))
 	for ctx.Err() == nil {
+		sentAt := a.contact.now()
 		err := a.api.MergePatch(ctx, pods, a.cfg.Namespace, a.cfg.PodName, patch)
+		a.contact.lostOrAnswered(sentAt, err)
 		if err == nil {
 			a.backoff.reset()
 			a.denials.reset()
@@ -237,6 +266,22 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 		_ = a.backoff.wait(ctx, err)
 	}
 	return false, nil
+}
+
+// setRewatch records how to end the watch being opened.
+func (a *Agent) setRewatch(end context.CancelFunc) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rewatch = end
+}
+
+// endWatch ends the open watch; the agent opens the next one at once.
+func (a *Agent) endWatch() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.rewatch != nil {
+		a.rewatch()
+	}
 }
 
 func (a *Agent) watch(ctx context.Context, resourceVersion string) (*kubeclient.Watcher, error) {

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -103,8 +104,10 @@ var _ = Describe("Agent", func() {
 		Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), fresh)).To(Succeed())
 		return fresh.Annotations[jobset.EpochKey]
 	}
-	start := func() *runningAgent {
+	// startWith starts an agent with more of its environment set.
+	startWith := func(more map[string]string) *runningAgent {
 		environment := map[string]string{agentspec.EnvNamespace: ns, agentspec.EnvPodName: pod.Name, agentspec.EnvJobSetName: "trainer"}
+		maps.Copy(environment, more)
 		cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
 		Expect(err).NotTo(HaveOccurred())
 		listener, err := net.Listen("tcp", "127.0.0.1:0")
@@ -117,6 +120,7 @@ var _ = Describe("Agent", func() {
 		DeferCleanup(cancel)
 		return r
 	}
+	start := func() *runningAgent { return startWith(nil) }
 	barrier := func(r *runningAgent) func() (string, error) {
 		return func() (string, error) {
 			resp, err := http.Get(r.barrier + agentspec.DefaultBarrierPath)
@@ -165,6 +169,35 @@ var _ = Describe("Agent", func() {
 		Eventually(podEpoch).Should(Equal("1"))
 		r.cancel()
 		Eventually(r.exited).Should(Receive(Equal(agentspec.ExitTerminated)))
+	})
+
+	// A node cut off from the API server keeps its containers, and the
+	// controller replaces its ranks after a bound longer than the fence.
+	It("stops its running worker (the restart exit code) once cut off from the API server for its fence time", func() {
+		r := startWith(map[string]string{agentspec.EnvFenceAfterSeconds: "2"})
+		Eventually(podEpoch).Should(Equal("1"))
+		setEpochs(1, 0)
+		Eventually(barrier(r)).Should(HavePrefix("200"))
+		proxy.cutOff()
+		Eventually(r.exited, 10*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+	})
+
+	It("does not fence while its worker waits at the barrier, nor through a cut shorter than its fence time", func() {
+		r := startWith(map[string]string{agentspec.EnvFenceAfterSeconds: "3"})
+		Eventually(podEpoch).Should(Equal("1"))
+		By("cut off longer than the fence time before the barrier lifted: no worker runs, nothing to stop")
+		proxy.cutOff()
+		Consistently(r.exited, 4*time.Second).ShouldNot(Receive())
+		proxy.reconnect()
+		setEpochs(1, 0)
+		Eventually(barrier(r)).Should(HavePrefix("200"))
+
+		By("cut off for a second while the worker runs")
+		proxy.cutOff()
+		Consistently(r.exited, time.Second).ShouldNot(Receive())
+		proxy.reconnect()
+		Consistently(r.exited, 4*time.Second).ShouldNot(Receive())
+		Expect(barrier(r)()).To(HavePrefix("200"))
 	})
 
 	It("survives dropped connections and an expired watch without a spurious exit, keeping its epoch", func() {

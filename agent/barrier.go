@@ -31,6 +31,13 @@ func (b *barrier) lift() {
 	b.lifted = true
 }
 
+// isLifted reports whether the worker may have started.
+func (b *barrier) isLifted() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lifted
+}
+
 // hold records why the barrier is still down, for the 503 body.
 func (b *barrier) hold(format string, args ...any) {
 	b.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -17,6 +18,9 @@ type Config struct {
 	RestartExitCode                int
 	BarrierPort                    int
 	BarrierPath                    string
+	// FenceAfter: how long without contact with the API server before the
+	// agent stops its running worker (fence.go); 0: never.
+	FenceAfter time.Duration
 }
 
 // ConfigFromEnv reads and validates the configuration. Every problem is
@@ -29,6 +33,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		RestartExitCode: agentspec.DefaultRestartExitCode,
 		BarrierPort:     agentspec.DefaultBarrierPort,
 		BarrierPath:     agentspec.DefaultBarrierPath,
+		FenceAfter:      DefaultFenceAfter,
 	}
 	var errs []error
 	for _, v := range []struct {
@@ -66,6 +71,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("%s=%q: must be an absolute path other than %s, the path of the agent's startup probe", agentspec.EnvBarrierPath, raw, agentspec.HealthPath))
 		}
 		c.BarrierPath = raw
+	}
+	if raw := getenv(agentspec.EnvFenceAfterSeconds); raw != "" {
+		seconds, err := strconv.Atoi(raw)
+		if err != nil || seconds < 0 || seconds > agentspec.MaxFenceAfterSeconds {
+			errs = append(errs, fmt.Errorf("%s=%q: must be a whole number of seconds from 0 (never fence) to %d, and no more than the controller's --node-loss-threshold allows (see docs/user-guide.md)",
+				agentspec.EnvFenceAfterSeconds, raw, agentspec.MaxFenceAfterSeconds))
+		}
+		c.FenceAfter = time.Duration(seconds) * time.Second
 	}
 	return c, errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 )
@@ -23,15 +24,19 @@ func TestConfigFromEnv(t *testing.T) {
 		wantCode  int
 		wantPort  int
 		wantProbe string
+		wantFence time.Duration
 	}{
-		"defaults":                    {env: valid, wantCode: agentspec.DefaultRestartExitCode, wantPort: agentspec.DefaultBarrierPort, wantProbe: agentspec.DefaultBarrierPath},
-		"overrides":                   {env: with(agentspec.EnvRestartExitCode, "42"), wantCode: 42, wantPort: agentspec.DefaultBarrierPort, wantProbe: agentspec.DefaultBarrierPath},
-		"missing everything":          {env: map[string]string{}, wantErrs: []string{"NAMESPACE is not set", "POD_NAME is not set", "JOBSET_NAME is not set", "downward API"}},
-		"a name that is not a name":   {env: with(agentspec.EnvJobSetName, "Trainer_1"), wantErrs: []string{`JOBSET_NAME="Trainer_1" is not a valid name`}},
-		"exit code 0 is not a code":   {env: with(agentspec.EnvRestartExitCode, "0"), wantErrs: []string{"RESTART_POD_IN_PLACE_EXIT_CODE=\"0\": must be an integer from 1 to 255"}},
-		"exit code 256 is not a code": {env: with(agentspec.EnvRestartExitCode, "256"), wantErrs: []string{"from 1 to 255"}},
-		"a port out of range":         {env: with(agentspec.EnvBarrierPort, "70000"), wantErrs: []string{"BARRIER_PORT=\"70000\""}},
-		"a relative probe path":       {env: with(agentspec.EnvBarrierPath, "ready"), wantErrs: []string{"BARRIER_PATH=\"ready\": must be an absolute path"}},
+		"defaults":                               {env: valid, wantCode: agentspec.DefaultRestartExitCode, wantPort: agentspec.DefaultBarrierPort, wantProbe: agentspec.DefaultBarrierPath, wantFence: DefaultFenceAfter},
+		"overrides":                              {env: with(agentspec.EnvRestartExitCode, "42"), wantCode: 42, wantPort: agentspec.DefaultBarrierPort, wantProbe: agentspec.DefaultBarrierPath, wantFence: DefaultFenceAfter},
+		"no fence":                               {env: with(agentspec.EnvFenceAfterSeconds, "0"), wantCode: agentspec.DefaultRestartExitCode, wantPort: agentspec.DefaultBarrierPort, wantProbe: agentspec.DefaultBarrierPath},
+		"missing everything":                     {env: map[string]string{}, wantErrs: []string{"NAMESPACE is not set", "POD_NAME is not set", "JOBSET_NAME is not set", "downward API"}},
+		"a name that is not a name":              {env: with(agentspec.EnvJobSetName, "Trainer_1"), wantErrs: []string{`JOBSET_NAME="Trainer_1" is not a valid name`}},
+		"exit code 0 is not a code":              {env: with(agentspec.EnvRestartExitCode, "0"), wantErrs: []string{"RESTART_POD_IN_PLACE_EXIT_CODE=\"0\": must be an integer from 1 to 255"}},
+		"exit code 256 is not a code":            {env: with(agentspec.EnvRestartExitCode, "256"), wantErrs: []string{"from 1 to 255"}},
+		"a port out of range":                    {env: with(agentspec.EnvBarrierPort, "70000"), wantErrs: []string{"BARRIER_PORT=\"70000\""}},
+		"a relative probe path":                  {env: with(agentspec.EnvBarrierPath, "ready"), wantErrs: []string{"BARRIER_PATH=\"ready\": must be an absolute path"}},
+		"a fence time that is not whole seconds": {env: with(agentspec.EnvFenceAfterSeconds, "1.5"), wantErrs: []string{"FENCE_AFTER_SECONDS=\"1.5\": must be a whole number of seconds from 0 (never fence)"}},
+		"a negative fence time":                  {env: with(agentspec.EnvFenceAfterSeconds, "-1"), wantErrs: []string{"FENCE_AFTER_SECONDS=\"-1\""}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -40,7 +45,7 @@ func TestConfigFromEnv(t *testing.T) {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
 				}
-				if c.RestartExitCode != tc.wantCode || c.BarrierPort != tc.wantPort || c.BarrierPath != tc.wantProbe {
+				if c.RestartExitCode != tc.wantCode || c.BarrierPort != tc.wantPort || c.BarrierPath != tc.wantProbe || c.FenceAfter != tc.wantFence {
 					t.Errorf("got %+v", c)
 				}
 				return

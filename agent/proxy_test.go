@@ -33,6 +33,9 @@ type apiProxy struct {
 	// admission policy does; denied counts them.
 	denyEpoch atomic.Value
 	denied    atomic.Int32
+	// cut: every request is dropped unanswered, as on a node cut off from
+	// the API server.
+	cut atomic.Bool
 
 	requests atomic.Int32
 	mu       sync.Mutex
@@ -55,6 +58,12 @@ func startProxy(cfg *rest.Config) *apiProxy {
 	p.server = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p.requests.Add(1)
+			if p.cut.Load() {
+				if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+					_ = conn.Close()
+				}
+				return
+			}
 			if r.Method == http.MethodPatch && p.tooManyPatches.Add(-1) >= 0 {
 				w.Header().Set("Retry-After", p.retryAfter)
 				w.Header().Set("Content-Type", "application/json")
@@ -92,6 +101,14 @@ func startProxy(cfg *rest.Config) *apiProxy {
 	go func() { _ = p.server.Serve(listener) }()
 	return p
 }
+
+// cutOff drops every connection and every request until reconnect.
+func (p *apiProxy) cutOff() {
+	p.cut.Store(true)
+	p.dropConnections()
+}
+
+func (p *apiProxy) reconnect() { p.cut.Store(false) }
 
 // dropConnections cuts every open connection, as an apiserver restart or a
 // load balancer would: the agent's watch ends.

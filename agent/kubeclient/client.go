@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Client talks JSON to one API server.
@@ -20,7 +21,15 @@ type Client struct {
 	host      string
 	http      *http.Client
 	userAgent string
+	// linkSlack: see LinkSlack.
+	linkSlack time.Duration
 }
+
+// LinkSlack is the longest a connection of this client that died silently
+// may look open: the in-cluster client's health check (the constant
+// LinkSlack); 0 for a client whose transport pings nothing, whose
+// connections are closed when they fail (tests).
+func (c *Client) LinkSlack() time.Duration { return c.linkSlack }
 
 // New returns a client for the API server at host (scheme://host[:port]),
 // sending requests through httpClient, which carries the credentials.

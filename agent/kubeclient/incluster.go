@@ -53,14 +53,29 @@ func inCluster(getenv func(string) string, dir, userAgent string) (*Client, erro
 		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout: 10 * time.Second,
 		ForceAttemptHTTP2:   true,
-		// A watch on a connection that died silently would wait forever:
-		// ping after 30 s without a frame, give up 15 s later (as
-		// client-go does).
-		HTTP2: &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},
+		// A watch on a connection that died silently would wait forever,
+		// and the agent's fence counts an open connection as contact: ping
+		// after a short silence, give up soon after (see PingAfter).
+		HTTP2: &http.HTTP2Config{SendPingTimeout: PingAfter, PingTimeout: PingTimeout},
 	}
-	return New("https://"+net.JoinHostPort(host, port),
+	c, err := New("https://"+net.JoinHostPort(host, port),
 		&http.Client{Transport: &bearer{token: token, next: transport}}, userAgent)
+	if err != nil {
+		return nil, err
+	}
+	c.linkSlack = LinkSlack
+	return c, nil
 }
+
+// The in-cluster transport's HTTP/2 health check: after PingAfter without a
+// frame it pings the API server, and closes the connection when no answer
+// comes within PingTimeout. A connection that died silently thus looks open
+// for LinkSlack at most, which the agent's fence counts as silence.
+const (
+	PingAfter   = 5 * time.Second
+	PingTimeout = 3 * time.Second
+	LinkSlack   = PingAfter + PingTimeout
+)
 
 // tokenFile reads a bearer token from a file the kubelet rotates.
 type tokenFile struct {

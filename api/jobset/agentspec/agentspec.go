@@ -70,6 +70,11 @@ const (
 	EnvRestartExitCode = "RESTART_POD_IN_PLACE_EXIT_CODE"
 	EnvBarrierPort     = "BARRIER_PORT"
 	EnvBarrierPath     = "BARRIER_PATH"
+	// EnvFenceAfterSeconds: how long the agent may be out of contact with
+	// the API server before it stops its running worker (0: never).
+	EnvFenceAfterSeconds = "FENCE_AFTER_SECONDS"
+	// MaxFenceAfterSeconds bounds EnvFenceAfterSeconds.
+	MaxFenceAfterSeconds = 3600
 )
 
 // RequiredEnv are the variables the agent cannot start without, each set

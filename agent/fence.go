@@ -1,0 +1,144 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/fastjobset/jobset/agent/kubeclient"
+)
+
+// A node cut off from the API server (its link down, the VM hung) keeps its
+// kubelet and containers: its worker may go on running epoch S while the
+// controller, which hears nothing from the node, replaces that rank and the
+// rest of the group moves to S+1. So an agent that has not been in contact
+// with the API server for FenceAfter stops its worker: it exits with the
+// restart code, the kubelet (alive on a cut-off node) restarts every
+// container of the Pod in place, and the new agent, which cannot join an
+// epoch while it is cut off, holds the worker at the barrier. The
+// controller declares a Pod lost only after a bound longer than FenceAfter
+// plus the kubelet's restart, each side measuring its own durations.
+//
+// Contact is measured on the monotonic clock, from evidence that a round
+// trip happened: an answer (any status) to a request sent at t proves
+// contact at t. An open watch proves nothing by itself once idle; its
+// HTTP/2 connection does: the transport pings it after a short silence and
+// closes it when no answer comes soon (kubeclient.PingAfter, PingTimeout),
+// so an open connection was in contact at most kubeclient.LinkSlack ago. What a stalled process
+// reads after it runs again (a frozen node thawed) may have waited in its
+// socket since before the stall: a stall counts as silence from its start,
+// and the watch is opened again for a fresh round trip.
+
+const (
+	// DefaultFenceAfter: long enough to ride out a short API server
+	// restart without stopping running workers, short enough that the
+	// controller's bound stays well under a minute.
+	DefaultFenceAfter = 15 * time.Second
+
+	// fenceTick is how often the fence looks at the silence; a tick that
+	// comes stallAfter or more after the one before means the agent did
+	// not run meanwhile.
+	fenceTick  = 250 * time.Millisecond
+	stallAfter = time.Second
+)
+
+// contact follows the agent's contact with the API server.
+type contact struct {
+	now   func() time.Time
+	slack time.Duration
+
+	mu sync.Mutex
+	// silentSince is zero while in contact; otherwise the earliest the
+	// agent may have last been in contact.
+	silentSince time.Time
+	lastTick    time.Time
+}
+
+func newContact(now func() time.Time, slack time.Duration) *contact {
+	t := now()
+	return &contact{now: now, slack: slack, lastTick: t}
+}
+
+// confirmed records an answer to a request sent at sentAt.
+func (c *contact) confirmed(sentAt time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.silentSince.IsZero() || !sentAt.Before(c.silentSince) {
+		c.silentSince = time.Time{}
+	}
+}
+
+// lostOrAnswered records how a request sent at sentAt ended.
+func (c *contact) lostOrAnswered(sentAt time.Time, err error) {
+	if err == nil || actedOn(err) {
+		c.confirmed(sentAt)
+		return
+	}
+	c.lost()
+}
+
+// actedOn: the request reached an API server that could act on it (a 5xx
+// may come from a proxy, or from a server that cannot reach etcd).
+func actedOn(err error) bool {
+	var status *kubeclient.StatusError
+	return errors.As(err, &status) && status.Code < 500
+}
+
+// lost records that a request got no answer or a watch ended: the agent
+// was in contact kubeclient.LinkSlack ago at the latest it can be sure of.
+func (c *contact) lost() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.silentSince.IsZero() {
+		c.silentSince = c.now().Add(-c.slack)
+	}
+}
+
+// tick is called every fenceTick; it returns how long the agent has been
+// silent and whether it stalled since the last tick (then it counts as
+// silent from the stall's start, and needs a fresh round trip).
+func (c *contact) tick() (silence time.Duration, stalled bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if now.Sub(c.lastTick) >= stallAfter {
+		stalled = true
+		if since := c.lastTick.Add(-c.slack); c.silentSince.IsZero() || since.Before(c.silentSince) {
+			c.silentSince = since
+		}
+	}
+	c.lastTick = now
+	if c.silentSince.IsZero() {
+		return 0, stalled
+	}
+	return now.Sub(c.silentSince), stalled
+}
+
+// fence watches the silence until ctx ends. After a stall it asks for a
+// fresh watch (rewatch); once a worker may run (the barrier lifted) and the
+// silence reaches after, it stops the agent (stop).
+func (a *Agent) fence(ctx context.Context, after time.Duration, rewatch, stop func()) {
+	ticker := time.NewTicker(fenceTick)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		silence, stalled := a.contact.tick()
+		if stalled {
+			klog.InfoS("The agent did not run for a while (a frozen or starved node): opening the watch again to confirm contact with the API server", "silence", silence.Round(time.Millisecond))
+			rewatch()
+		}
+		if silence >= after && a.barrier.isLifted() {
+			klog.InfoS("No contact with the API server for the fence time: stopping the worker (restarting the Pod in place), as its rank may be replaced meanwhile",
+				"silence", silence.Round(time.Millisecond), "fenceAfter", after)
+			stop()
+			return
+		}
+	}
+}
