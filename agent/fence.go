@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fastjobset/jobset/agent/kubeclient"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 )
 
 // A node cut off from the API server (its link down, the VM hung) keeps its
@@ -33,10 +34,8 @@ import (
 // and the watch is opened again for a fresh round trip.
 
 const (
-	// DefaultFenceAfter: long enough to ride out a short API server
-	// restart without stopping running workers, short enough that the
-	// controller's bound stays well under a minute.
-	DefaultFenceAfter = 15 * time.Second
+	// DefaultFenceAfter is agentspec.DefaultFenceAfterSeconds.
+	DefaultFenceAfter = agentspec.DefaultFenceAfterSeconds * time.Second
 
 	// fenceTick is how often the fence looks at the silence; a tick that
 	// comes stallAfter or more after the one before means the agent did

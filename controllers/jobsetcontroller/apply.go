@@ -2,8 +2,10 @@ package jobsetcontroller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/internal/metrics"
 )
 
 // apply does what decide decided, in an order that keeps every step safe to
@@ -34,6 +37,9 @@ func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Re
 		if err := r.convergeChildren(ctx, o.js, o.children, *a.converge); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if err := r.markLost(ctx, o.js, a.lost); err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := r.holdMembers(ctx, a.adopt); err != nil {
 		return ctrl.Result{}, err
@@ -234,6 +240,74 @@ func (r *Reconciler) releaseMember(ctx context.Context, pod *corev1.Pod) error {
 	target.Namespace, target.Name = pod.Namespace, pod.Name
 	if err := r.client.Patch(ctx, target, memberRelease); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("removing finalizer %s from Pod %s: %w", jobset.GroupMemberFinalizer, pod.Name, err)
+	}
+	return nil
+}
+
+// NodeLostTaint keeps replacements off a node the controller declared lost,
+// from then until the node's kubelet renews its Lease again; Kubernetes'
+// own taint for an unreachable node comes only later.
+const NodeLostTaint = "jobset.sigs.k8s.io/node-lost"
+
+// ReasonNodeLost is the reason of the DisruptionTarget condition and the
+// event of a member marked Failed because its node was lost.
+const ReasonNodeLost = "NodeLost"
+
+// markLost marks each lost member Failed with a DisruptionTarget
+// condition, as the Pod garbage collector does for a Pod whose node is
+// gone, and deletes it (a Pod that ended goes at once: nothing waits for
+// its dead kubelet); its Job replaces it. Its node is tainted first, so
+// that the replacement lands elsewhere.
+func (r *Reconciler) markLost(ctx context.Context, js *jobset.JobSet, lost []lostMember) error {
+	var errs []error
+	tainted := map[string]bool{}
+	for _, m := range lost {
+		if !tainted[m.node] {
+			tainted[m.node] = true
+			if err := r.taintLost(ctx, m.node); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		now := metav1.Now()
+		status, err := json.Marshal(map[string]any{"status": map[string]any{
+			"phase": corev1.PodFailed, "reason": ReasonNodeLost, "message": m.why,
+			"conditions": []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+				Reason: ReasonNodeLost, Message: m.why, LastTransitionTime: now}},
+		}})
+		if err != nil {
+			return err
+		}
+		target := &corev1.Pod{}
+		target.Namespace, target.Name = m.pod.Namespace, m.pod.Name
+		if err := r.client.Status().Patch(ctx, target, client.RawPatch(types.StrategicMergePatchType, status)); err != nil {
+			errs = append(errs, client.IgnoreNotFound(fmt.Errorf("marking Pod %s Failed: %w", m.pod.Name, err)))
+			continue
+		}
+		if err := r.client.Delete(ctx, target, client.Preconditions{UID: &m.pod.UID}); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting Pod %s: %w", m.pod.Name, err))
+		}
+		metrics.NodeLossReplacements.WithLabelValues(js.Namespace, m.node).Inc()
+		ctrl.LoggerFrom(ctx).Info("Marked a member Failed: its node was lost", "pod", klog.KObj(m.pod), "node", m.node, "why", m.why)
+		r.recorder.Eventf(js, m.pod, corev1.EventTypeWarning, ReasonNodeLost, "MarkFailed",
+			"Pod %s marked Failed for its Job to replace it: %s", m.pod.Name, m.why)
+	}
+	return errors.Join(errs...)
+}
+
+// taintLost puts NodeLostTaint on the node, unless it is there.
+func (r *Reconciler) taintLost(ctx context.Context, name string) error {
+	node := &corev1.Node{} // read from the API server: the cache holds no Node
+	if err := r.apiReader.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("reading node %s: %w", name, err))
+	}
+	if slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == NodeLostTaint }) {
+		return nil
+	}
+	tainted := node.DeepCopy()
+	tainted.Spec.Taints = append(tainted.Spec.Taints, corev1.Taint{Key: NodeLostTaint, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr.To(metav1.Now())})
+	if err := r.client.Patch(ctx, tainted, client.MergeFromWithOptions(node, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("tainting node %s %s: %w", name, NodeLostTaint, err)
 	}
 	return nil
 }

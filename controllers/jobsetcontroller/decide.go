@@ -31,6 +31,8 @@ type actions struct {
 	// adopt: the live Pods of the in-place group the group-member
 	// finalizer does not hold yet.
 	adopt []*corev1.Pod
+	// lost: the members whose node was lost, to mark Failed.
+	lost []lostMember
 	// release: the Pods whose group-member finalizer the controller is
 	// done with, released once the status is written.
 	release []*corev1.Pod
@@ -102,6 +104,9 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	a.status = update
 
 	a.adopt = adoptions(update.js, o.pods)
+	var lostLookAgain time.Duration
+	a.lost, lostLookAgain = lostMembers(update.js, o.pods, o.nodeLoss)
+	a.requeueAfter = sooner(a.requeueAfter, lostLookAgain)
 	var confirmRelease bool
 	a.release, confirmRelease = releases(update.js, o.pods, jobs)
 	a.confirm = a.confirm || confirmRelease

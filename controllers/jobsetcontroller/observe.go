@@ -26,9 +26,21 @@ const JobOwnerUIDIndex = "jobset.x-k8s.io/owner-uid"
 // they may still hold the group-member finalizer.
 const PodJobSetNameIndex = "jobset.x-k8s.io/pod-jobset-name"
 
+// PodNodeNameIndex indexes the JobSets' Pods by their node, for the
+// members of a node that may be lost.
+const PodNodeNameIndex = "jobset.x-k8s.io/pod-node-name"
+
 // SetupIndexes registers the field indexes the reconciler lists with.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := indexer.IndexField(ctx, &batchv1.Job{}, JobOwnerUIDIndex, indexJobByOwnerUID); err != nil {
+		return err
+	}
+	if err := indexer.IndexField(ctx, &corev1.Pod{}, PodNodeNameIndex, func(o client.Object) []string {
+		if node := o.(*corev1.Pod).Spec.NodeName; node != "" {
+			return []string{node}
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	return indexer.IndexField(ctx, &corev1.Pod{}, PodJobSetNameIndex, indexPodByJobSetName)
@@ -73,6 +85,8 @@ type observed struct {
 	// children as the API server has them.
 	fresh *freshChildren
 	now   time.Time
+	// nodeLoss tells the members whose node was lost.
+	nodeLoss nodeLoss
 }
 
 // freshChildren are the JobSet's Pods and the Jobs of its current restart
@@ -99,7 +113,7 @@ func (o *observed) paced() bool {
 
 // observe reads the JobSet's children from the cache.
 func (r *Reconciler) observe(ctx context.Context, js *jobset.JobSet) (*observed, error) {
-	o := &observed{js: js, now: r.clock.Now()}
+	o := &observed{js: js, now: r.clock.Now(), nodeLoss: r.nodeLoss}
 	var jobs batchv1.JobList
 	if err := r.client.List(ctx, &jobs, client.InNamespace(js.Namespace),
 		client.MatchingFields{JobOwnerUIDIndex: string(js.UID)}, client.UnsafeDisableDeepCopy); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
@@ -42,6 +45,16 @@ type Reconciler struct {
 	gatherStallThreshold time.Duration
 	// pacer spaces the reconciles that Pod events cause (pace.go).
 	pacer *podEventPacer
+	// nodeLoss tells the members whose node was lost (node_loss.go).
+	nodeLoss nodeLoss
+}
+
+// WithNodeLoss has the reconciler mark Failed the members of in-place
+// groups whose node's kubelet was silent past their bound, which is
+// threshold at least (0: never); silence is how long a node has been
+// silent, nil for the nodes' Leases as the manager's cache sees them.
+func WithNodeLoss(threshold time.Duration, silence NodeSilence) Option {
+	return func(r *Reconciler) { r.nodeLoss = nodeLoss{silence: silence, threshold: threshold} }
 }
 
 // Option configures a Reconciler.
@@ -70,13 +83,28 @@ func CacheOptions() cache.Options {
 		&corev1.Service{}:               selector,
 		&corev1.Pod{}:                   selector,
 		&corev1.PersistentVolumeClaim{}: selector,
+		// The kubelets' Leases, one a node: how the controller tells a
+		// lost node (node_loss.go).
+		&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{corev1.NamespaceNodeLease: {}}},
 	}}
 }
 
 // SetupWithManager registers the reconciler with the manager.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	r.apiReader = mgr.GetAPIReader()
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.nodeLoss.threshold > 0 {
+		watch := newNodeLossWatch(mgr.GetClient(), r.apiReader)
+		if r.nodeLoss.silence == nil {
+			r.nodeLoss.silence = watch.tracker.Silence
+		}
+		if err := mgr.Add(watch); err != nil {
+			return err
+		}
+		b = b.Watches(&coordinationv1.Lease{}, watch.leaseHandler()).
+			WatchesRawSource(source.Channel(watch.suspects, &handler.EnqueueRequestForObject{}))
+	}
+	return b.
 		For(&jobset.JobSet{}).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.Service{}).
@@ -93,7 +121,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 // +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups=core,resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups=core,resources=nodes,verbs=get;list;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kube-node-lease,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

@@ -75,6 +75,10 @@ const (
 	EnvFenceAfterSeconds = "FENCE_AFTER_SECONDS"
 	// MaxFenceAfterSeconds bounds EnvFenceAfterSeconds.
 	MaxFenceAfterSeconds = 3600
+	// DefaultFenceAfterSeconds: long enough to ride out a short API server
+	// restart without stopping running workers, short enough that the
+	// controller's node-loss bound stays well under a minute.
+	DefaultFenceAfterSeconds = 15
 )
 
 // RequiredEnv are the variables the agent cannot start without, each set

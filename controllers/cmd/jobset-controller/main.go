@@ -44,6 +44,7 @@ type options struct {
 	// The lease: see leadership's defaults for why these values.
 	leaseDuration, renewDeadline, retryPeriod time.Duration
 	gatherStallThreshold                      time.Duration
+	nodeLossThreshold                         time.Duration
 	qps                                       float64
 	burst, concurrency                        int
 	// releaseGroupMembers: release every Pod and exit (a rollback's step).
@@ -66,6 +67,8 @@ func main() {
 		"How long the Pods of an InPlaceRestart JobSet may take to join the next epoch before the GatherStalled condition names those that have not (0 disables it).")
 	flag.BoolVar(&o.releaseGroupMembers, "release-group-members", false,
 		"Remove the finalizer "+jobset.GroupMemberFinalizer+" from every Pod, then exit. Run it with the controller stopped, before a rollback or downgrade to a controller that does not remove it (community JobSet): see docs/operations.md.")
+	flag.DurationVar(&o.nodeLossThreshold, "node-loss-threshold", jobsetcontroller.DefaultNodeLossThreshold,
+		"How long a node's kubelet may leave its Lease unrenewed before the members of in-place groups on it are marked Failed and replaced (0: never). A member's bound is never shorter than its agent's fence time plus the kubelet's renew interval and restart of the Pod: see docs/user-guide.md.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -120,7 +123,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 			return fmt.Errorf("registering field indexes: %w", err)
 		}
 		reconciler := jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"),
-			jobsetcontroller.WithGatherStallThreshold(o.gatherStallThreshold))
+			jobsetcontroller.WithGatherStallThreshold(o.gatherStallThreshold), jobsetcontroller.WithNodeLoss(o.nodeLossThreshold, nil))
 		if err := reconciler.SetupWithManager(mgr, o.concurrency); err != nil {
 			return fmt.Errorf("setting up the JobSet reconciler: %w", err)
 		}

@@ -45,6 +45,14 @@ var (
 		Buckets:   []float64{0.5, 1, 2, 3, 4, 5, 7.5, 10, 15, 20, 30, 60, 120, 300},
 	}, []string{"namespace"})
 
+	// NodeLossReplacements counts members marked Failed because their
+	// node was lost.
+	NodeLossReplacements = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: "jobset",
+		Name:      "node_loss_replacements_total",
+		Help:      "Pods of in-place groups marked Failed, for their Jobs to replace, because their node's kubelet was silent past the bound.",
+	}, []string{"namespace", "node"})
+
 	// SyncedEpoch and DeprecatedEpoch mirror each InPlaceRestart JobSet's
 	// status epochs.
 	SyncedEpoch = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -61,7 +69,7 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(JobSetsCompleted, JobSetsFailed, JobSetRestarts,
-		InPlaceRestarts, InPlaceRestartDuration, SyncedEpoch, DeprecatedEpoch)
+		InPlaceRestarts, InPlaceRestartDuration, NodeLossReplacements, SyncedEpoch, DeprecatedEpoch)
 }
 
 // SetEpochs mirrors an InPlaceRestart JobSet's status epochs. It is called on

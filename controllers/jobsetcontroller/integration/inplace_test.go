@@ -1,15 +1,18 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -44,7 +47,12 @@ var _ = Describe("In-place restart", func() {
 	// to a node, each with its agent at the given epoch ("": the agent has
 	// not written one yet).
 	// startPodsFrom starts them at completion indexes first, first+1, ...
+	// startPodsOn starts them on the node.
+	var startPodsOn func(js *jobset.JobSet, node string, first int, epochs ...string) []*corev1.Pod
 	startPodsFrom := func(js *jobset.JobSet, first int, epochs ...string) []*corev1.Pod {
+		return startPodsOn(js, "node-a", first, epochs...)
+	}
+	startPodsOn = func(js *jobset.JobSet, node string, first int, epochs ...string) []*corev1.Pod {
 		attempt := strconv.Itoa(int(fetch(ctx, js).Status.Restarts))
 		job := &batchv1.Job{}
 		Eventually(func() error {
@@ -67,13 +75,14 @@ var _ = Describe("In-place restart", func() {
 					Finalizers:  job.Spec.Template.Finalizers,
 				},
 				Spec: corev1.PodSpec{
-					NodeName:      "node-a", // scheduled
+					NodeName:      node, // scheduled
 					RestartPolicy: corev1.RestartPolicyNever,
 					// The agent sidecar, as far as the controller reads it.
 					InitContainers: []corev1.Container{{
 						Name: agentspec.ContainerName, Image: "registry.k8s.io/pause:3.10",
 						RestartPolicy:      ptr.To(corev1.ContainerRestartPolicyAlways),
 						RestartPolicyRules: sidecar.AgentRestartRules(),
+						Env:                []corev1.EnvVar{{Name: agentspec.EnvFenceAfterSeconds, Value: "1"}},
 					}},
 					Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}},
 				},
@@ -207,6 +216,19 @@ var _ = Describe("In-place restart", func() {
 	removeFinalizer := func(pod *corev1.Pod, finalizer string) {
 		patch := client.RawPatch(types.StrategicMergePatchType, []byte(fmt.Sprintf(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[%q]}}`, finalizer)))
 		Expect(k8sClient.Patch(ctx, pod.DeepCopy(), patch)).To(Succeed())
+	}
+	nodeTaints := func(name string) []corev1.Taint {
+		node := &corev1.Node{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: name}, node)).To(Succeed())
+		return node.Spec.Taints
+	}
+	podCondition := func(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+		for i := range p.Status.Conditions {
+			if p.Status.Conditions[i].Type == t {
+				return &p.Status.Conditions[i]
+			}
+		}
+		return nil
 	}
 	syncedAtOne := func(js *jobset.JobSet, n int) []*corev1.Pod {
 		pods := startPods(js, slices.Repeat([]string{"1"}, n)...)
@@ -571,6 +593,76 @@ var _ = Describe("In-place restart", func() {
 		got := fetch(ctx, js)
 		Expect(got.Status.InPlaceRestarts).To(BeZero())
 		Expect(got.Status.TerminalState).To(BeEmpty())
+	})
+
+	// A node that dies, hangs or is cut off keeps its Node object and its
+	// Pods Running in the API; Kubernetes would evict them after 300 s,
+	// gracefully, which a dead kubelet never completes.
+	It("marks Failed a member whose node stopped renewing its Lease, after the agent's fence, and taints the node until it renews again", func() {
+		lost, ok := "node-lost-"+ns, "node-ok-"+ns
+		Expect(k8sClient.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: lost}})).To(Succeed())
+		DeferCleanup(func() { _ = k8sClient.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: lost}}) })
+		// The kubelets: each renews its Lease (a renew interval of 1 s)
+		// until told to stop.
+		var renewing sync.Map
+		kubelets, stopKubelets := context.WithCancel(ctx)
+		DeferCleanup(stopKubelets)
+		renew := func(node string) {
+			lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: corev1.NamespaceNodeLease, Name: node},
+				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(node), LeaseDurationSeconds: ptr.To[int32](4)}}
+			Expect(k8sClient.Create(ctx, lease)).To(Succeed())
+			renewing.Store(node, true)
+			go func() {
+				defer GinkgoRecover()
+				ticker := time.NewTicker(300 * time.Millisecond)
+				defer ticker.Stop()
+				for {
+					select {
+					case <-kubelets.Done():
+						return
+					case <-ticker.C:
+					}
+					if on, _ := renewing.Load(node); on == false {
+						continue
+					}
+					lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+					if err := k8sClient.Update(ctx, lease); err != nil {
+						_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(lease), lease)
+					}
+				}
+			}()
+		}
+		renew(lost)
+		renew(ok)
+		js := create(workers(1, 2, 3).Obj())
+		healthy := startPodsOn(js, ok, 0, "1")[0]
+		member := startPodsOn(js, lost, 1, "1")[0]
+		eventuallyEpochs(js, 1, 0)
+
+		By("the node's kubelet stops renewing: past the bound, the member is marked Failed and goes")
+		renewing.Store(lost, false)
+		Eventually(func(g Gomega) {
+			p := &corev1.Pod{}
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(member), p)
+			if apierrors.IsNotFound(err) {
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodFailed))
+			c := podCondition(p, corev1.DisruptionTarget)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(jobsetcontroller.ReasonNodeLost))
+			g.Expect(p.DeletionTimestamp).NotTo(BeNil())
+		}, 30*time.Second).Should(Succeed())
+		eventuallyEpochs(js, 1, 1) // the group restarts in place around its replacement
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
+		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobsetcontroller.ReasonNodeLost))
+		Eventually(func() []corev1.Taint { return nodeTaints(lost) }).Should(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(healthy), &corev1.Pod{})).To(Succeed(), "the member on the healthy node stays")
+
+		By("the node renews again: its taint goes")
+		renewing.Store(lost, true)
+		Eventually(func() []corev1.Taint { return nodeTaints(lost) }, 10*time.Second).ShouldNot(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
 	})
 
 	It("falls back to the failure policy when a Job fails: FailJobSet on PodFailurePolicy", func() {

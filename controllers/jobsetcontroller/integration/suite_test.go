@@ -58,7 +58,7 @@ func startController() (stop func(), err error) {
 		}
 		// Far above any spec's own gathers, short enough to wait for.
 		return jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"),
-			jobsetcontroller.WithGatherStallThreshold(gatherStallThreshold)).SetupWithManager(mgr, 4)
+			jobsetcontroller.WithGatherStallThreshold(gatherStallThreshold), jobsetcontroller.WithNodeLoss(time.Second, nil)).SetupWithManager(mgr, 4)
 	})
 }
 

@@ -1,0 +1,127 @@
+package jobsetcontroller
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
+)
+
+// A node that dies, hangs or is cut off from the API server keeps its Node
+// object: its Pods stay Running in the API, and Kubernetes evicts them only
+// after the 300 s unreachable toleration, gracefully, which a dead kubelet
+// never completes. A member of an in-place group on such a node would keep
+// the whole group waiting. So the controller declares a member lost once
+// its node's kubelet has been silent (its Lease not renewed, as the
+// controller saw it: nodeloss.Tracker) for the member's bound, and marks it
+// Failed with a DisruptionTarget condition, as the Pod garbage collector
+// does: its Job replaces it, the finalizer lets it go, the group restarts
+// in place around the replacement, counted once.
+//
+// Why the bound is safe when the node is not dead but cut off: the node's
+// agent stopped its worker once it had been out of contact with the API
+// server for its fence time F (the agent's fence), and the kubelet, alive,
+// killed the worker within K. The link went down at c; the kubelet last
+// renewed at c - R at the earliest (R its renew interval), so the
+// controller saw that renewal no earlier, and declares no earlier than
+// c - R + bound. With bound >= F + R + K the worker stopped first. Each side
+// measures its own durations; no clock is compared with another.
+//
+// A frozen node (a hung VM) runs nothing, its worker neither; when it
+// thaws, its agent finds it stalled past its fence and stops the worker at
+// once, within K. A Pod whose agent does not fence (FENCE_AFTER_SECONDS=0)
+// is never declared lost: only an administrator can (the out-of-service
+// taint, or deleting the Node).
+
+// NodeSilence reports how long a node's kubelet has been silent as the
+// controller saw it, and its renew interval; known is false for a node it
+// knows nothing of (nodeloss.Tracker.Silence).
+type NodeSilence func(node string) (silence, renewInterval time.Duration, known bool)
+
+// DefaultNodeLossThreshold is the least bound of a member: the default
+// fence (15 s), a renew interval (10 s) and the kubelet's restart of the
+// Pod's containers.
+const DefaultNodeLossThreshold = 30 * time.Second
+
+// fenceRestart is K above: the kubelet sees the agent exit and kills every
+// container, the worker with a 2 s grace.
+const fenceRestart = 5 * time.Second
+
+// nodeLoss is how the reconciler tells lost members: silence nil or
+// threshold 0 turns it off.
+type nodeLoss struct {
+	silence   NodeSilence
+	threshold time.Duration
+}
+
+// lostMember is a member to mark Failed, and why.
+type lostMember struct {
+	pod  *corev1.Pod
+	node string
+	why  string
+}
+
+// lostMembers picks the members of the JobSet's in-place group whose node
+// has been silent past their bound, and when to look again for one whose
+// node is silent but not yet past it (0: none is).
+func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss) (lost []lostMember, lookAgain time.Duration) {
+	if loss.silence == nil || loss.threshold <= 0 || !keepsMembers(js) {
+		return nil, 0
+	}
+	_, group := inPlaceGroup(js)
+	for i := range pods {
+		pod := &pods[i]
+		node := pod.Spec.NodeName
+		if node == "" || !ofCurrentAttempt(js, pod) || !group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) ||
+			(!inplace.Live(pod) && !inplace.Stopping(pod)) {
+			continue
+		}
+		fence, fences := agentFence(pod)
+		if !fences {
+			continue
+		}
+		silence, interval, known := loss.silence(node)
+		if !known {
+			continue
+		}
+		bound := max(loss.threshold, fence+interval+fenceRestart)
+		switch {
+		case silence >= bound:
+			lost = append(lost, lostMember{pod: pod, node: node, why: fmt.Sprintf(
+				"node %s has not renewed its Lease for %s (the bound is %s: the agent's fence of %s, a renew interval of %s and the kubelet's restart of the Pod)",
+				node, silence.Round(time.Second), bound, fence, interval)})
+		case silence > interval+interval/2:
+			if wait := bound - silence; lookAgain == 0 || wait < lookAgain {
+				lookAgain = wait
+			}
+		}
+	}
+	return lost, lookAgain
+}
+
+// agentFence is the fence time of the Pod's agent, and false when it does
+// not fence (or its value cannot be read from its spec: a value from a
+// ConfigMap, say).
+func agentFence(pod *corev1.Pod) (time.Duration, bool) {
+	i := sidecar.Index(pod.Spec)
+	if i < 0 {
+		return 0, false
+	}
+	for _, env := range pod.Spec.InitContainers[i].Env {
+		if env.Name != agentspec.EnvFenceAfterSeconds {
+			continue
+		}
+		seconds, err := strconv.Atoi(env.Value)
+		if env.ValueFrom != nil || err != nil || seconds <= 0 {
+			return 0, false
+		}
+		return time.Duration(seconds) * time.Second, true
+	}
+	return agentspec.DefaultFenceAfterSeconds * time.Second, true
+}

@@ -1,0 +1,86 @@
+package jobsetcontroller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/wrappers"
+)
+
+// TestLostMembers: a member is lost once its node has been silent for its
+// bound, the longest of the threshold and its agent's fence plus a renew
+// interval plus the kubelet's restart of the Pod.
+func TestLostMembers(t *testing.T) {
+	js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).
+		ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).
+		ReplicatedJob(wrappers.MakeReplicatedJob("launcher").Obj()).Obj()
+	js.UID = "uid-1"
+	silences := map[string]time.Duration{"dead": time.Minute, "late": 29 * time.Second, "slow": 20 * time.Second, "fine": 3 * time.Second}
+	silence := func(node string) (time.Duration, time.Duration, bool) {
+		s, ok := silences[node]
+		return s, 10 * time.Second, ok
+	}
+	pod := func(name, node string, mutate ...func(*corev1.Pod)) corev1.Pod {
+		p := corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+				jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "0", jobset.ReplicatedJobNameKey: "workers"}},
+			Spec:   corev1.PodSpec{NodeName: node, InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning},
+		}
+		for _, m := range mutate {
+			m(&p)
+		}
+		return p
+	}
+	fence := func(seconds string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Spec.InitContainers[sidecar.Index(p.Spec)].Env = append(p.Spec.InitContainers[sidecar.Index(p.Spec)].Env,
+				corev1.EnvVar{Name: agentspec.EnvFenceAfterSeconds, Value: seconds})
+		}
+	}
+	cases := []struct {
+		name      string
+		pods      []corev1.Pod
+		want      []string
+		lookAgain time.Duration
+	}{
+		{"a member on a node silent past the bound (15 + 10 + 5 s)", []corev1.Pod{pod("w-0", "dead")}, []string{"w-0"}, 0},
+		{"a member on a node silent for less: look again when it is reached", []corev1.Pod{pod("w-0", "slow"), pod("w-1", "late")}, nil, time.Second},
+		{"a node silent for less than a renew interval and a half is not suspect", []corev1.Pod{pod("w-0", "fine")}, nil, 0},
+		{"a longer fence makes a longer bound", []corev1.Pod{pod("w-0", "dead", fence("50"))}, nil, 5 * time.Second},
+		{"an agent that does not fence is never declared lost", []corev1.Pod{pod("w-0", "dead", fence("0"))}, nil, 0},
+		{"a node whose Lease was never seen", []corev1.Pod{pod("w-0", "unknown")}, nil, 0},
+		{"a member being deleted on a dead node never ends there: lost", []corev1.Pod{pod("w-0", "dead", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} })}, []string{"w-0"}, 0},
+		{"not members: ended, another attempt, outside the group, not scheduled", []corev1.Pod{
+			pod("ended", "dead", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }),
+			pod("old", "dead", func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1" }),
+			pod("launcher", "dead", func(p *corev1.Pod) { p.Labels[jobset.ReplicatedJobNameKey] = "launcher" }),
+			pod("pending", ""),
+		}, nil, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			lost, lookAgain := lostMembers(js, tc.pods, nodeLoss{silence: silence, threshold: DefaultNodeLossThreshold})
+			var names []string
+			for _, m := range lost {
+				names = append(names, m.pod.Name)
+				if !strings.Contains(m.why, "node "+m.node+" has not renewed its Lease for") {
+					t.Errorf("why %q does not name the node and the silence", m.why)
+				}
+			}
+			if strings.Join(names, ",") != strings.Join(tc.want, ",") || lookAgain != tc.lookAgain {
+				t.Errorf("lost %v, look again in %s; want %v, %s", names, lookAgain, tc.want, tc.lookAgain)
+			}
+		})
+	}
+	if lost, _ := lostMembers(js, []corev1.Pod{pod("w-0", "dead")}, nodeLoss{silence: silence}); lost != nil {
+		t.Errorf("with no threshold, lost %v", lost)
+	}
+}

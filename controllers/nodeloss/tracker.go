@@ -1,0 +1,121 @@
+// Package nodeloss tells how long each node's kubelet has been silent, as
+// the controller observes the nodes' Leases (namespace kube-node-lease),
+// each renewed by its kubelet every quarter of its duration.
+//
+// Silence is measured on the controller's own clock, from when it saw the
+// Lease last renewed: no node's clock is read. And it counts only while
+// the controller itself could see renewals: when the API server is down
+// (or the controller's watch is), no kubelet renews and no renewal is seen,
+// and every node would look silent once it is back. So a quiet spell of
+// QuietGap or more, with no renewal of any Lease seen, ends the
+// controller's contact: silence then counts from the first renewal seen
+// after it.
+package nodeloss
+
+import (
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+)
+
+// DefaultRenewInterval is the kubelet's, for a Lease of its default
+// duration (40 s).
+const DefaultRenewInterval = 10 * time.Second
+
+// Tracker follows the nodes' Leases. It is safe for concurrent use.
+type Tracker struct {
+	clock clock.PassiveClock
+	// quietGap: see the package comment; longer than a renew interval,
+	// so that one node's renewals alone keep the contact.
+	quietGap time.Duration
+
+	mu    sync.Mutex
+	nodes map[string]*lease
+	// lastRenewal is when the controller last saw any Lease renewed;
+	// contactSince when its contact last began.
+	lastRenewal, contactSince time.Time
+}
+
+type lease struct {
+	renewTime     time.Time
+	seen          time.Time
+	renewInterval time.Duration
+}
+
+// NewTracker returns a Tracker that knows no Lease yet.
+func NewTracker(c clock.PassiveClock, quietGap time.Duration) *Tracker {
+	return &Tracker{clock: c, quietGap: quietGap, nodes: map[string]*lease{}, contactSince: c.Now()}
+}
+
+// Observe records a Lease as an informer delivered it (added, updated or
+// listed again).
+func (t *Tracker) Observe(l *coordinationv1.Lease) {
+	if l == nil {
+		return
+	}
+	var renewed time.Time
+	if l.Spec.RenewTime != nil {
+		renewed = l.Spec.RenewTime.Time
+	}
+	interval := DefaultRenewInterval
+	if d := ptr.Deref(l.Spec.LeaseDurationSeconds, 0); d > 0 {
+		interval = time.Duration(d) * time.Second / 4
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.clock.Now()
+	n, known := t.nodes[l.Name]
+	if known && n.renewTime.Equal(renewed) {
+		n.renewInterval = interval
+		return
+	}
+	if !t.lastRenewal.IsZero() && now.Sub(t.lastRenewal) >= t.quietGap {
+		t.contactSince = now
+	}
+	t.lastRenewal = now
+	t.nodes[l.Name] = &lease{renewTime: renewed, seen: now, renewInterval: interval}
+}
+
+// Forget drops a node whose Lease was deleted.
+func (t *Tracker) Forget(name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.nodes, name)
+}
+
+// Silence reports how long the controller has seen no renewal of the
+// node's Lease while in contact, and the kubelet's renew interval; known is
+// false for a node whose Lease it has not seen.
+func (t *Tracker) Silence(node string) (silence, renewInterval time.Duration, known bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, ok := t.nodes[node]
+	if !ok {
+		return 0, 0, false
+	}
+	from := n.seen
+	if t.contactSince.After(from) {
+		from = t.contactSince
+	}
+	now := t.clock.Now()
+	if !t.lastRenewal.IsZero() && now.Sub(t.lastRenewal) >= t.quietGap {
+		// No renewal at all for a while: the controller, not the node,
+		// may be the one cut off.
+		return 0, n.renewInterval, true
+	}
+	return now.Sub(from), n.renewInterval, true
+}
+
+// Nodes lists the nodes whose Leases the tracker follows.
+func (t *Tracker) Nodes() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	names := make([]string, 0, len(t.nodes))
+	for name := range t.nodes {
+		names = append(names, name)
+	}
+	return names
+}

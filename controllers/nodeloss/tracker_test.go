@@ -1,0 +1,72 @@
+package nodeloss
+
+import (
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+)
+
+func TestTracker(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	renewedAt := func(node string, at time.Time) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node},
+			Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: at}, LeaseDurationSeconds: ptr.To[int32](40)}}
+	}
+	clock := testingclock.NewFakePassiveClock(start)
+	tr := NewTracker(clock, 15*time.Second)
+	// Node clocks are read nowhere: a renewTime far in the future or past
+	// counts as a renewal when it changes, at the controller's time.
+	nodeClock := start.Add(time.Hour)
+	renew := func(nodes ...string) {
+		nodeClock = nodeClock.Add(time.Second)
+		for _, n := range nodes {
+			tr.Observe(renewedAt(n, nodeClock))
+		}
+	}
+	expect := func(node string, want time.Duration) {
+		t.Helper()
+		silence, interval, known := tr.Silence(node)
+		if !known || silence != want || interval != 10*time.Second {
+			t.Errorf("Silence(%s) = %s, %s, %v; want %s, 10s, true", node, silence, interval, known, want)
+		}
+	}
+	step := func(d time.Duration) { clock.SetTime(clock.Now().Add(d)) }
+
+	renew("a", "b")
+	step(5 * time.Second)
+	expect("a", 5*time.Second)
+	tr.Observe(renewedAt("a", nodeClock)) // listed again, not renewed
+	expect("a", 5*time.Second)
+
+	// b goes silent while a renews every 10 s.
+	step(5 * time.Second)
+	renew("a")
+	for range 2 {
+		step(10 * time.Second)
+		renew("a")
+	}
+	expect("a", 0)
+	expect("b", 30*time.Second)
+
+	// The API server goes away for 20 s: nobody renews. The controller,
+	// seeing no renewal at all, counts no silence meanwhile...
+	step(20 * time.Second)
+	expect("b", 0)
+	// ...and once renewals come again, the silence counts from then.
+	renew("a")
+	step(3 * time.Second)
+	expect("b", 3*time.Second)
+	expect("a", 3*time.Second)
+
+	if _, _, known := tr.Silence("c"); known {
+		t.Error("a node whose Lease was never seen is known")
+	}
+	tr.Forget("b")
+	if _, _, known := tr.Silence("b"); known {
+		t.Error("a forgotten node is known")
+	}
+}
