@@ -18,6 +18,14 @@
 //     (default :8080/barrier-is-lifted) answers 200 from then on, so the
 //     kubelet starts the worker. Before that it answers 503 and says why.
 //
+// # The fence
+//
+// Once its worker may run (the barrier lifted), an agent that has been out
+// of contact with the API server for FENCE_AFTER_SECONDS (default 15; 0:
+// never) exits with the restart code, so that the kubelet stops the worker;
+// the controller replaces the ranks of a node it no longer hears from only
+// after a longer bound (fence.go).
+//
 // # Exit codes
 //
 //	88 (RESTART_POD_IN_PLACE_EXIT_CODE, 1..255)  restart the Pod in place
