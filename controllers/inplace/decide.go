@@ -98,6 +98,10 @@ type Decision struct {
 	// group restart; Trigger says why.
 	RestartStarted bool
 	Trigger        string
+	// FailedInPlace names the Pod whose failure in place (a failure
+	// signal, or its restart into the next epoch) started the group
+	// restart, when one did: the Pod stays, and so does its node.
+	FailedInPlace string
 	// RestartCompleted: this decision syncs the epoch that a group restart
 	// was waiting for.
 	RestartCompleted bool
@@ -218,11 +222,12 @@ func Decide(s Snapshot) Decision {
 	if Gathering(s.Synced, s.Deprecated, s.Regathering) {
 		return d
 	}
-	trigger := ""
+	trigger, failedInPlace := "", ""
 	if maxEpoch > s.Synced {
-		trigger = fmt.Sprintf("Pod %s joined epoch %d", livePodAt(s.Pods, maxEpoch), maxEpoch)
+		failedInPlace = livePodAt(s.Pods, maxEpoch)
+		trigger = fmt.Sprintf("Pod %s joined epoch %d", failedInPlace, maxEpoch)
 	} else {
-		trigger = failureTrigger(s.Pods, s.Synced)
+		trigger, failedInPlace = failureTrigger(s.Pods, s.Synced)
 	}
 	if trigger == "" {
 		return d
@@ -232,7 +237,7 @@ func Decide(s Snapshot) Decision {
 	}
 	d.Deprecated = s.Synced
 	d.RestartStarted = true
-	d.Trigger = trigger
+	d.Trigger, d.FailedInPlace = trigger, failedInPlace
 	return d
 }
 
@@ -287,8 +292,9 @@ func livePodAt(pods []Pod, epoch int32) string {
 // signal. Pods of earlier epochs are old news: a failed Pod stays in the API
 // long after its replacement joined. So is a Pod that joined S and failed
 // before S synced: its replacement at S (live, or finished since) was the
-// member.
-func failureTrigger(pods []Pod, synced int32) string {
+// member. It also names the Pod when it shows a failure signal: a failure
+// in place.
+func failureTrigger(pods []Pod, synced int32) (trigger, failedInPlace string) {
 	replaced := map[string]bool{}
 	for _, p := range pods {
 		if !p.Failed && !p.Deleting && p.Index != "" && p.at(synced) {
@@ -304,12 +310,12 @@ func failureTrigger(pods []Pod, synced int32) string {
 		}
 		switch {
 		case p.Failed:
-			return fmt.Sprintf("Pod %s failed", p.Name)
+			return fmt.Sprintf("Pod %s failed", p.Name), ""
 		case p.Deleting:
-			return fmt.Sprintf("Pod %s is being deleted", p.Name)
+			return fmt.Sprintf("Pod %s is being deleted", p.Name), ""
 		case p.FailureSignal != "":
-			return fmt.Sprintf("Pod %s: %s", p.Name, p.FailureSignal)
+			return fmt.Sprintf("Pod %s: %s", p.Name, p.FailureSignal), p.Name
 		}
 	}
-	return ""
+	return "", ""
 }

@@ -39,7 +39,7 @@ func TestDecide(t *testing.T) {
 		},
 		"in sync, then one Pod restarted into a new epoch: deprecatedEpoch set": {
 			snapshot: Snapshot{Synced: 1, ExpectedPods: 3, Pods: at("1", "2", "1"), MaxRestarts: 3},
-			want:     Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Trigger: "Pod w-1 joined epoch 2"},
+			want:     Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Trigger: "Pod w-1 joined epoch 2", FailedInPlace: "w-1"},
 		},
 		"lost sync, and a second Pod reached the new epoch but not all: no status write": {
 			snapshot: Snapshot{Synced: 1, Deprecated: 1, ExpectedPods: 3, Pods: at("2", "2", "1"), MaxRestarts: 3, RestartsUsed: 1},
@@ -127,7 +127,7 @@ func TestDecide(t *testing.T) {
 		"in sync, a Pod at S shows a failure signal: deprecate at once": {
 			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
 				Pods: with(at("1", "1"), 1, func(p *Pod) { p.FailureSignal = "container worker terminated with exit code 1" })},
-			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Trigger: "Pod w-1: container worker terminated with exit code 1"},
+			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Trigger: "Pod w-1: container worker terminated with exit code 1", FailedInPlace: "w-1"},
 		},
 		"in sync, a Pod failed: deprecate at once": {
 			snapshot: Snapshot{Synced: 1, ExpectedPods: 2, MaxRestarts: 3,
@@ -210,7 +210,7 @@ func TestDecide(t *testing.T) {
 		},
 		"maxRestarts N: the N-th group restart may start": {
 			snapshot: Snapshot{Synced: 3, Deprecated: 2, ExpectedPods: 2, Pods: at("3", "4"), MaxRestarts: 3, RestartsUsed: 2},
-			want:     Decision{Synced: 3, Deprecated: 3, RestartStarted: true, Trigger: "Pod w-1 joined epoch 4"},
+			want:     Decision{Synced: 3, Deprecated: 3, RestartStarted: true, Trigger: "Pod w-1 joined epoch 4", FailedInPlace: "w-1"},
 		},
 		"maxRestarts N: the (N+1)-th fails": {
 			snapshot: Snapshot{Synced: 4, Deprecated: 3, ExpectedPods: 2, Pods: at("4", "5"), MaxRestarts: 3, RestartsUsed: 3},

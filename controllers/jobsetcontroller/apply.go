@@ -52,6 +52,9 @@ func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Re
 		js = a.status.js
 	}
 	recordEpochs(js)
+	if err := r.recordFailureInPlace(ctx, js, a.failedInPlace); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.releaseMembers(ctx, a.release); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -309,5 +312,44 @@ func (r *Reconciler) taintLost(ctx context.Context, name string) error {
 	if err := r.client.Patch(ctx, tainted, client.MergeFromWithOptions(node, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("tainting node %s %s: %w", name, NodeLostTaint, err)
 	}
+	return nil
+}
+
+// recordFailureInPlace writes a Pod's failures in place, once the group
+// restart its last one started is recorded (a status write that failed
+// must not count it twice), and replaces the Pod off its node when they
+// reached the limit: it is marked Failed with ConditionReplacedOffNode, for
+// its Job to replace it and the Pod webhook to keep the replacement off
+// the node.
+func (r *Reconciler) recordFailureInPlace(ctx context.Context, js *jobset.JobSet, f *failureInPlace) error {
+	if f == nil {
+		return nil
+	}
+	annotation, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{FailuresInPlaceAnnotation: f.annotation}}})
+	if err != nil {
+		return err
+	}
+	target := &corev1.Pod{}
+	target.Namespace, target.Name = f.pod.Namespace, f.pod.Name
+	if err := r.client.Patch(ctx, target, client.RawPatch(types.MergePatchType, annotation)); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("recording a failure in place of Pod %s: %w", f.pod.Name, err))
+	}
+	if !f.replace {
+		return nil
+	}
+	status, err := json.Marshal(map[string]any{"status": map[string]any{
+		"phase": corev1.PodFailed, "reason": ReasonRepeatedFailures, "message": f.why,
+		"conditions": []corev1.PodCondition{{Type: ConditionReplacedOffNode, Status: corev1.ConditionTrue,
+			Reason: ReasonRepeatedFailures, Message: f.why, LastTransitionTime: metav1.Now()}},
+	}})
+	if err != nil {
+		return err
+	}
+	if err := r.client.Status().Patch(ctx, target, client.RawPatch(types.StrategicMergePatchType, status)); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("marking Pod %s Failed: %w", f.pod.Name, err))
+	}
+	metrics.RepeatedFailureReplacements.WithLabelValues(js.Namespace, f.pod.Spec.NodeName).Inc()
+	ctrl.LoggerFrom(ctx).Info("Replacing a Pod off its node", "pod", klog.KObj(f.pod), "node", f.pod.Spec.NodeName, "why", f.why)
+	r.recorder.Eventf(js, f.pod, corev1.EventTypeWarning, ReasonRepeatedFailures, "ReplaceOffNode", "%s", f.why)
 	return nil
 }

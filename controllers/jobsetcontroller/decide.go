@@ -33,6 +33,9 @@ type actions struct {
 	adopt []*corev1.Pod
 	// lost: the members whose node was lost, to mark Failed.
 	lost []lostMember
+	// failedInPlace: the Pod whose failure in place this decision's group
+	// restart answers, to record once the status is written.
+	failedInPlace *failureInPlace
 	// release: the Pods whose group-member finalizer the controller is
 	// done with, released once the status is written.
 	release []*corev1.Pod
@@ -90,6 +93,9 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	case d.kind == keepRunning && inPlaceRestartEnabled(js):
 		epochs := inplace.Decide(snapshot)
 		a.confirm = a.confirm || writes(epochs, snapshot)
+		if epochs.RestartStarted {
+			a.failedInPlace = failedInPlace(epochs.FailedInPlace, pods, o.now, o.repeatedFailures)
+		}
 		update.applyEpochs(epochs, snapshot)
 		var report string
 		report, a.requeueAfter = stalledGather(update.js, currentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)

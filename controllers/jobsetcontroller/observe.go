@@ -87,6 +87,8 @@ type observed struct {
 	now   time.Time
 	// nodeLoss tells the members whose node was lost.
 	nodeLoss nodeLoss
+	// repeatedFailures tells a Pod to replace off its node.
+	repeatedFailures repeatedFailures
 }
 
 // freshChildren are the JobSet's Pods and the Jobs of its current restart
@@ -113,7 +115,7 @@ func (o *observed) paced() bool {
 
 // observe reads the JobSet's children from the cache.
 func (r *Reconciler) observe(ctx context.Context, js *jobset.JobSet) (*observed, error) {
-	o := &observed{js: js, now: r.clock.Now(), nodeLoss: r.nodeLoss}
+	o := &observed{js: js, now: r.clock.Now(), nodeLoss: r.nodeLoss, repeatedFailures: r.repeatedFailures}
 	var jobs batchv1.JobList
 	if err := r.client.List(ctx, &jobs, client.InNamespace(js.Namespace),
 		client.MatchingFields{JobOwnerUIDIndex: string(js.UID)}, client.UnsafeDisableDeepCopy); err != nil {

@@ -47,6 +47,15 @@ type Reconciler struct {
 	pacer *podEventPacer
 	// nodeLoss tells the members whose node was lost (node_loss.go).
 	nodeLoss nodeLoss
+	// repeatedFailures: when a Pod that fails in place again and again is
+	// replaced off its node (repeated_failures.go).
+	repeatedFailures repeatedFailures
+}
+
+// WithRepeatedFailures replaces, off its node, a Pod that failed in place
+// limit times within window (limit 0: never).
+func WithRepeatedFailures(limit int, window time.Duration) Option {
+	return func(r *Reconciler) { r.repeatedFailures = repeatedFailures{Limit: limit, Window: window} }
 }
 
 // WithNodeLoss has the reconciler mark Failed the members of in-place
@@ -63,7 +72,8 @@ type Option func(*Reconciler)
 // NewReconciler returns a Reconciler writing through c and reporting
 // through recorder.
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts ...Option) *Reconciler {
-	r := &Reconciler{client: c, apiReader: c, recorder: recorder, clock: clock.RealClock{}, gatherStallThreshold: DefaultGatherStallThreshold}
+	r := &Reconciler{client: c, apiReader: c, recorder: recorder, clock: clock.RealClock{}, gatherStallThreshold: DefaultGatherStallThreshold,
+		repeatedFailures: repeatedFailures{Limit: DefaultRepeatedFailureLimit, Window: DefaultRepeatedFailureWindow}}
 	for _, opt := range opts {
 		opt(r)
 	}

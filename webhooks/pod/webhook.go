@@ -29,14 +29,16 @@ import (
 // +kubebuilder:rbac:groups=core,resources=nodes,verbs=get;list;watch
 
 // Webhook reads leaders and their nodes through Reader (the manager's cache,
-// limited to JobSet Pods by CacheOptions).
+// limited to JobSet Pods by CacheOptions), and a Pod the cache may show
+// stale through APIReader (keep_off.go).
 type Webhook struct {
-	Reader client.Reader
+	Reader    client.Reader
+	APIReader client.Reader
 }
 
 // SetupWithManager serves the Pod webhooks on the manager's webhook server.
 func SetupWithManager(mgr ctrl.Manager) error {
-	w := Webhook{Reader: mgr.GetClient()}
+	w := Webhook{Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
 	return ctrl.NewWebhookManagedBy(mgr, &corev1.Pod{}).
 		WithDefaulter(w).
 		WithValidator(w).
@@ -47,6 +49,11 @@ func SetupWithManager(mgr ctrl.Manager) error {
 // leader's domain once the leader is scheduled. A follower whose leader is
 // not scheduled yet is left alone here; validation refuses it.
 func (w Webhook) Default(ctx context.Context, pod *corev1.Pod) error {
+	nodes, err := w.nodesToKeepOff(ctx, pod)
+	if err != nil {
+		return err
+	}
+	keepOff(pod, nodes)
 	topologyKey, exclusive := placement.TopologyKey(pod)
 	if !exclusive {
 		return nil

@@ -63,14 +63,22 @@ const (
 	// environment, startup probe and restart rule, and a restart rule to
 	// every worker container that has none.
 	InjectAgentKey = "jobset.sigs.k8s.io/inject-agent"
-	// GroupMemberFinalizer is on every Pod of an InPlaceRestart JobSet
-	// (through its Job's Pod template) until the controller has seen how the
-	// Pod ended. A worker deleted while it runs may exit 0 on SIGTERM: its
-	// Job then counts the index complete and never replaces it. The
-	// finalizer keeps the deleted Pod visible until the controller has
+	// GroupMemberFinalizer is on every live member of an InPlaceRestart
+	// JobSet's group (the controller adds it) until the controller has seen
+	// how the Pod ended. A worker deleted while it runs may exit 0 on
+	// SIGTERM: its Job then counts the index complete and never replaces it.
+	// The finalizer keeps the deleted Pod visible until the controller has
 	// answered that with a full restart; a Pod seen to finish on its own
 	// first is released at once.
 	GroupMemberFinalizer = "jobset.sigs.k8s.io/group-member"
+	// FailuresInPlaceAnnotation holds, on a member, the times (RFC 3339,
+	// the controller's clock) of its last failures in place.
+	FailuresInPlaceAnnotation = "jobset.sigs.k8s.io/failures-in-place"
+	// PodConditionReplacedOffNode marks a Pod the controller set Failed for
+	// failing in place again and again on its node: the Pod webhook keeps
+	// its replacement (the next Pod of its Job and completion index) off
+	// that node.
+	PodConditionReplacedOffNode corev1.PodConditionType = "jobset.sigs.k8s.io/ReplacedOffNode"
 )
 
 // Exclusive placement.

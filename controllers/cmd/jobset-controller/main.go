@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -45,6 +46,8 @@ type options struct {
 	leaseDuration, renewDeadline, retryPeriod time.Duration
 	gatherStallThreshold                      time.Duration
 	nodeLossThreshold                         time.Duration
+	repeatedFailureLimit                      int
+	repeatedFailureWindow                     time.Duration
 	qps                                       float64
 	burst, concurrency                        int
 	// releaseGroupMembers: release every Pod and exit (a rollback's step).
@@ -69,11 +72,19 @@ func main() {
 		"Remove the finalizer "+jobset.GroupMemberFinalizer+" from every Pod, then exit. Run it with the controller stopped, before a rollback or downgrade to a controller that does not remove it (community JobSet): see docs/operations.md.")
 	flag.DurationVar(&o.nodeLossThreshold, "node-loss-threshold", jobsetcontroller.DefaultNodeLossThreshold,
 		"How long a node's kubelet may leave its Lease unrenewed before the members of in-place groups on it are marked Failed and replaced (0: never). A member's bound is never shorter than its agent's fence time plus the kubelet's renew interval and restart of the Pod: see docs/user-guide.md.")
+	flag.IntVar(&o.repeatedFailureLimit, "repeated-failure-limit", jobsetcontroller.DefaultRepeatedFailureLimit,
+		"After this many failures in place of the same Pod within --repeated-failure-window, the Pod is replaced on another node instead (0: never).")
+	flag.DurationVar(&o.repeatedFailureWindow, "repeated-failure-window", jobsetcontroller.DefaultRepeatedFailureWindow,
+		"The window of --repeated-failure-limit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
+	if err := o.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "jobset-controller:", err)
+		os.Exit(2)
+	}
 	cfg, err := ctrl.GetConfig()
 	switch {
 	case err != nil:
@@ -123,7 +134,8 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 			return fmt.Errorf("registering field indexes: %w", err)
 		}
 		reconciler := jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"),
-			jobsetcontroller.WithGatherStallThreshold(o.gatherStallThreshold), jobsetcontroller.WithNodeLoss(o.nodeLossThreshold, nil))
+			jobsetcontroller.WithGatherStallThreshold(o.gatherStallThreshold), jobsetcontroller.WithNodeLoss(o.nodeLossThreshold, nil),
+			jobsetcontroller.WithRepeatedFailures(o.repeatedFailureLimit, o.repeatedFailureWindow))
 		if err := reconciler.SetupWithManager(mgr, o.concurrency); err != nil {
 			return fmt.Errorf("setting up the JobSet reconciler: %w", err)
 		}
@@ -164,6 +176,21 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	err = controllers(ctx)
 	servers.Wait()
 	return err
+}
+
+// validate checks the flags that have no meaning out of range.
+func (o options) validate() error {
+	var errs []error
+	if o.nodeLossThreshold < 0 {
+		errs = append(errs, fmt.Errorf("--node-loss-threshold=%s: must be 0 (never replace the members of a lost node) or a positive duration", o.nodeLossThreshold))
+	}
+	if o.repeatedFailureLimit < 0 {
+		errs = append(errs, fmt.Errorf("--repeated-failure-limit=%d: must be 0 (never replace a Pod off its node) or a positive count", o.repeatedFailureLimit))
+	}
+	if o.repeatedFailureLimit > 0 && o.repeatedFailureWindow <= 0 {
+		errs = append(errs, fmt.Errorf("--repeated-failure-window=%s: must be a positive duration while --repeated-failure-limit is set", o.repeatedFailureWindow))
+	}
+	return errors.Join(errs...)
 }
 
 // releaseGroupMembers lets go of every Pod the controller holds, for a

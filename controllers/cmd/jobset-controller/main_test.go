@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -298,5 +299,23 @@ func TestReleaseGroupMembers(t *testing.T) {
 	}
 	if err := c.env.Client.Get(ctx, client.ObjectKeyFromObject(deleted), &corev1.Pod{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the deleted Pod is still there (%v): it should have gone once released", err)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	valid := options{nodeLossThreshold: 30 * time.Second, repeatedFailureLimit: 3, repeatedFailureWindow: 10 * time.Minute}
+	if err := valid.validate(); err != nil {
+		t.Errorf("the defaults: %v", err)
+	}
+	off := options{}
+	if err := off.validate(); err != nil {
+		t.Errorf("everything off: %v", err)
+	}
+	bad := options{nodeLossThreshold: -time.Second, repeatedFailureLimit: 2}
+	err := bad.validate()
+	for _, want := range []string{"--node-loss-threshold=-1s", "--repeated-failure-window=0s"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not name %s", err, want)
+		}
 	}
 }

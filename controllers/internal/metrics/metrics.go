@@ -53,6 +53,14 @@ var (
 		Help:      "Pods of in-place groups marked Failed, for their Jobs to replace, because their node's kubelet was silent past the bound.",
 	}, []string{"namespace", "node"})
 
+	// RepeatedFailureReplacements counts Pods replaced off a node where
+	// they failed in place again and again.
+	RepeatedFailureReplacements = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: "jobset",
+		Name:      "repeated_failure_replacements_total",
+		Help:      "Pods of in-place groups marked Failed, for their Jobs to replace them on another node, because they failed in place again and again on their node.",
+	}, []string{"namespace", "node"})
+
 	// SyncedEpoch and DeprecatedEpoch mirror each InPlaceRestart JobSet's
 	// status epochs.
 	SyncedEpoch = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -69,7 +77,7 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(JobSetsCompleted, JobSetsFailed, JobSetRestarts,
-		InPlaceRestarts, InPlaceRestartDuration, NodeLossReplacements, SyncedEpoch, DeprecatedEpoch)
+		InPlaceRestarts, InPlaceRestartDuration, NodeLossReplacements, RepeatedFailureReplacements, SyncedEpoch, DeprecatedEpoch)
 }
 
 // SetEpochs mirrors an InPlaceRestart JobSet's status epochs. It is called on

@@ -665,6 +665,35 @@ var _ = Describe("In-place restart", func() {
 		Eventually(func() []corev1.Taint { return nodeTaints(lost) }, 10*time.Second).ShouldNot(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
 	})
 
+	// A worker that fails in place on a broken node keeps failing there: an
+	// in-place restart keeps the Pod, and so the node.
+	It("replaces off its node a Pod that failed in place three times within the window, as part of the third group restart", func() {
+		js := create(workers(1, 2, 10).Obj())
+		pods := syncedAtOne(js, 2)
+		for epoch := 2; epoch <= 4; epoch++ {
+			agentJoins(pods[0], strconv.Itoa(epoch)) // pods[0] failed in place: its agent rejoins first
+			eventuallyEpochs(js, int32(epoch-1), int32(epoch-1))
+			if epoch == 4 {
+				break
+			}
+			agentJoins(pods[1], strconv.Itoa(epoch))
+			eventuallyEpochs(js, int32(epoch), int32(epoch-1))
+		}
+		Eventually(func(g Gomega) {
+			p := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pods[0]), p)).To(Succeed())
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodFailed))
+			c := podCondition(p, jobset.PodConditionReplacedOffNode)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Message).To(ContainSubstring("failed in place 3 times within 10m0s on node node-a"))
+			g.Expect(strings.Split(p.Annotations[jobset.FailuresInPlaceAnnotation], ",")).To(HaveLen(3))
+		}).Should(Succeed())
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(3)), "counted as the group restarts they are")
+		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobsetcontroller.ReasonRepeatedFailures))
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pods[1]), pods[1])).To(Succeed())
+		Expect(pods[1].Status.Phase).NotTo(Equal(corev1.PodFailed), "the peer that restarted in place with it stays")
+	})
+
 	It("falls back to the failure policy when a Job fails: FailJobSet on PodFailurePolicy", func() {
 		js := create(workers(2, 1, 5).FailurePolicyRule(jobset.FailurePolicyRule{
 			Name: "fatal", Action: jobset.FailJobSet, OnJobFailureReasons: []string{"PodFailurePolicy"},

@@ -1,0 +1,51 @@
+package jobsetcontroller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestRecordFailureInPlace(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	policy := repeatedFailures{Limit: 3, Window: 10 * time.Minute}
+	pod := func(annotation string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "w-0"}, Spec: corev1.PodSpec{NodeName: "gpu-7"}}
+		if annotation != "" {
+			p.Annotations = map[string]string{FailuresInPlaceAnnotation: annotation}
+		}
+		return p
+	}
+	ago := func(d time.Duration) string { return now.Add(-d).Format(time.RFC3339) }
+	cases := []struct {
+		name, annotation, want string
+		replace                bool
+	}{
+		{"the first failure", "", now.Format(time.RFC3339), false},
+		{"the second", ago(time.Minute), ago(time.Minute) + "," + now.Format(time.RFC3339), false},
+		{"the third within the window: replaced off the node", ago(5*time.Minute) + "," + ago(time.Minute),
+			ago(5*time.Minute) + "," + ago(time.Minute) + "," + now.Format(time.RFC3339), true},
+		{"older failures leave the window", ago(time.Hour) + "," + ago(11*time.Minute) + "," + ago(time.Minute),
+			ago(time.Minute) + "," + now.Format(time.RFC3339), false},
+		{"only the last limit are kept", ago(4*time.Minute) + "," + ago(3*time.Minute) + "," + ago(2*time.Minute),
+			ago(3*time.Minute) + "," + ago(2*time.Minute) + "," + now.Format(time.RFC3339), true},
+		{"an unreadable annotation counts nothing", "yesterday", now.Format(time.RFC3339), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := recordFailureInPlace(pod(tc.annotation), now, policy)
+			if f.annotation != tc.want || f.replace != tc.replace {
+				t.Errorf("annotation %q, replace %v; want %q, %v", f.annotation, f.replace, tc.want, tc.replace)
+			}
+			if f.replace && !strings.Contains(f.why, "failed in place 3 times within 10m0s on node gpu-7") {
+				t.Errorf("why %q does not name the count, the window and the node", f.why)
+			}
+		})
+	}
+	if f := failedInPlace("w-0", []corev1.Pod{*pod("")}, now, repeatedFailures{}); f != nil {
+		t.Errorf("with the policy off: %+v", f)
+	}
+}
