@@ -10,11 +10,17 @@ bazel_bin() {
   fi
 }
 
+# Bazel's output base is per checkout path, so a fresh clone at a new path
+# rebuilds everything; a disk cache under $HOME lets any clone on this
+# machine reuse what an earlier one built (action outputs and test results,
+# keyed by their inputs).
+BAZEL_DISK_CACHE="${BAZEL_DISK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/jobset-tools/bazel-disk-cache}"
+
 bazel_cmd() {
   local command=$1
   shift
   case "$command" in
-    build|test|run|cquery) bazel_bin "$command" --config=bazel4 "$@" ;;
+    build|test|run|cquery) bazel_bin "$command" --config=bazel4 --disk_cache="$BAZEL_DISK_CACHE" "$@" ;;
     *) bazel_bin "$command" "$@" ;;
   esac
 }
