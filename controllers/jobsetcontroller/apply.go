@@ -272,22 +272,11 @@ func (r *Reconciler) markLost(ctx context.Context, js *jobset.JobSet, lost []los
 				continue
 			}
 		}
-		now := metav1.Now()
-		status, err := json.Marshal(map[string]any{"status": map[string]any{
-			"phase": corev1.PodFailed, "reason": ReasonNodeLost, "message": m.why,
-			"conditions": []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
-				Reason: ReasonNodeLost, Message: m.why, LastTransitionTime: now}},
-		}})
-		if err != nil {
-			return err
-		}
-		target := &corev1.Pod{}
-		target.Namespace, target.Name = m.pod.Namespace, m.pod.Name
-		if err := r.client.Status().Patch(ctx, target, client.RawPatch(types.StrategicMergePatchType, status)); err != nil {
-			errs = append(errs, client.IgnoreNotFound(fmt.Errorf("marking Pod %s Failed: %w", m.pod.Name, err)))
+		if err := r.markFailed(ctx, m.pod, corev1.DisruptionTarget, ReasonNodeLost, m.why); err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		if err := r.client.Delete(ctx, target, client.Preconditions{UID: &m.pod.UID}); client.IgnoreNotFound(err) != nil {
+		if err := r.client.Delete(ctx, m.pod, client.Preconditions{UID: &m.pod.UID}); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("deleting Pod %s: %w", m.pod.Name, err))
 		}
 		metrics.NodeLossReplacements.WithLabelValues(js.Namespace, m.node).Inc()
@@ -337,19 +326,32 @@ func (r *Reconciler) recordFailureInPlace(ctx context.Context, js *jobset.JobSet
 	if !f.replace {
 		return nil
 	}
-	status, err := json.Marshal(map[string]any{"status": map[string]any{
-		"phase": corev1.PodFailed, "reason": ReasonRepeatedFailures, "message": f.why,
-		"conditions": []corev1.PodCondition{{Type: ConditionReplacedOffNode, Status: corev1.ConditionTrue,
-			Reason: ReasonRepeatedFailures, Message: f.why, LastTransitionTime: metav1.Now()}},
-	}})
-	if err != nil {
+	if err := r.markFailed(ctx, f.pod, ConditionReplacedOffNode, ReasonRepeatedFailures, f.why); err != nil {
 		return err
-	}
-	if err := r.client.Status().Patch(ctx, target, client.RawPatch(types.StrategicMergePatchType, status)); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("marking Pod %s Failed: %w", f.pod.Name, err))
 	}
 	metrics.RepeatedFailureReplacements.WithLabelValues(js.Namespace, f.pod.Spec.NodeName).Inc()
 	ctrl.LoggerFrom(ctx).Info("Replacing a Pod off its node", "pod", klog.KObj(f.pod), "node", f.pod.Spec.NodeName, "why", f.why)
 	r.recorder.Eventf(js, f.pod, corev1.EventTypeWarning, ReasonRepeatedFailures, "ReplaceOffNode", "%s", f.why)
+	return nil
+}
+
+// markFailed sets the Pod's phase Failed with a condition that says why, as
+// the Pod garbage collector does: its Job replaces it, and its kubelet, if
+// it comes back, stops it. (The Pod's own status: the kubelet, alive, would
+// not have let it end otherwise.)
+func (r *Reconciler) markFailed(ctx context.Context, pod *corev1.Pod, condition corev1.PodConditionType, reason, why string) error {
+	status, err := json.Marshal(map[string]any{"status": map[string]any{
+		"phase": corev1.PodFailed, "reason": reason, "message": why,
+		"conditions": []corev1.PodCondition{{Type: condition, Status: corev1.ConditionTrue,
+			Reason: reason, Message: why, LastTransitionTime: metav1.Now()}},
+	}})
+	if err != nil {
+		return err
+	}
+	target := &corev1.Pod{}
+	target.Namespace, target.Name = pod.Namespace, pod.Name
+	if err := r.client.Status().Patch(ctx, target, client.RawPatch(types.StrategicMergePatchType, status)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("marking Pod %s Failed: %w", pod.Name, err)
+	}
 	return nil
 }

@@ -235,6 +235,18 @@ var _ = Describe("In-place restart", func() {
 		eventuallyEpochs(js, 1, 0)
 		return pods
 	}
+	// resumedSyncsAtTwo resumes a suspended JobSet of two Pods synced at
+	// epoch 1: the new Pods join epoch 2 and sync there, no group restart
+	// counted.
+	resumedSyncsAtTwo := func(js *jobset.JobSet) {
+		setSuspend(js, false)
+		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionFalse)
+		startPods(js, "2", "2")
+		eventuallyEpochs(js, 2, 0)
+		got := fetch(ctx, js)
+		Expect(got.Status.InPlaceRestarts).To(BeZero())
+		Expect(got.Status.TerminalState).To(BeEmpty())
+	}
 
 	It("KEP case 1: all Pods in sync: no status write", func() {
 		js := create(workers(1, 3, 3).Obj())
@@ -540,13 +552,7 @@ var _ = Describe("In-place restart", func() {
 			// Pods do not sync (an old worker may still run).
 			kubeletReports(pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodFailed })
 		}
-		setSuspend(js, false)
-		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionFalse)
-		startPods(js, "2", "2")
-		eventuallyEpochs(js, 2, 0)
-		got := fetch(ctx, js)
-		Expect(got.Status.InPlaceRestarts).To(BeZero())
-		Expect(got.Status.TerminalState).To(BeEmpty())
+		resumedSyncsAtTwo(js)
 	})
 
 	// Kueue preempts by suspending. The Job controller deletes the Pods of
@@ -586,13 +592,7 @@ var _ = Describe("In-place restart", func() {
 		}
 
 		By("on resume every rank runs again and syncs")
-		setSuspend(js, false)
-		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionFalse)
-		startPods(js, "2", "2")
-		eventuallyEpochs(js, 2, 0)
-		got := fetch(ctx, js)
-		Expect(got.Status.InPlaceRestarts).To(BeZero())
-		Expect(got.Status.TerminalState).To(BeEmpty())
+		resumedSyncsAtTwo(js)
 	})
 
 	// A node that dies, hangs or is cut off keeps its Node object and its
