@@ -128,8 +128,11 @@ var _ = Describe("Kueue", Serial, Label("kueue"), func() {
 	})
 	// Kueue preempts by suspending: the Job controller deletes the Pods,
 	// and a trainer that checkpoints on SIGTERM exits 0 (this suite's
-	// worker does). Its Job (podReplacementPolicy Failed) counts the index
-	// complete: the JobSet must neither complete nor resume a rank short.
+	// worker does). The JobSet must neither complete nor resume a rank
+	// short. (Kubernetes' Job controller takes its tracking finalizer off
+	// the Pods of a suspended Job before it deletes them, so it counts no
+	// index of a stopped worker complete; a Job controller that did is
+	// answered with new Jobs: the envtest spec of the same name.)
 	It("brings every rank of a preempted InPlaceRestart JobSet back when Kueue admits it again, its workers having exited 0 on the preemption", func(ctx context.Context) {
 		ns := agentNamespace(ctx)
 		// Two Pods of 110m each (worker and agent) per in-place JobSet,
@@ -140,20 +143,12 @@ var _ = Describe("Kueue", Serial, Label("kueue"), func() {
 		Expect(k8sClient.Create(ctx, low)).To(Succeed())
 		lowWL := kueueAdmitted(ctx, low, q)
 		lowPods := waitForSyncedWorkers(ctx, low, 2)
-		attempt := getJobSet(ctx, low).Status.Restarts
 
 		By("a higher-priority JobSet preempts it: its workers exit 0 on the SIGTERM")
 		high := kueueJobSet("high", ns, q.localQueue, kueuePriorityClass(ctx, ns, "high", 1000), 2)
 		Expect(k8sClient.Create(ctx, high)).To(Succeed())
 		kueueEventuallyCondition(ctx, ns, lowWL, "Evicted", metav1.ConditionTrue, "Preempted", "Kueue preempts the in-place JobSet")
 		kueueExpectPodsGone(ctx, ns, lowPods)
-		Eventually(func(g Gomega) {
-			got := getJobSet(ctx, low)
-			g.Expect(got.Status.Restarts).To(Equal(attempt+1), "the Jobs whose indexes the stop completed are recreated")
-			g.Expect(got.Status.RestartsCountTowardsMax).To(BeZero(), "a preemption is not a failure")
-		}).Should(Succeed())
-		Expect(meta.FindStatusCondition(getJobSet(ctx, low).Status.Conditions, string(jobset.JobSetCompleted))).To(BeNil(),
-			"stopped workers did not finish the JobSet")
 
 		By("the preemptor completes; Kueue admits the in-place JobSet again and every rank runs and syncs")
 		highPods := waitForSyncedWorkers(ctx, high, 2)
@@ -167,7 +162,10 @@ var _ = Describe("Kueue", Serial, Label("kueue"), func() {
 			Expect(lowPods).NotTo(HaveKey(name), "Pod %s is new", name)
 		}
 		got := getJobSet(ctx, low)
+		Expect(meta.FindStatusCondition(got.Status.Conditions, string(jobset.JobSetCompleted))).To(BeNil(),
+			"stopped workers did not finish the JobSet")
 		Expect(got.Status.InPlaceRestarts).To(BeZero())
+		Expect(got.Status.RestartsCountTowardsMax).To(BeZero(), "a preemption is not a failure")
 		Expect(got.Status.TerminalState).To(BeEmpty())
 
 		By("it completes once its workers finish")
