@@ -557,10 +557,10 @@ var _ = Describe("In-place restart", func() {
 
 	// Kueue preempts by suspending. The Job controller deletes the Pods of
 	// the suspended Job; a trainer that checkpoints on SIGTERM exits 0, its
-	// Pod ends Succeeded, and its Job (podReplacementPolicy Failed) counts
-	// the index complete, the whole Job Complete once every index is.
-	// Before, the JobSet completed at once, and with some indexes counted it
-	// resumed a rank short.
+	// Pod ends Succeeded. Kubernetes' Job controller takes its tracking
+	// finalizer off first and counts nothing; one that counted the index
+	// complete (as it does for a Pod deleted by anyone else) made the
+	// JobSet complete at once before, or resume a rank short.
 	It("does not complete a suspended JobSet whose stopped workers exited 0, and resumes with every rank", func() {
 		js := create(workers(1, 2, 3).Obj())
 		pods := syncedAtOne(js, 2)
