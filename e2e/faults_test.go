@@ -405,11 +405,24 @@ func localPlane() *localControlPlane {
 }
 
 func (p *localControlPlane) run(ctx context.Context, args ...string) {
+	GinkgoWriter.Printf("cluster.sh %s: %s", strings.Join(args, " "), p.output(ctx, args...))
+}
+
+// output runs cluster.sh and returns what it printed on its standard
+// output.
+func (p *localControlPlane) output(ctx context.Context, args ...string) string {
 	cmd := exec.CommandContext(ctx, p.script, args...)
 	cmd.Env = append(os.Environ(), "JOBSET_CLUSTER_DIR="+p.dir)
-	out, err := cmd.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "cluster.sh %s: %s", strings.Join(args, " "), out)
-	GinkgoWriter.Printf("cluster.sh %s: %s", strings.Join(args, " "), out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	Expect(err).NotTo(HaveOccurred(), "cluster.sh %s: %s%s", strings.Join(args, " "), out, stderr.String())
+	return string(out)
+}
+
+// socket is the address of the node's containerd.
+func (p *localControlPlane) socket(ctx context.Context, node string) string {
+	return strings.TrimSpace(p.output(ctx, "socket", "--node", node))
 }
 
 // killContainer SIGKILLs a container through the node's containerd: a

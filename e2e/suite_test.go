@@ -17,6 +17,7 @@
 //	                local cluster (stopped, killed, reached through ctr)
 //	faults          (with local-cluster) control-plane faults, which take
 //	                the cluster from every other spec
+//	nodes           (with local-cluster) node faults, on three nodes or more
 //	migration       community JobSet built (tools/peers/jobset.sh)
 //	kueue           Kueue built (tools/kueue/build.sh)
 //	trainer         Kubeflow Trainer built (tools/trainer/build.sh)
