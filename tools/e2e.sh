@@ -8,6 +8,9 @@
 #   tools/e2e.sh [target]     default //e2e:e2e_test (all scenarios); one
 #                             scenario: //e2e:kill_worker_group_restart_test, ...
 #
+# The local cluster has JOBSET_CLUSTER_NODES nodes (default 1; see
+# docs/local-cluster.md).
+#
 # Specs that need what this run cannot give (e2e/suite_test.go lists their
 # labels: the local cluster, community JobSet, Kueue, Trainer) are left out
 # with --ginkgo.label-filter and named as skipped. A spec that skips on its

@@ -1,65 +1,121 @@
 #!/usr/bin/env bash
-# A single-node Kubernetes v1.37.1 cluster built from source, running in a
-# private mount + network namespace of this machine: etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, containerd + runc, kubelet,
-# kube-proxy (iptables) and CoreDNS. Everything listens inside the namespace,
-# except a forwarder on the host's loopback that carries the API server to
-# host tools (kubectl, the e2e suite). Nothing is pulled: images are
-# imported into containerd from tars.
+# A Kubernetes v1.37.1 cluster of N nodes built from source, running on this
+# machine in namespaces of its own: a control plane (etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler, CoreDNS) in one mount + network
+# namespace, and each node (containerd + runc, kubelet, kube-proxy) in
+# another, all linked by veth pairs to a bridge in a network namespace that
+# is nothing but the wire between them. A forwarder on the host's loopback
+# carries the API server to host tools (kubectl, the e2e suite). Nothing is
+# pulled: images are imported into each node's containerd from tars.
 #
-#   tools/cluster/cluster.sh up [image.tar ...]   start (or reuse) the cluster, import images
-#   tools/cluster/cluster.sh down                 stop every process it started, by PID
+#   tools/cluster/cluster.sh up [image.tar ...]   start (or reuse) the cluster, import images into every node
+#   tools/cluster/cluster.sh down                 stop every process it started, by PID and by cgroup
 #   tools/cluster/cluster.sh kubeconfig           print the host kubeconfig's path
-#   tools/cluster/cluster.sh import image.tar...   import images into the running cluster
-#   tools/cluster/cluster.sh exec CMD...          run CMD inside the namespace
-#   tools/cluster/cluster.sh stop COMPONENT       stop one process (SIGTERM, SIGKILL after 10 s)
-#   tools/cluster/cluster.sh kill COMPONENT       crash one process (SIGKILL)
-#   tools/cluster/cluster.sh start COMPONENT      start it again, with the flags of `up`
-#   tools/cluster/cluster.sh pid COMPONENT        print its PID
+#   tools/cluster/cluster.sh import [--node NAME] image.tar...   import images (default: into every node)
+#   tools/cluster/cluster.sh exec [--node NAME] CMD...   run CMD in a node's namespaces (default: the control plane's)
+#   tools/cluster/cluster.sh nodes                print each node: name, IP, Pod CIDR, state
+#   tools/cluster/cluster.sh socket [--node NAME] print a node's containerd socket (default: the first node's)
+#   tools/cluster/cluster.sh node kill|freeze|cut|back NAME   a node fault, or its end
+#   tools/cluster/cluster.sh stop COMPONENT [--node NAME]   stop one process (SIGTERM, SIGKILL after 10 s)
+#   tools/cluster/cluster.sh kill COMPONENT [--node NAME]   crash one process (SIGKILL)
+#   tools/cluster/cluster.sh start COMPONENT [--node NAME]  start it again, with the flags of `up`
+#   tools/cluster/cluster.sh pid COMPONENT [--node NAME]    print its PID
 #
 # stop and kill return once the process is gone, so that a start after
 # them never meets its predecessor (ports, etcd's lock); the fault specs of
 # the end-to-end suite use them to take the API server or etcd away.
 # COMPONENT: etcd kube-apiserver kube-controller-manager kube-scheduler
-# containerd kubelet kube-proxy coredns nsforward.
+# coredns nsforward (the control plane's), containerd kubelet kube-proxy (a
+# node's: --node NAME, the first node without it).
 #
-# State lives in $JOBSET_CLUSTER_DIR (default /tmp/jobset-cluster); binaries
-# come from tools/kubebin/build.sh and tools/cluster/build.sh.
+# Node faults, by the Node's name (jobset-node-1 ... jobset-node-N):
+#   kill    SIGKILL to every process of the node (kubelet, containerd, shims,
+#           containers) and its link down: a node that lost power. The Node
+#           object stays.
+#   freeze  every process of the node stopped by the cgroup freezer: a hung
+#           machine (its kernel still answers on the network).
+#   cut     the node's link down: kubelet and containers run on, unable to
+#           reach the API server or any other node.
+#   back    undoes all of these: thaws, restarts what was killed, links up.
+#
+# JOBSET_CLUSTER_NODES (default 1) is how many nodes `up` makes; state lives
+# in $JOBSET_CLUSTER_DIR (default /tmp/jobset-cluster) and the API server is
+# on the host at 127.0.0.1:$JOBSET_CLUSTER_API_PORT (default 16443): two
+# clusters with different ones coexist. Binaries come from
+# tools/kubebin/build.sh and tools/cluster/build.sh.
 set -euo pipefail
 SELF=$(realpath "$0")
 cd "$(dirname "$0")/../.."
 
 C="${JOBSET_CLUSTER_DIR:-/tmp/jobset-cluster}"
-NODE_IP=198.18.0.1       # the node, on a veth inside the namespace
-POD_CIDR=198.18.1.0/24   # Pods, on the bridge kp0
+C=$(realpath -m "$C")
+# 198.18.0.0/15 is reserved for benchmarking: nothing on a real network
+# uses it. The control plane and the nodes share 198.18.0.0/24 on the
+# bridge; node i has 198.18.0.(10+i) and Pods in 198.18.i.0/24.
+CP_IP=198.18.0.1
+CLUSTER_CIDR=198.18.0.0/17
 SERVICE_CIDR=198.18.128.0/24
-NODE_NAME=jobset-node
+MAX_NODES=100
 API_PORT=6443
 HOST_API="127.0.0.1:${JOBSET_CLUSTER_API_PORT:-16443}"
 PAUSE_IMAGE=localhost/jobset-cluster/pause:v1
+NODE_COMPONENTS=(containerd kubelet kube-proxy)
+CP_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler coredns nsforward)
+# Each node's processes live under this cgroup, in every hierarchy (the
+# kubelet's cgroupRoot), so that two kubelets never share a kubepods tree
+# and a node's processes can all be found, frozen and killed; the path
+# names the cluster's directory so that two clusters never share one either.
+CGROUP="jobset-cluster/$(basename "$C")-$(printf %s "$C" | sha256sum | cut -c1-8)"
+FREEZER=/sys/fs/cgroup/freezer
 
 log() { printf '%s cluster: %s\n' "$(date -u +%T)" "$*" >&2; }
 die() { log "$*"; exit 1; }
 
-in_ns() { nsenter --mount="$C/ns/mnt" --net="$C/ns/net" -- "$@"; }
+node_name() { echo "jobset-node-$1"; }  # index
+node_ip() { echo "198.18.0.$((10 + $1))"; }
+pod_cidr() { echo "198.18.$1.0/24"; }
+node_index() { # name: its index, or fail
+  local i=${1#jobset-node-}
+  if [[ "$i" =~ ^[1-9][0-9]*$ ]] && [ "$i" -le "$NODES" ] && [ "$1" = "$(node_name "$i")" ]; then
+    echo "$i"
+  else
+    die "no node '$1' (nodes: $(node_names))"
+  fi
+}
+node_names() { local i names=(); for i in $(seq "$NODES"); do names+=("$(node_name "$i")"); done; echo "${names[*]}"; }
+node_dir() { echo "$C/nodes/$1"; }  # name
 
-running() { # name
-  local f="$C/pids/$1.pid"
+# in_host runs a command in the mount and network namespaces of a host of
+# the cluster: control-plane, or a node by name.
+in_host() { # host cmd...
+  local h=$1; shift
+  nsenter --mount="$C/ns/$h.mnt" --net="$C/ns/$h.net" -- "$@"
+}
+in_cp() { in_host control-plane "$@"; }
+in_network() { nsenter --net="$C/ns/network.net" -- "$@"; }
+
+# A unit is a process of the cluster: a control-plane component by its
+# name, a node's as NODE/COMPONENT.
+pidfile() { echo "$C/pids/$1.pid"; }
+running() { # unit
+  local f; f=$(pidfile "$1")
   [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
 }
 
-start() { # name cmd...: a process inside the namespace
-  local name=$1; shift
-  start_on_host "$name" nsenter --mount="$C/ns/mnt" --net="$C/ns/net" -- "$@"
-}
-
-start_on_host() { # name cmd...
-  local name=$1; shift
-  running "$name" && return 0
+# spawn starts a unit's process on the host, in the freezer cgroup given
+# (or where the caller is).
+spawn() { # unit cgroup cmd...
+  local unit=$1 cg=$2; shift 2
+  running "$unit" && return 0
+  mkdir -p "$(dirname "$(pidfile "$unit")")" "$(dirname "$C/log/$unit.log")"
+  if [ -n "$cg" ]; then
+    # shellcheck disable=SC2016 # expanded by that sh
+    set -- sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+  fi
   # A session of its own: a process started by a test (`start`) must
   # outlive the test, whose runner kills the test's process group.
-  nohup setsid "$@" >>"$C/log/$name.log" 2>&1 &
-  echo $! >"$C/pids/$name.pid"
+  nohup setsid "$@" >>"$C/log/$unit.log" 2>&1 &
+  echo $! >"$(pidfile "$unit")"
 }
 
 wait_for() { # description seconds cmd...
@@ -77,72 +133,159 @@ binaries() {
   CLUSTERBIN=$(tools/cluster/build.sh)
 }
 
-# The namespace: persistent (bind-mounted namespace files), with the node's
-# veth, fake copies of the machine-wide sysctls the kubelet writes, and
-# private copies of the directories kubelet, CNI and containerd use whatever
-# their flags say.
-create_namespace() {
+# load reads what `up` recorded: the binaries (`start` runs with another
+# HOME in tests and must not build) and the number of nodes.
+load() {
+  [ -f "$C/cluster.env" ] || die "no cluster in $C"
+  # shellcheck source=/dev/null # written by up
+  source "$C/cluster.env"
+}
+
+# The namespaces are persistent (bind-mounted namespace files in $C/ns).
+# The network namespace holds the bridge every host's veth is a port of;
+# it has no address of its own, so nothing can reach it.
+create_network() {
   mkdir -p "$C/ns"
   if ! mountpoint -q "$C/ns"; then
     mount --bind "$C/ns" "$C/ns"
     mount --make-private "$C/ns"
   fi
-  if [ -f "$C/ns/net" ] && in_ns true 2>/dev/null; then
+  if [ -f "$C/ns/network.net" ] && in_network true 2>/dev/null; then
     return 0
   fi
-  touch "$C/ns/mnt" "$C/ns/net"
-  unshare --mount="$C/ns/mnt" --net="$C/ns/net" --propagation private true
-  mkdir -p "$C/sysctl"
-  echo 1 >"$C/sysctl/overcommit_memory"
-  echo 10 >"$C/sysctl/panic"
-  echo 1 >"$C/sysctl/panic_on_oops"
-  in_ns bash -euc "
-    ip link set lo up
-    ip link add node0 type veth peer name node0p
-    ip link set node0p up
-    ip addr add $NODE_IP/24 dev node0
-    ip link set node0 up
-    ip route add default via ${NODE_IP%.*}.254 dev node0 onlink
-    mount --bind $C/sysctl/overcommit_memory /proc/sys/vm/overcommit_memory
-    mount --bind $C/sysctl/panic /proc/sys/kernel/panic
-    mount --bind $C/sysctl/panic_on_oops /proc/sys/kernel/panic_on_oops
+  touch "$C/ns/network.net"
+  unshare --net="$C/ns/network.net" true
+  in_network ip link set lo up
+  in_network ip link add br0 type bridge
+  in_network ip link set br0 up
+}
+
+# create_host makes a host's namespaces, its link to the bridge (eth0
+# inside, PORT on the bridge) and the routes to every node's Pods: each
+# node forwards to its own Pods, as a host-gateway Pod network does.
+create_host() { # host ip port [own node index]
+  local h=$1 ip=$2 port=$3 own=${4:-0}
+  if [ -f "$C/ns/$h.net" ] && in_host "$h" true 2>/dev/null; then
+    return 0
+  fi
+  touch "$C/ns/$h.mnt" "$C/ns/$h.net"
+  unshare --mount="$C/ns/$h.mnt" --net="$C/ns/$h.net" --propagation private true
+  in_network ip link add "$port" type veth peer name eth0 netns "$C/ns/$h.net"
+  in_network ip link set "$port" master br0 up
+  in_host "$h" ip link set lo up
+  in_host "$h" ip addr add "$ip/24" dev eth0
+  in_host "$h" ip link set eth0 up
+  # Nothing answers there: traffic to anything outside the cluster fails.
+  in_host "$h" ip route add default via 198.18.0.254 dev eth0 onlink
+  local j
+  for j in $(seq "$NODES"); do
+    [ "$j" = "$own" ] || in_host "$h" ip route add "$(pod_cidr "$j")" via "$(node_ip "$j")" dev eth0
+  done
+}
+
+# create_node adds to a node's namespaces fake copies of the machine-wide
+# sysctls the kubelet writes and private copies of the directories kubelet,
+# CNI and containerd use whatever their flags say, and makes its cgroups.
+create_node() { # index
+  local i=$1 n d
+  n=$(node_name "$i"); d=$(node_dir "$n")
+  make_cgroup "$CGROUP/$n/system"
+  if [ -f "$C/ns/$n.net" ] && in_host "$n" true 2>/dev/null; then
+    return 0
+  fi
+  create_host "$n" "$(node_ip "$i")" "n$i" "$i"
+  mkdir -p "$d/sysctl"
+  echo 1 >"$d/sysctl/overcommit_memory"
+  echo 10 >"$d/sysctl/panic"
+  echo 1 >"$d/sysctl/panic_on_oops"
+  in_host "$n" bash -euc "
+    mount --bind $d/sysctl/overcommit_memory /proc/sys/vm/overcommit_memory
+    mount --bind $d/sysctl/panic /proc/sys/kernel/panic
+    mount --bind $d/sysctl/panic_on_oops /proc/sys/kernel/panic_on_oops
     sysctl -qw net.ipv4.ip_forward=1
-    for d in /var/lib/kubelet /var/lib/cni /var/log/containers /var/log/pods /run/containerd /opt/containerd /etc/kubernetes; do
-      mkdir -p \$d $C/hostpaths\$d
-      mount --bind $C/hostpaths\$d \$d
+    for p in /var/lib/kubelet /var/lib/cni /var/log/containers /var/log/pods /run/containerd /run/netns /opt/containerd /etc/kubernetes; do
+      mkdir -p \$p $d/hostpaths\$p
+      mount --bind $d/hostpaths\$p \$p
     done
   "
-  log "namespace ready ($C/ns)"
+}
+
+# make_cgroup creates a cgroup in every hierarchy: the kubelet refuses a
+# cgroupRoot missing from any. A cpuset takes no process until it has CPUs
+# and memory nodes, which a new one inherits from nothing.
+make_cgroup() { # path
+  local m p d parent
+  for m in /sys/fs/cgroup/*; do
+    mountpoint -q "$m" || continue
+    mkdir -p "$m/$1"
+    [ -f "$m/cpuset.cpus" ] || continue
+    d=$m
+    for p in ${1//\// }; do
+      parent=$d; d=$d/$p
+      [ -n "$(cat "$d/cpuset.cpus")" ] || cat "$parent/cpuset.cpus" >"$d/cpuset.cpus"
+      [ -n "$(cat "$d/cpuset.mems")" ] || cat "$parent/cpuset.mems" >"$d/cpuset.mems"
+    done
+  done
 }
 
 generate_config() {
-  mkdir -p "$C/pki" "$C/cni" "$C/log" "$C/pids" "$C/run"
+  mkdir -p "$C/pki" "$C/log" "$C/pids" "$C/run"
   if [ ! -f "$C/pki/sa.key" ]; then
     openssl genrsa -out "$C/pki/sa.key" 2048 2>/dev/null
     openssl rsa -in "$C/pki/sa.key" -pubout -out "$C/pki/sa.pub" 2>/dev/null
     head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$C/pki/admin-token"
   fi
-  local admin; admin=$(cat "$C/pki/admin-token")
-  cat >"$C/pki/tokens.csv" <<EOF
-$admin,admin,admin,"system:masters"
-kubelet-$admin,system:node:$NODE_NAME,node,"system:nodes"
-kcm-$admin,system:kube-controller-manager,kcm,
-scheduler-$admin,system:kube-scheduler,scheduler,
-proxy-$admin,system:kube-proxy,proxy,
-EOF
+  local admin i n; admin=$(cat "$C/pki/admin-token")
+  {
+    echo "$admin,admin,admin,\"system:masters\""
+    echo "kcm-$admin,system:kube-controller-manager,kcm,"
+    echo "scheduler-$admin,system:kube-scheduler,scheduler,"
+    echo "proxy-$admin,system:kube-proxy,proxy,"
+    # The Node authorizer lets each kubelet at its own Node and Pods only.
+    for i in $(seq "$NODES"); do
+      n=$(node_name "$i")
+      echo "kubelet-$i-$admin,system:node:$n,kubelet-$i,\"system:nodes\""
+    done
+  } >"$C/pki/tokens.csv"
   local who
-  for who in admin kubelet kcm scheduler proxy; do
+  for who in admin kcm scheduler proxy; do
     local token="$admin"; [ "$who" = admin ] || token="$who-$admin"
-    kubeconfig "https://$NODE_IP:$API_PORT" "$token" >"$C/$who.kubeconfig"
+    kubeconfig "https://$CP_IP:$API_PORT" "$token" >"$C/$who.kubeconfig"
   done
   kubeconfig "https://$HOST_API" "$admin" >"$C/host.kubeconfig"
+  # No upstream DNS is reachable: Pods resolve cluster names only.
+  echo "nameserver $CP_IP" >"$C/resolv.conf"
+  cat >"$C/Corefile" <<EOF
+.:53 {
+    bind $CP_IP
+    errors
+    health 127.0.0.1:8180
+    ready 127.0.0.1:8181
+    kubernetes cluster.local in-addr.arpa {
+        kubeconfig $C/admin.kubeconfig
+        pods insecure
+    }
+    cache 5
+}
+EOF
+  for i in $(seq "$NODES"); do
+    node_config "$i" "kubelet-$i-$admin"
+  done
+  # Where the first node's containerd was when the cluster had one node.
+  ln -sfn "$(node_dir "$(node_name 1)")/run/containerd.sock" "$C/run/containerd.sock"
+}
 
-  cat >"$C/containerd.toml" <<EOF
+node_config() { # index kubelet-token
+  local i=$1 n d ip cidr
+  n=$(node_name "$i"); d=$(node_dir "$n"); ip=$(node_ip "$i"); cidr=$(pod_cidr "$i")
+  mkdir -p "$d/cni" "$d/run"
+  kubeconfig "https://$CP_IP:$API_PORT" "$2" >"$d/kubelet.kubeconfig"
+  cat >"$d/containerd.toml" <<EOF
 version = 2
-root = "$C/containerd/root"
-state = "$C/containerd/state"
+root = "$d/containerd/root"
+state = "$d/containerd/state"
 [grpc]
-  address = "$C/run/containerd.sock"
+  address = "$d/run/containerd.sock"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
   enable_cdi = false
@@ -159,35 +302,36 @@ state = "$C/containerd/state"
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
-    conf_dir = "$C/cni"
+    conf_dir = "$d/cni"
 EOF
-  cat >"$C/cni/10-jobset-cluster.conflist" <<EOF
+  cat >"$d/cni/10-jobset-cluster.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "jobset-cluster",
   "plugins": [{
     "type": "bridge", "bridge": "kp0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-    "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_CIDR"}]], "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "$C/run/cni-ipam"}
+    "ipam": {"type": "host-local", "ranges": [[{"subnet": "$cidr"}]], "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "$d/run/cni-ipam"}
   }]
 }
 EOF
-  cat >"$C/kubelet.yaml" <<EOF
+  cat >"$d/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 # This machine kind: cgroup v1, cgroupfs.
 failCgroupV1: false
 cgroupDriver: cgroupfs
-containerRuntimeEndpoint: unix://$C/run/containerd.sock
+cgroupRoot: /$CGROUP/$n
+containerRuntimeEndpoint: unix://$d/run/containerd.sock
 authentication:
   anonymous: {enabled: true}
   webhook: {enabled: false}
 authorization:
   mode: AlwaysAllow
-address: $NODE_IP
+address: $ip
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 healthzPort: 10248
-clusterDNS: [$NODE_IP]
+clusterDNS: [$CP_IP]
 clusterDomain: cluster.local
 resolvConf: $C/resolv.conf
 serializeImagePulls: false
@@ -199,19 +343,17 @@ protectKernelDefaults: false
 syncFrequency: 10s
 fileCheckFrequency: 5s
 nodeStatusUpdateFrequency: 5s
-podCIDR: $POD_CIDR
+podCIDR: $cidr
 maxPods: 250
 EOF
-  # No upstream DNS is reachable: Pods resolve cluster names only.
-  echo "nameserver $NODE_IP" >"$C/resolv.conf"
-  cat >"$C/kube-proxy.yaml" <<EOF
+  cat >"$d/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
 clientConnection: {kubeconfig: $C/proxy.kubeconfig}
-hostnameOverride: $NODE_NAME
-clusterCIDR: $POD_CIDR
-bindAddress: $NODE_IP
+hostnameOverride: $n
+clusterCIDR: $CLUSTER_CIDR
+bindAddress: $ip
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
 # Pods share one bridge without br_netfilter: masquerade Service traffic so
@@ -219,19 +361,6 @@ metricsBindAddress: 127.0.0.1:10249
 iptables: {masqueradeAll: true}
 # Leave the machine's conntrack sysctls alone.
 conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
-EOF
-  cat >"$C/Corefile" <<EOF
-.:53 {
-    bind $NODE_IP
-    errors
-    health 127.0.0.1:8180
-    ready 127.0.0.1:8181
-    kubernetes cluster.local in-addr.arpa {
-        kubeconfig $C/admin.kubeconfig
-        pods insecure
-    }
-    cache 5
-}
 EOF
 }
 
@@ -252,187 +381,373 @@ current-context: jobset-cluster
 EOF
 }
 
-# kc is kubectl inside the namespace, as the cluster admin.
-kc() { in_ns "$KUBEBIN/kubectl" --kubeconfig "$C/admin.kubeconfig" "$@"; }
+# kc is kubectl inside the control plane's namespace, as the cluster admin.
+kc() { in_cp "$KUBEBIN/kubectl" --kubeconfig "$C/admin.kubeconfig" "$@"; }
 
-node_ready() {
-  [ "$(kc get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+nodes_ready() {
+  local ready
+  ready=$(kc get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c '^True$')
+  [ "$ready" = "$NODES" ]
 }
 
-import_images() { # tar...
-  local tar
+containerd_socket() { echo "$(node_dir "$1")/run/containerd.sock"; }  # node
+ctr_on() { local n=$1; shift; in_host "$n" ctr --address "$(containerd_socket "$n")" "$@"; }
+
+import_images() { # node tar...
+  local n=$1 tar; shift
   for tar in "$@"; do
     # nsenter --mount starts ctr in /: a relative path would not be found.
     tar=$(realpath "$tar")
-    in_ns ctr --address "$C/run/containerd.sock" -n k8s.io images import "$tar" >/dev/null
-    log "imported $(basename "$tar")"
+    ctr_on "$n" -n k8s.io images import "$tar" >/dev/null
+    log "$n: imported $(basename "$tar")"
   done
 }
 
-# start_component starts one process of the cluster with its flags (binaries,
-# the namespace and the configuration must be there: `up` makes them).
-start_component() { # name
-  local k="$KUBEBIN"
-  case "$1" in
+# import_everywhere imports into the nodes side by side: each has its own
+# content store, and unpacking is mostly waiting for the disk.
+import_everywhere() { # tar...
+  local i pids=() pid
+  for i in $(seq "$NODES"); do
+    import_images "$(node_name "$i")" "$@" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || die "an import failed"; done
+}
+
+# start_unit starts one process of the cluster with its flags (binaries,
+# the namespaces and the configuration must be there: `up` makes them).
+start_unit() { # unit
+  local k="$KUBEBIN" unit=$1
+  case "$unit" in
+    */*) start_node_unit "${unit%%/*}" "${unit#*/}"; return ;;
+  esac
+  case "$unit" in
     etcd)
-      start etcd "$k/etcd" --name jobset-cluster --data-dir "$C/etcd" \
+      spawn etcd "" nsenter --mount="$C/ns/control-plane.mnt" --net="$C/ns/control-plane.net" -- \
+        "$k/etcd" --name jobset-cluster --data-dir "$C/etcd" \
         --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
         --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
         --initial-cluster jobset-cluster=http://127.0.0.1:2380 --unsafe-no-fsync --log-level warn ;;
-    containerd)
-      start containerd /usr/bin/containerd --config "$C/containerd.toml" ;;
     kube-apiserver)
-      # The API server reaches the kubelet (logs, exec, port-forward) at the
+      # The API server reaches a kubelet (logs, exec, port-forward) at the
       # Node's InternalIP, which the kubelet's --node-ip sets: by default it
-      # prefers the Hostname, jobset-node, which no DNS it can ask resolves.
+      # prefers the Hostname, jobset-node-1, which no DNS it can ask resolves.
       # Without --kubelet-certificate-authority it does not verify the kubelet's
       # self-signed serving certificate, and the kubelet (anonymous,
       # AlwaysAllow) asks it for no client certificate: both ends are reachable
-      # only inside the namespace.
-      start kube-apiserver "$k/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 \
-        --bind-address=0.0.0.0 --advertise-address="$NODE_IP" --secure-port="$API_PORT" \
+      # only inside the cluster's namespaces. No kube-proxy runs beside the
+      # API server: it dials a webhook's or an aggregated API's Service at
+      # one of its endpoints itself (--enable-aggregator-routing), over the
+      # Pod network's routes.
+      spawn kube-apiserver "" nsenter --mount="$C/ns/control-plane.mnt" --net="$C/ns/control-plane.net" -- \
+        "$k/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 \
+        --bind-address=0.0.0.0 --advertise-address="$CP_IP" --secure-port="$API_PORT" \
         --cert-dir="$C/pki/apiserver" --token-auth-file="$C/pki/tokens.csv" --authorization-mode=Node,RBAC \
         --service-account-issuer=https://kubernetes.default.svc.cluster.local \
         --service-account-key-file="$C/pki/sa.pub" --service-account-signing-key-file="$C/pki/sa.key" \
         --service-cluster-ip-range="$SERVICE_CIDR" --allow-privileged=true \
-        --kubelet-preferred-address-types=InternalIP ;;
+        --kubelet-preferred-address-types=InternalIP --enable-aggregator-routing=true ;;
     nsforward)
-      start_on_host nsforward "$CLUSTERBIN/nsforward" -netns "$C/ns/net" -listen "$HOST_API" -target "$NODE_IP:$API_PORT" ;;
+      spawn nsforward "" "$CLUSTERBIN/nsforward" -netns "$C/ns/control-plane.net" -listen "$HOST_API" -target "$CP_IP:$API_PORT" ;;
     kube-controller-manager)
-      start kube-controller-manager "$k/kube-controller-manager" --kubeconfig="$C/kcm.kubeconfig" \
+      spawn kube-controller-manager "" nsenter --mount="$C/ns/control-plane.mnt" --net="$C/ns/control-plane.net" -- \
+        "$k/kube-controller-manager" --kubeconfig="$C/kcm.kubeconfig" \
         --authentication-kubeconfig="$C/kcm.kubeconfig" --authorization-kubeconfig="$C/kcm.kubeconfig" \
         --bind-address=127.0.0.1 --leader-elect=false --use-service-account-credentials=true \
         --service-account-private-key-file="$C/pki/sa.key" --root-ca-file="$C/pki/apiserver/apiserver.crt" ;;
     kube-scheduler)
-      start kube-scheduler "$k/kube-scheduler" --kubeconfig="$C/scheduler.kubeconfig" \
+      spawn kube-scheduler "" nsenter --mount="$C/ns/control-plane.mnt" --net="$C/ns/control-plane.net" -- \
+        "$k/kube-scheduler" --kubeconfig="$C/scheduler.kubeconfig" \
         --authentication-kubeconfig="$C/scheduler.kubeconfig" --authorization-kubeconfig="$C/scheduler.kubeconfig" \
         --bind-address=127.0.0.1 --leader-elect=false ;;
-    kubelet)
-      start kubelet "$k/kubelet" --config="$C/kubelet.yaml" --kubeconfig="$C/kubelet.kubeconfig" \
-        --root-dir="$C/kubelet" --node-ip="$NODE_IP" --hostname-override="$NODE_NAME" ;;
-    kube-proxy)
-      start kube-proxy "$k/kube-proxy" --config="$C/kube-proxy.yaml" ;;
     coredns)
-      start coredns "$CLUSTERBIN/coredns" -conf "$C/Corefile" ;;
-    *) die "unknown component $1" ;;
+      spawn coredns "" nsenter --mount="$C/ns/control-plane.mnt" --net="$C/ns/control-plane.net" -- \
+        "$CLUSTERBIN/coredns" -conf "$C/Corefile" ;;
+    *) die "unknown component $unit" ;;
+  esac
+}
+
+# start_node_unit starts a node's process in the node's own freezer cgroup,
+# where its children (containerd's shims, the containers under the
+# kubelet's cgroupRoot) are too.
+start_node_unit() { # node component
+  local n=$1 k="$KUBEBIN" d
+  d=$(node_dir "$n")
+  local run=(spawn "$n/$2" "$FREEZER/$CGROUP/$n/system" nsenter --mount="$C/ns/$n.mnt" --net="$C/ns/$n.net" --)
+  case "$2" in
+    containerd) "${run[@]}" /usr/bin/containerd --config "$d/containerd.toml" ;;
+    kubelet)
+      "${run[@]}" "$k/kubelet" --config="$d/kubelet.yaml" --kubeconfig="$d/kubelet.kubeconfig" \
+        --root-dir="$d/kubelet" --node-ip="$(node_ip "$(node_index "$n")")" --hostname-override="$n" ;;
+    kube-proxy) "${run[@]}" "$k/kube-proxy" --config="$d/kube-proxy.yaml" ;;
+    *) die "unknown component $2" ;;
   esac
 }
 
 up() {
+  NODES=${JOBSET_CLUSTER_NODES:-1}
+  if ! [[ "$NODES" =~ ^[1-9][0-9]*$ ]] || [ "$NODES" -gt "$MAX_NODES" ]; then
+    die "JOBSET_CLUSTER_NODES=$NODES: 1 to $MAX_NODES"
+  fi
+  if [ -f "$C/cluster.env" ]; then
+    local want=$NODES
+    load
+    [ "$NODES" = "$want" ] || die "the cluster in $C has $NODES nodes, not $want: down it first"
+  fi
   binaries
-  create_namespace
+  local i n
+  create_network
+  create_host control-plane "$CP_IP" cp
+  for i in $(seq "$NODES"); do
+    create_node "$i"
+    # A node left frozen or cut in a cluster `up` reuses is made whole.
+    thaw "$(node_name "$i")"
+    link "$(node_name "$i")" up
+  done
   generate_config
-  # `start` reuses them without building (tests run it with another HOME).
-  printf 'KUBEBIN=%q\nCLUSTERBIN=%q\n' "$KUBEBIN" "$CLUSTERBIN" >"$C/binaries.env"
-  local k="$KUBEBIN"
+  printf 'KUBEBIN=%q\nCLUSTERBIN=%q\nNODES=%q\n' "$KUBEBIN" "$CLUSTERBIN" "$NODES" >"$C/cluster.env"
 
-  start_component etcd
-  start_component containerd
-  wait_for etcd 60 in_ns curl -sf http://127.0.0.1:2379/health
-  start_component kube-apiserver
-  start_component nsforward
-  wait_for containerd 60 in_ns ctr --address "$C/run/containerd.sock" version
-  import_images "$CLUSTERBIN/pause.tar" "$@"
+  start_unit etcd
+  for i in $(seq "$NODES"); do start_unit "$(node_name "$i")/containerd"; done
+  wait_for etcd 60 in_cp curl -sf http://127.0.0.1:2379/health
+  start_unit kube-apiserver
+  start_unit nsforward
+  for i in $(seq "$NODES"); do
+    n=$(node_name "$i")
+    wait_for "$n: containerd" 60 ctr_on "$n" version
+  done
+  import_everywhere "$CLUSTERBIN/pause.tar" "$@"
   wait_for kube-apiserver 120 kc get --raw /readyz
 
-  start_component kube-controller-manager
-  start_component kube-scheduler
-  start_component kubelet
-  start_component kube-proxy
-  start_component coredns
-  # Starts components again for `start` (see there).
+  start_unit kube-controller-manager
+  start_unit kube-scheduler
+  start_unit coredns
+  for i in $(seq "$NODES"); do
+    n=$(node_name "$i")
+    start_unit "$n/kubelet"
+    start_unit "$n/kube-proxy"
+  done
+  # Starts processes again for `start` and `node back` (see there).
   [ -p "$C/run/starter.fifo" ] || mkfifo "$C/run/starter.fifo"
-  start_on_host starter "$SELF" starter
-  wait_for "node $NODE_NAME" 120 node_ready
+  spawn starter "" "$SELF" starter
+  wait_for "$NODES node(s)" 180 nodes_ready
   wait_for "default ServiceAccount" 60 kc get serviceaccount default -n default
-  wait_for "cluster DNS" 60 in_ns curl -sf http://127.0.0.1:8181/ready
-  wait_for "API server from the host" 30 "$k/kubectl" --kubeconfig "$C/host.kubeconfig" get --raw /readyz
-  log "up; KUBECONFIG=$C/host.kubeconfig"
+  wait_for "cluster DNS" 60 in_cp curl -sf http://127.0.0.1:8181/ready
+  wait_for "API server from the host" 30 "$KUBEBIN/kubectl" --kubeconfig "$C/host.kubeconfig" get --raw /readyz
+  log "up: $(node_names); KUBECONFIG=$C/host.kubeconfig"
 }
 
-stop() { # name [signal]: returns once the process is gone
-  local f="$C/pids/$1.pid" signal=${2:-TERM}
+# alive: the process exists and is no zombie. A zombie holds no port or
+# lock, and whoever reaps the cluster's processes (init, or a subreaper)
+# may take its time.
+alive() { kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" != Z ]; }
+
+stop() { # unit [signal]: returns once the process is gone
+  local f signal=${2:-TERM}
+  f=$(pidfile "$1")
   [ -f "$f" ] || return 0
   local pid; pid=$(cat "$f")
-  if kill -0 "$pid" 2>/dev/null; then
+  if alive "$pid"; then
     kill "-$signal" "$pid"
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    if kill -0 "$pid" 2>/dev/null; then
+    for _ in $(seq 200); do alive "$pid" || break; sleep 0.05; done
+    if alive "$pid"; then
       kill -9 "$pid"
-      # Gone means reaped or a zombie; neither holds a port or a lock.
-      while kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" != Z ]; do sleep 0.05; done
+      while alive "$pid"; do sleep 0.05; done
     fi
   fi
   rm -f "$f"
 }
 
-# component checks a name given on the command line.
-component() { # name
+# request_start starts a unit through the starter when it runs: a test
+# runner (Bazel's process-wrapper is a subreaper) kills every process its
+# test left, so what a test starts must not be the test's child.
+request_start() { # unit
+  running "$1" && return 0
+  if running starter; then
+    echo "$1" >"$C/run/starter.fifo"
+    local deadline=$(( $(date +%s) + 30 ))
+    until running "$1"; do
+      [ "$(date +%s)" -lt "$deadline" ] || die "the starter did not start $1; see $C/log/starter.log"
+      sleep 0.05
+    done
+  else
+    start_unit "$1"
+  fi
+}
+
+# unit_of turns COMPONENT [--node NAME] into a unit.
+unit_of() { # component [--node name]
+  local comp=${1:-} node=""
+  [ "${2:-}" = --node ] && node=${3:?--node needs a name}
+  if [[ " ${CP_COMPONENTS[*]} " == *" $comp "* ]]; then
+    [ -z "$node" ] || die "$comp runs on the control plane, not on a node"
+    echo "$comp"
+  elif [[ " ${NODE_COMPONENTS[*]} " == *" $comp "* ]]; then
+    [ -n "$node" ] || node=$(node_name 1)
+    node_index "$node" >/dev/null
+    echo "$node/$comp"
+  else
+    echo "unknown component '$comp' (${CP_COMPONENTS[*]} ${NODE_COMPONENTS[*]})" >&2
+    exit 2
+  fi
+}
+
+# node_pids lists every process in a node's cgroup tree: its daemons, the
+# shims, every container's processes.
+node_pids() { # node
+  find "$FREEZER/$CGROUP/$1" -name cgroup.procs -exec cat {} + 2>/dev/null
+}
+
+freezer_state() { cat "$FREEZER/$CGROUP/$1/freezer.state"; }  # node
+
+freeze() { # node: returns once every process is frozen
+  echo FROZEN >"$FREEZER/$CGROUP/$1/freezer.state"
+  local deadline=$(( $(date +%s) + 30 ))
+  until [ "$(freezer_state "$1")" = FROZEN ]; do
+    [ "$(date +%s)" -lt "$deadline" ] || die "$1 not frozen after 30s"
+    sleep 0.05
+  done
+}
+
+thaw() { echo THAWED >"$FREEZER/$CGROUP/$1/freezer.state"; }  # node
+
+link() { in_network ip link set "n$(node_index "$1")" "$2"; }  # node up|down
+
+# kill_node SIGKILLs every process of a node at once: frozen first, so
+# that none forks or restarts another while the others die; a frozen
+# process dies when thawed.
+kill_node() { # node
+  freeze "$1"
+  local pid
+  for pid in $(node_pids "$1"); do kill -9 "$pid" 2>/dev/null || true; done
+  thaw "$1"
+  local deadline=$(( $(date +%s) + 30 ))
+  until [ -z "$(node_pids "$1")" ]; do
+    [ "$(date +%s)" -lt "$deadline" ] || die "$1: processes left after SIGKILL: $(node_pids "$1" | tr '\n' ' ')"
+    sleep 0.05
+  done
+  rm -f "$C/pids/$1/"*.pid
+}
+
+node_state() { # node: what `nodes` prints
+  local s=() c
+  [ "$(freezer_state "$1")" = THAWED ] || s+=(frozen)
+  # (ip cannot name the peer's namespace, and says so on stderr.)
+  in_network ip link show "n$(node_index "$1")" 2>/dev/null | grep -q 'state UP' || s+=(cut)
+  for c in "${NODE_COMPONENTS[@]}"; do running "$1/$c" || s+=("$c-down"); done
+  [ ${#s[@]} -gt 0 ] || s=(up)
+  (IFS=,; echo "${s[*]}")
+}
+
+node_fault() { # kill|freeze|cut|back node
+  local n=${2:-}
+  node_index "$n" >/dev/null
   case "$1" in
-    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|containerd|kubelet|kube-proxy|coredns|nsforward) ;;
-    *) echo "unknown component '$1'" >&2; exit 2 ;;
+    # A node that lost power answers nothing: without its link down, the
+    # kernel would still answer for its Pods' network namespaces, which
+    # outlive their processes.
+    kill) link "$n" down; kill_node "$n" ;;
+    freeze) freeze "$n" ;;
+    cut) link "$n" down ;;
+    back)
+      thaw "$n"
+      link "$n" up
+      request_start "$n/containerd"
+      wait_for "$n: containerd" 60 ctr_on "$n" version
+      request_start "$n/kubelet"
+      request_start "$n/kube-proxy" ;;
+    *) echo "usage: $0 node kill|freeze|cut|back NAME" >&2; exit 2 ;;
   esac
-  [ -d "$C/pids" ] || die "no cluster in $C"
+  log "node $1 $n"
 }
 
 down() {
   [ -d "$C" ] || return 0
-  stop starter; stop coredns; stop kube-proxy; stop kube-scheduler; stop kube-controller-manager; stop kubelet
-  if [ -S "$C/run/containerd.sock" ] && running containerd; then
-    local ctr=(in_ns ctr --address "$C/run/containerd.sock" -n k8s.io) t
-    for t in $("${ctr[@]}" tasks ls -q 2>/dev/null); do "${ctr[@]}" tasks kill -s SIGKILL "$t" >/dev/null 2>&1 || true; done
-    for t in $("${ctr[@]}" tasks ls -q 2>/dev/null); do "${ctr[@]}" tasks delete -f "$t" >/dev/null 2>&1 || true; done
-    for t in $("${ctr[@]}" containers ls -q 2>/dev/null); do "${ctr[@]}" containers rm "$t" >/dev/null 2>&1 || true; done
-  fi
-  stop containerd
-  # The shims of this containerd, known by its socket path.
-  local p
-  for p in $(pgrep -f -- "containerd-shim-runc-v2 .*-address $C/run/containerd.sock" || true); do kill -9 "$p" 2>/dev/null || true; done
-  stop nsforward; stop kube-apiserver; stop etcd
-  local h
-  for h in /sys/fs/cgroup/*/kubepods; do [ -d "$h" ] && find "$h" -depth -type d -exec rmdir {} \; 2>/dev/null; done
+  NODES=0
+  if [ -f "$C/cluster.env" ]; then load; fi
+  # SIGKILL: nothing of theirs outlives `down`, and the API server's
+  # graceful shutdown alone takes seconds.
+  stop starter KILL; stop coredns KILL; stop kube-scheduler KILL; stop kube-controller-manager KILL
+  local i n
+  for i in $(seq "$NODES"); do
+    n=$(node_name "$i")
+    [ -d "$FREEZER/$CGROUP/$n" ] && kill_node "$n"
+  done
+  stop nsforward KILL; stop kube-apiserver KILL; stop etcd KILL
+  local m
+  for m in /sys/fs/cgroup/*; do
+    [ -d "$m/$CGROUP" ] && find "$m/$CGROUP" -depth -type d -exec rmdir {} \; 2>/dev/null
+    rmdir "$m/${CGROUP%%/*}" 2>/dev/null || true
+  done
   if [ -d "$C/ns" ]; then
-    umount "$C/ns/mnt" 2>/dev/null || true
-    umount "$C/ns/net" 2>/dev/null || true
+    local f
+    for f in "$C/ns/"*; do umount "$f" 2>/dev/null || true; done
     umount "$C/ns" 2>/dev/null || true
   fi
   rm -rf "$C"
   log "down"
 }
 
+# with_node takes --node NAME off the front of the arguments: NODE is its
+# value, or empty; ARGS the rest.
+with_node() {
+  NODE=""
+  if [ "${1:-}" = --node ]; then
+    NODE=${2:?--node needs a name}
+    node_index "$NODE" >/dev/null
+    shift 2
+  fi
+  ARGS=("$@")
+}
+
+usage() {
+  echo "usage: $0 up [image.tar ...] | down | kubeconfig | nodes | import [--node NAME] image.tar... | exec [--node NAME] CMD... | socket [--node NAME] | node kill|freeze|cut|back NAME | stop|kill|start|pid COMPONENT [--node NAME]" >&2
+  exit 2
+}
+
 case "${1:-}" in
   up) shift; up "$@" ;;
   down) down ;;
   kubeconfig) echo "$C/host.kubeconfig" ;;
-  import) shift; [ -d "$C/pids" ] || die "no cluster in $C"; import_images "$@" ;;
-  exec) shift; in_ns "$@" ;;
-  stop) component "${2:-}"; stop "$2"; log "$2 stopped" ;;
-  kill) component "${2:-}"; stop "$2" KILL; log "$2 killed" ;;
-  start)
-    component "${2:-}"
-    running "$2" && die "$2 is running (pid $(cat "$C/pids/$2.pid"))"
-    if running starter; then
-      # Started by the starter, not by us: a test runner (Bazel's
-      # process-wrapper is a subreaper) kills every process its test left.
-      echo "$2" >"$C/run/starter.fifo"
-      deadline=$(( $(date +%s) + 30 ))
-      until running "$2"; do
-        [ "$(date +%s)" -lt "$deadline" ] || die "the starter did not start $2; see $C/log/starter.log"
-        sleep 0.05
-      done
-    else
-      # shellcheck source=/dev/null # written by up
-      source "$C/binaries.env"
-      start_component "$2"
-    fi
-    log "$2 started (pid $(cat "$C/pids/$2.pid"))" ;;
-  starter) # internal: what `up` leaves running for `start`
-    # shellcheck source=/dev/null # written by up
-    source "$C/binaries.env"
-    while true; do
-      read -r name <"$C/run/starter.fifo" || continue
-      [ -n "$name" ] && start_component "$name" && log "started $name (pid $(cat "$C/pids/$name.pid"))"
+  nodes)
+    load
+    for i in $(seq "$NODES"); do
+      n=$(node_name "$i")
+      echo "$n $(node_ip "$i") $(pod_cidr "$i") $(node_state "$n")"
     done ;;
-  pid) component "${2:-}"; running "$2" || die "$2 is not running"; cat "$C/pids/$2.pid" ;;
-  *) echo "usage: $0 up [image.tar ...] | down | kubeconfig | import image.tar... | exec CMD... | stop|kill|start|pid COMPONENT" >&2; exit 2 ;;
+  import)
+    load; shift; with_node "$@"
+    if [ -n "$NODE" ]; then import_images "$NODE" "${ARGS[@]}"; else import_everywhere "${ARGS[@]}"; fi ;;
+  exec)
+    load; shift; with_node "$@"
+    in_host "${NODE:-control-plane}" "${ARGS[@]}" ;;
+  socket)
+    load; shift; with_node "$@"
+    containerd_socket "${NODE:-$(node_name 1)}" ;;
+  node) load; [ $# -eq 3 ] || usage; node_fault "$2" "$3" ;;
+  stop|kill|start|pid)
+    load
+    unit=$(unit_of "${@:2}")
+    # A frozen process takes no signal until thawed.
+    if [[ "$unit" == */* ]] && [ "$(freezer_state "${unit%%/*}")" != THAWED ]; then
+      die "${unit%%/*} is frozen: node back ${unit%%/*} first"
+    fi
+    case "$1" in
+      stop) stop "$unit"; log "$unit stopped" ;;
+      kill) stop "$unit" KILL; log "$unit killed" ;;
+      start)
+        running "$unit" && die "$unit is running (pid $(cat "$(pidfile "$unit")"))"
+        request_start "$unit"
+        log "$unit started (pid $(cat "$(pidfile "$unit")"))" ;;
+      pid) running "$unit" || die "$unit is not running"; cat "$(pidfile "$unit")" ;;
+    esac ;;
+  starter) # internal: what `up` leaves running for `start` and `node back`
+    load
+    while true; do
+      # Every line of every writer, until the last one closes the fifo.
+      while read -r unit; do
+        [ -n "$unit" ] && start_unit "$unit" && log "started $unit (pid $(cat "$(pidfile "$unit")"))"
+      done <"$C/run/starter.fifo"
+    done ;;
+  *) usage ;;
 esac
