@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -26,7 +23,7 @@ var _ = Describe("Agent stopped alone", Label("local-cluster"), func() {
 	})
 
 	It("takes its worker with it when SIGTERM stops only the agent, and the group re-syncs once", func(ctx context.Context) {
-		address := containerdAddress()
+		plane := localPlane()
 		js, before := runningStory1(ctx, ns)
 		epoch := syncedEpoch(ctx, js)
 		restarts := getJobSet(ctx, js).Status.InPlaceRestarts
@@ -38,9 +35,7 @@ var _ = Describe("Agent stopped alone", Label("local-cluster"), func() {
 
 		By("SIGTERM to the agent container of " + victim + " alone, through the node's containerd")
 		start := time.Now()
-		out, err := exec.CommandContext(ctx, "ctr", "--address", address, "--namespace", "k8s.io",
-			"tasks", "kill", "--signal", "SIGTERM", id).CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "ctr tasks kill: %s", out)
+		plane.ctr(ctx, pod.Spec.NodeName, "tasks", "kill", "--signal", "SIGTERM", id)
 
 		Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
 		resynced := time.Since(start)
@@ -65,22 +60,6 @@ var _ = Describe("Agent stopped alone", Label("local-cluster"), func() {
 		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(restarts+1), "one group restart, counted once")
 	})
 })
-
-// containerdAddress is the socket of the local cluster's containerd
-// (tools/cluster/cluster.sh; $JOBSET_CLUSTER_DIR/run/containerd.sock).
-// Runs on other clusters, whose node runtime the host cannot reach (kind),
-// leave the spec out by its label local-cluster; reached anyway, it skips.
-func containerdAddress() string {
-	dir := envOr("JOBSET_CLUSTER_DIR", "/tmp/jobset-cluster")
-	address := filepath.Join(dir, "run", "containerd.sock")
-	if _, err := os.Stat(address); err != nil {
-		Skip("the node's containerd is not reachable at " + address + " (the local cluster of tools/cluster): " + err.Error())
-	}
-	if _, err := exec.LookPath("ctr"); err != nil {
-		Skip("ctr (Debian package containerd) is not on PATH")
-	}
-	return address
-}
 
 // containerID is the runtime's ID of the Pod's container name.
 func containerID(pod corev1.Pod, name string) string {

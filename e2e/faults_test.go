@@ -425,6 +425,12 @@ func (p *localControlPlane) socket(ctx context.Context, node string) string {
 	return strings.TrimSpace(p.output(ctx, "socket", "--node", node))
 }
 
+// ctr runs ctr in the node's namespaces, on its containerd's images and
+// containers (namespace k8s.io), and returns what it printed.
+func (p *localControlPlane) ctr(ctx context.Context, node string, args ...string) string {
+	return p.output(ctx, append([]string{"exec", "--node", node, "ctr", "--address", p.socket(ctx, node), "--namespace", "k8s.io"}, args...)...)
+}
+
 // killContainer SIGKILLs a container through the node's containerd: a
 // crash, with no chance to release anything.
 func (p *localControlPlane) killContainer(ctx context.Context, pod, container string) {
@@ -437,11 +443,10 @@ func (p *localControlPlane) killContainer(ctx context.Context, pod, container st
 		}
 	}
 	Expect(id).NotTo(BeEmpty(), "container %s of %s", container, pod)
-	p.run(ctx, "exec", "ctr", "--address", p.dir+"/run/containerd.sock", "--namespace", "k8s.io",
-		"tasks", "kill", "--signal", "SIGKILL", id)
+	p.ctr(ctx, po.Spec.NodeName, "tasks", "kill", "--signal", "SIGKILL", id)
 }
 
-// rollToNewTag tags the image a Deployment runs with a new tag in the
+// rollToNewTag tags the image a Deployment runs with a new tag in every
 // node's containerd (nothing is pulled here) and sets the Deployment to it.
 func (p *localControlPlane) rollToNewTag(ctx context.Context, name string) {
 	var d appsv1.Deployment
@@ -452,8 +457,11 @@ func (p *localControlPlane) rollToNewTag(ctx context.Context, name string) {
 		repo = repo[:i]
 	}
 	next := repo + ":upgraded-" + time.Now().UTC().Format("150405.000")
-	p.run(ctx, "exec", "ctr", "--address", p.dir+"/run/containerd.sock", "--namespace", "k8s.io",
-		"images", "tag", "--force", c.Image, next)
+	var nodes corev1.NodeList
+	Expect(k8sClient.List(ctx, &nodes)).To(Succeed())
+	for _, n := range nodes.Items {
+		p.ctr(ctx, n.Name, "images", "tag", "--force", c.Image, next)
+	}
 	patch := client.MergeFrom(d.DeepCopy())
 	c.Image = next
 	Expect(k8sClient.Patch(ctx, &d, patch)).To(Succeed())

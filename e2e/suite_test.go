@@ -121,10 +121,3 @@ var _ = BeforeSuite(func(ctx context.Context) {
 func dryRunJobSet(ctx context.Context) error {
 	return k8sClient.Create(ctx, example("default", "story1-inplace.yaml"), client.DryRunAll)
 }
-
-func envOr(key, fallback string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return fallback
-}
