@@ -131,7 +131,7 @@ func progress(format string, args ...any) {
 // bench is what every configuration shares.
 type bench struct {
 	env       *framework.Environment
-	c         client.Client
+	c         client.WithWatch
 	clientset kubernetes.Interface
 	kubelets  *kubelets
 	dir       string
@@ -152,7 +152,7 @@ func run(o options) error {
 	defer func() { _ = env.Stop() }()
 	admin := rest.CopyConfig(env.Config)
 	admin.QPS, admin.Burst = 1000, 2000
-	c, err := client.New(admin, client.Options{Scheme: env.Scheme})
+	c, err := client.NewWithWatch(admin, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		return err
 	}
@@ -243,6 +243,7 @@ func (b *bench) sized(ctx context.Context, o options, apf string, n int, floors,
 	err = b.inPlace(ctx, controller, n, o.runs, func(r inPlaceResult) {
 		times = append(times, r.seconds)
 		summary.Print("coordination", "strategy", jobset.InPlaceRestart, "apf", apf, "pods", n, "run", len(times), "seconds", r.seconds,
+			"trigger_to_deprecation_s", r.deprecation, "deprecated_by", r.deprecatedBy, "failed_pod_rejoin_s", r.failedPodRejoin,
 			"first_restart_s", r.firstRestart, "last_restart_s", r.lastRestart, "last_join_s", r.lastJoin,
 			"watch_open_p50_s", r.watchP50, "watch_open_max_s", r.watchMax, "join_p50_s", r.patchP50, "join_max_s", r.patchMax,
 			"api_requests", r.apiRequests, "agent_requests_per_agent", float64(r.agentRequests)/float64(n),
