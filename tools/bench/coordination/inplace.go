@@ -1,15 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
@@ -17,10 +17,11 @@ import (
 type inPlaceResult struct {
 	seconds float64
 	// The breakdown: when the controller deprecated the synced epoch, and
-	// on what (deprecatedBy: the failed Pod's rejoin at the next epoch, or
-	// a failure signal before it); when the failed Pod rejoined; when the
-	// first agent told of the deprecated epoch restarted, when the last
-	// did, and when the last join was written.
+	// what the deprecating decision named (deprecatedBy: the failed Pod's
+	// rejoin at the next epoch, or a failure signal), as it saw the Pods
+	// on the fresh read that confirms a write; when the failed Pod
+	// rejoined; when the first agent told of the deprecated epoch
+	// restarted, when the last did, and when the last join was written.
 	deprecation, failedPodRejoin        float64
 	deprecatedBy                        string
 	firstRestart, lastRestart, lastJoin float64
@@ -79,10 +80,6 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		if err != nil {
 			return err
 		}
-		deprecated, err := b.watchDeprecation(ctx, w.jobSet, int32(run))
-		if err != nil {
-			return err
-		}
 		start := time.Now()
 		g.fail(0) // its kubelet reports the exit and restarts the Pod
 		if err := g.waitLifted(ctx, int32(run+1)); err != nil {
@@ -94,15 +91,11 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 			// The first join after the failure is the failed Pod's: the
 			// others restart only once the epoch is deprecated.
 			failedPodRejoin: since(start, &requests.lastPatch.first)}
-		select {
-		case d, ok := <-deprecated:
-			if !ok {
-				return fmt.Errorf("group restart %d: the JobSet's watch ended before epoch %d was seen deprecated", run, run)
-			}
-			r.deprecation, r.deprecatedBy = d.at.Sub(start).Seconds(), d.by
-		case <-ctx.Done():
-			return ctx.Err()
+		at, by, err := deprecationLogged(controller, start)
+		if err != nil {
+			return fmt.Errorf("group restart %d: %w", run, err)
 		}
+		r.deprecation, r.deprecatedBy = at.Sub(start).Seconds(), by
 		r.watchP50, r.watchMax, r.patchP50, r.patchMax = requests.latencies()
 		r.throttled, r.failed = requests.throttled.Load(), requests.failed.Load()
 		cpuLifted, err := controller.cpuSeconds()
@@ -134,47 +127,36 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 	return nil
 }
 
-// deprecation is when the harness saw the JobSet's synced epoch
-// deprecated, and what the controller deprecated it on.
-type deprecation struct {
-	at time.Time
-	by string
-}
-
-// watchDeprecation watches the JobSet from its current state and sends
-// when its deprecatedEpoch first reaches epoch, or closes the channel if
-// the watch ends first. The watch is open when it returns: the JobSet as
-// it is now has been delivered.
-func (b *bench) watchDeprecation(ctx context.Context, js *jobset.JobSet, epoch int32) (<-chan deprecation, error) {
-	w, err := b.c.Watch(ctx, &jobset.JobSetList{}, client.InNamespace(js.Namespace), client.MatchingFields{"metadata.name": js.Name})
+// deprecationLogged reads from the controller's log when, first after
+// start, it wrote a deprecated epoch, and what it named as the trigger:
+// "rejoin" (a Pod joined the next epoch) or "failure_signal". The
+// controller logs a decision once its status write succeeded, on this
+// machine's clock; a watch of the JobSet would add its own delay, which
+// the group restart's load makes longer than the time measured.
+func deprecationLogged(controller *process, start time.Time) (time.Time, string, error) {
+	f, err := os.Open(controller.log)
 	if err != nil {
-		return nil, fmt.Errorf("watching JobSet %s: %w", js.Name, err)
+		return time.Time{}, "", err
 	}
-	current, ok := <-w.ResultChan()
-	if !ok {
-		return nil, fmt.Errorf("watching JobSet %s: the watch ended before the JobSet came", js.Name)
-	}
-	if got, isJobSet := current.Object.(*jobset.JobSet); !isJobSet || ptr.Deref(got.Status.DeprecatedEpoch, 0) >= epoch {
-		w.Stop()
-		return nil, fmt.Errorf("watching JobSet %s: %T %v, want it before epoch %d is deprecated", js.Name, current.Object, current.Type, epoch)
-	}
-	out := make(chan deprecation, 1)
-	go func() {
-		defer close(out)
-		defer w.Stop()
-		for event := range w.ResultChan() {
-			got, isJobSet := event.Object.(*jobset.JobSet)
-			if !isJobSet || ptr.Deref(got.Status.DeprecatedEpoch, 0) < epoch {
-				continue
-			}
-			at := time.Now()
-			by := "failure_signal"
-			if c := meta.FindStatusCondition(got.Status.Conditions, string(jobset.JobSetInPlaceRestarting)); c != nil && strings.Contains(c.Message, " joined epoch ") {
-				by = "rejoin"
-			}
-			out <- deprecation{at: at, by: by}
-			return
+	defer f.Close()
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(make([]byte, 1<<20), 1<<20)
+	for scanner.Scan() {
+		var line struct {
+			TS     time.Time `json:"ts"`
+			Msg    string    `json:"msg"`
+			Reason string    `json:"reason"`
 		}
-	}()
-	return out, nil
+		if json.Unmarshal(scanner.Bytes(), &line) != nil || line.Reason != jobset.ReasonInPlaceRestartStarted || line.TS.Before(start) {
+			continue
+		}
+		if strings.Contains(line.Msg, " joined epoch ") {
+			return line.TS, "rejoin", nil
+		}
+		return line.TS, "failure_signal", nil
+	}
+	if err := scanner.Err(); err != nil {
+		return time.Time{}, "", err
+	}
+	return time.Time{}, "", fmt.Errorf("the controller logged no %s since %s", jobset.ReasonInPlaceRestartStarted, start.Format(time.RFC3339Nano))
 }
