@@ -64,8 +64,9 @@ type pod struct {
 	joined     int8 // the running agent's epoch (0: not joined)
 	restarting bool // the kubelet is restarting every container
 	worker     int8 // the epoch the running worker started at (0: not running)
-	// signal: the Pod's status in the API shows a dated failure since its
-	// agent started (a worker terminated non-zero, or the restart began).
+	// signal: the Pod's status in the API shows a failure since its agent
+	// joined (a worker terminated non-zero, every container restarting
+	// in place), until the kubelet has the agent running again.
 	signal bool
 	// counted: the Job controller accounted for the terminated Pod (its
 	// tracking finalizer holds the Pod until then).

@@ -68,6 +68,10 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 		completed[job.Name] = done
 		s.ExpectedPods -= int32(done.Len())
 	}
+	// Decide reads failure signals only in sync; while the group gathers,
+	// its restarting Pods show signs whose managedFields check costs more
+	// than the rest of the snapshot.
+	readsSignals := !inplace.Gathering(s.Synced, s.Deprecated, s.Regathering)
 	s.Pods = make([]inplace.Pod, 0, len(current))
 	for _, pod := range current {
 		if inplace.EndsJob(pod, failurePolicies[pod.Labels[jobset.ReplicatedJobNameKey]]) {
@@ -81,7 +85,7 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 		if job != "" && err == nil {
 			key = job + "/" + strconv.Itoa(index)
 		}
-		p := readPod(pod, true)
+		p := readPod(pod, readsSignals)
 		p.Index, p.IndexComplete, p.EndsJob = key, key != "" && completed[job].Has(index), doomedJobs[job]
 		s.Pods = append(s.Pods, p)
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -100,6 +101,40 @@ func TestEpochSnapshotReadsTheJobs(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, s.Pods); diff != "" {
 		t.Errorf("Pods (-want +got):\n%s", diff)
+	}
+}
+
+// Decide reads failure signals only in sync: while the group gathers,
+// the snapshot leaves them out, and with them the managedFields check of
+// every restarting Pod.
+func TestEpochSnapshotReadsSignalsOnlyInSync(t *testing.T) {
+	rj := wrappers.MakeReplicatedJob("workers").Replicas(1).Pods(1).InPlaceReady().Obj()
+	agentUp := metav1.NewTime(time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC))
+	failing := corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "a-0", Labels: map[string]string{
+			jobset.RestartsKey: "0", jobset.JobSetUIDKey: "uid", jobset.ReplicatedJobNameKey: "workers", batchv1.JobNameLabel: "js-workers-0",
+		}, Annotations: map[string]string{jobset.EpochKey: "1"}},
+		Spec: rj.Template.Spec.Template.Spec,
+		Status: corev1.PodStatus{
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: agentspec.ContainerName,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: agentUp}}}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "worker", State: corev1.ContainerState{
+				Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, FinishedAt: metav1.NewTime(agentUp.Add(time.Minute))}}}},
+		},
+	}
+	for name, tc := range map[string]struct {
+		deprecated int32
+		sign       bool
+	}{"in sync": {deprecated: 0, sign: true}, "gathering": {deprecated: 1}} {
+		t.Run(name, func(t *testing.T) {
+			js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).ReplicatedJob(rj).Obj()
+			js.UID = "uid"
+			js.Status.SyncedEpoch, js.Status.DeprecatedEpoch = ptr.To[int32](1), ptr.To(tc.deprecated)
+			s := epochSnapshot(js, []corev1.Pod{failing}, nil)
+			if got := s.Pods[0].FailureSignal; (got != "") != tc.sign {
+				t.Errorf("FailureSignal = %q, want a sign: %v", got, tc.sign)
+			}
+		})
 	}
 }
 

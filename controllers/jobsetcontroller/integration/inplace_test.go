@@ -24,6 +24,7 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -181,13 +182,13 @@ var _ = Describe("In-place restart", func() {
 		}).Should(Succeed())
 	}
 	// syncedAtOne: a JobSet whose Pods all joined epoch 1.
-	// afterTheJoinsSecond waits until the clock has left the second in
+	// afterTheJoin waits until the clock has reached d past the second in
 	// which the Pod's agent joined. The API server dates writes to the
 	// second, and a kubelet status of the join's second counts as older
 	// than the join (inplace.FailureSignal); a real kubelet reports a
 	// worker's failure later, since the worker starts only once the group
 	// synced.
-	afterTheJoinsSecond := func(pod *corev1.Pod) {
+	afterTheJoin := func(pod *corev1.Pod, d time.Duration) {
 		GinkgoHelper()
 		fresh := &corev1.Pod{}
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), fresh)).To(Succeed())
@@ -198,7 +199,7 @@ var _ = Describe("In-place restart", func() {
 			}
 		}
 		Expect(joined.IsZero()).To(BeFalse(), "Pod %s has joined", pod.Name)
-		Eventually(func() bool { return time.Now().Truncate(time.Second).After(joined) }).Should(BeTrue())
+		Eventually(func() bool { return !time.Now().Truncate(time.Second).Before(joined.Add(d)) }).Should(BeTrue())
 	}
 	setSuspend := func(js *jobset.JobSet, suspend bool) {
 		Eventually(func() error {
@@ -332,7 +333,7 @@ var _ = Describe("In-place restart", func() {
 	It("deprecates at once when a container of a synced Pod terminated non-zero", func() {
 		js := create(workers(1, 2, 3).Obj())
 		pods := syncedAtOne(js, 2)
-		afterTheJoinsSecond(pods[1])
+		afterTheJoin(pods[1], time.Second)
 		// Dated by the node against its agent's start, never against the
 		// controller's clock.
 		agentStarted := metav1.NewTime(time.Now().Add(-time.Minute))
@@ -703,6 +704,30 @@ var _ = Describe("In-place restart", func() {
 		failJob(ctx, &jobs[1], "PodFailurePolicy", "Container worker for pod trainer-workers-1-0 failed with exit code 42 matching FailJob rule at index 0")
 		c := eventuallyCondition(ctx, js, jobset.JobSetFailed, metav1.ConditionTrue)
 		Expect(c.Reason).To(Equal(jobset.ReasonFailJobSetAction))
+	})
+
+	It("deprecates at once when a synced Pod restarts in place, before its agent rejoins", func() {
+		js := create(workers(1, 2, 3).Obj())
+		pods := syncedAtOne(js, 2)
+		// Sooner, the kubelet may still be posting the restart that
+		// brought the agent that joined.
+		afterTheJoin(pods[1], inplace.StaleStatusWindow)
+		// Every container removed to start them all again: nothing dated,
+		// the agent down.
+		removed := func(name string) corev1.ContainerStatus {
+			return corev1.ContainerStatus{Name: name, Image: "registry.k8s.io/pause:3.10", RestartCount: 1,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: jobset.ReasonRestartingAllContainers}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 137, Reason: jobset.ReasonRestartingAllContainers}}}
+		}
+		kubeletReports(pods[1], func(s *corev1.PodStatus) {
+			s.Phase = corev1.PodRunning
+			s.InitContainerStatuses = []corev1.ContainerStatus{removed(agentspec.ContainerName)}
+			s.ContainerStatuses = []corev1.ContainerStatus{removed("worker")}
+		})
+		eventuallyEpochs(js, 1, 1)
+		Expect(eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionTrue).Message).
+			To(ContainSubstring(pods[1].Name + ": container " + agentspec.ContainerName + " waits to restart in place"))
 	})
 
 	// Seen on the local cluster. Every rank crashed while

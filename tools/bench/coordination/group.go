@@ -35,6 +35,8 @@ type group struct {
 type instance struct {
 	agent  *agent.Agent
 	cancel context.CancelFunc
+	// started is when its container started, as the kubelet reports it.
+	started metav1.Time
 }
 
 func newGroup(ctx context.Context, w *workload, requests *requestCounter) *group {
@@ -63,8 +65,9 @@ func (g *group) start(i int) error {
 	}
 	a := agent.New(cfg, api, agent.WithListener(listener))
 	ctx, cancel := context.WithCancel(g.ctx)
+	in := &instance{agent: a, cancel: cancel, started: metav1.Now()}
 	g.mu.Lock()
-	g.running[i] = &instance{agent: a, cancel: cancel}
+	g.running[i] = in
 	g.mu.Unlock()
 	go func() {
 		code := a.Run(ctx)
@@ -77,7 +80,7 @@ func (g *group) start(i int) error {
 	go func() {
 		select {
 		case <-a.Lifted():
-			g.lifted(i)
+			g.lifted(i, in)
 			g.notify()
 		case <-ctx.Done():
 		}
@@ -87,7 +90,8 @@ func (g *group) start(i int) error {
 
 // restartAll is the kubelet's RestartAllContainers on Pod i after the
 // container named exited with code: the exit reported, every container
-// removed, the agent started again (a new process).
+// removed, the agent started again (a new process), which the kubelet
+// reports at its next relist.
 func (g *group) restartAll(i int, exitedContainer string, code int32) {
 	k := g.w.kubelet[i]
 	k.set(g.ctx, true, func(s corev1.PodStatus) corev1.PodStatus { return exited(s, exitedContainer, code, metav1.Now()) })
@@ -95,16 +99,29 @@ func (g *group) restartAll(i int, exitedContainer string, code int32) {
 	if err := g.start(i); err != nil {
 		fail(fmt.Errorf("restarting the agent of Pod %s: %w", g.w.pods[i].Name, err))
 	}
+	g.mu.Lock()
+	in := g.running[i]
+	g.mu.Unlock()
 	agentName := g.agentName(i)
-	k.set(g.ctx, false, func(s corev1.PodStatus) corev1.PodStatus { return agentRunning(s, agentName, metav1.Now()) })
+	time.AfterFunc(untilRelist(i/podsPerNode, time.Now()), func() {
+		g.mu.Lock()
+		current := g.running[i] == in
+		g.mu.Unlock()
+		if current { // not restarted again since
+			k.set(g.ctx, false, func(s corev1.PodStatus) corev1.PodStatus { return agentRunning(s, agentName, in.started) })
+		}
+	})
 }
 
 // lifted: Pod i's agent passes its startup probe, and the kubelet starts
-// the workers, unless they run already (the agents' first start).
-func (g *group) lifted(i int) {
+// the workers, unless they run already (the agents' first start). The
+// kubelet probes a container it has seen run: it reports the agent
+// running by then.
+func (g *group) lifted(i int, in *instance) {
 	k := g.w.kubelet[i]
 	agentName := g.agentName(i)
 	k.set(g.ctx, false, func(s corev1.PodStatus) corev1.PodStatus {
+		s = agentRunning(s, agentName, in.started)
 		for _, c := range s.InitContainerStatuses {
 			if c.Name == agentName && c.Started != nil && *c.Started {
 				return s

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,8 +16,14 @@ import (
 
 type inPlaceResult struct {
 	seconds float64
-	// The breakdown: when the first agent told of the deprecated epoch
+	// The breakdown: when the controller deprecated the synced epoch, and
+	// what the deprecating decision named (deprecatedBy: the failed Pod's
+	// rejoin at the next epoch, or a failure signal), as it saw the Pods
+	// on the fresh read that confirms a write; when the failed Pod
+	// rejoined; when the first agent told of the deprecated epoch
 	// restarted, when the last did, and when the last join was written.
+	deprecation, failedPodRejoin        float64
+	deprecatedBy                        string
 	firstRestart, lastRestart, lastJoin float64
 	// The agents' requests: medians and maxima of a watch's opening and
 	// of a join (a Pod patch).
@@ -77,7 +87,15 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		}
 		r := inPlaceResult{seconds: time.Since(start).Seconds(),
 			firstRestart: since(start, &g.restarts.first), lastRestart: since(start, &g.restarts.last),
-			lastJoin: since(start, &requests.lastPatch.last), agentRequests: requests.count.Load()}
+			lastJoin: since(start, &requests.lastPatch.last), agentRequests: requests.count.Load(),
+			// The first join after the failure is the failed Pod's: the
+			// others restart only once the epoch is deprecated.
+			failedPodRejoin: since(start, &requests.lastPatch.first)}
+		at, by, err := deprecationLogged(controller, start)
+		if err != nil {
+			return fmt.Errorf("group restart %d: %w", run, err)
+		}
+		r.deprecation, r.deprecatedBy = at.Sub(start).Seconds(), by
 		r.watchP50, r.watchMax, r.patchP50, r.patchMax = requests.latencies()
 		r.throttled, r.failed = requests.throttled.Load(), requests.failed.Load()
 		cpuLifted, err := controller.cpuSeconds()
@@ -107,4 +125,38 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		report(r)
 	}
 	return nil
+}
+
+// deprecationLogged reads from the controller's log when, first after
+// start, it wrote a deprecated epoch, and what it named as the trigger:
+// "rejoin" (a Pod joined the next epoch) or "failure_signal". The
+// controller logs a decision once its status write succeeded, on this
+// machine's clock; a watch of the JobSet would add its own delay, which
+// the group restart's load makes longer than the time measured.
+func deprecationLogged(controller *process, start time.Time) (time.Time, string, error) {
+	f, err := os.Open(controller.log)
+	if err != nil {
+		return time.Time{}, "", err
+	}
+	defer f.Close()
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(make([]byte, 1<<20), 1<<20)
+	for scanner.Scan() {
+		var line struct {
+			TS     time.Time `json:"ts"`
+			Msg    string    `json:"msg"`
+			Reason string    `json:"reason"`
+		}
+		if json.Unmarshal(scanner.Bytes(), &line) != nil || line.Reason != jobset.ReasonInPlaceRestartStarted || line.TS.Before(start) {
+			continue
+		}
+		if strings.Contains(line.Msg, " joined epoch ") {
+			return line.TS, "rejoin", nil
+		}
+		return line.TS, "failure_signal", nil
+	}
+	if err := scanner.Err(); err != nil {
+		return time.Time{}, "", err
+	}
+	return time.Time{}, "", fmt.Errorf("the controller logged no %s since %s", jobset.ReasonInPlaceRestartStarted, start.Format(time.RFC3339Nano))
 }

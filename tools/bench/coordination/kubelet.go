@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,10 @@ import (
 //  2. every container removed: Waiting (RestartingAllContainers), its last
 //     termination RestartingAllContainers with code 137, restartCount + 1,
 //     the condition back to False;
-//  3. the agent sidecar started again (Running, not yet Started);
+//  3. the agent sidecar started again (Running, not yet Started), which
+//     the kubelet sees only at its next relist of the container runtime
+//     (its generic PLEG's, every second): until then, what it posted last
+//     is step 2, although it started the agent right after it;
 //  4. the agent's startup probe passed (its barrier lifted): the agent
 //     Started and Ready;
 //  5. the workers started: Running, Ready.
@@ -126,8 +130,14 @@ func removed(s corev1.PodStatus, at metav1.Time) corev1.PodStatus {
 }
 
 // agentRunning is step 3: the agent sidecar runs again; the workers wait
-// for its startup probe.
+// for its startup probe. Once the kubelet has seen it, later relists
+// change nothing.
 func agentRunning(s corev1.PodStatus, agent string, at metav1.Time) corev1.PodStatus {
+	for _, c := range s.InitContainerStatuses {
+		if c.Name == agent && c.State.Running != nil {
+			return s
+		}
+	}
 	s = *s.DeepCopy()
 	for i := range s.InitContainerStatuses {
 		if c := &s.InitContainerStatuses[i]; c.Name == agent {
@@ -165,6 +175,23 @@ func workersRunning(s corev1.PodStatus, at metav1.Time) corev1.PodStatus {
 	setCondition(&s, corev1.PodReady, corev1.ConditionTrue, "", at)
 	setCondition(&s, corev1.ContainersReady, corev1.ConditionTrue, "", at)
 	return s
+}
+
+// relistPeriod is the kubelet's generic PLEG's: how often it lists the
+// container runtime's containers, and so how late it may see one start.
+const relistPeriod = time.Second
+
+// untilRelist is how long node's kubelet takes, from now, to its next
+// relist. The nodes' relists are spread over the period, as kubelets
+// started at different times are.
+func untilRelist(node int, now time.Time) time.Duration {
+	const golden = 0.6180339887498949
+	phase := time.Duration(math.Mod(float64(node)*golden, 1) * float64(relistPeriod))
+	since := (time.Duration(now.UnixNano()) - phase) % relistPeriod
+	if since < 0 {
+		since += relistPeriod
+	}
+	return relistPeriod - since
 }
 
 func forEachContainer(s *corev1.PodStatus, f func(*corev1.ContainerStatus)) {

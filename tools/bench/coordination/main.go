@@ -233,8 +233,10 @@ func (b *bench) sized(ctx context.Context, o options, apf string, n int, floors,
 	}
 	floors[n] = summary.Percentile(floorRuns, 50)
 
+	// Its log dates decisions to the nanosecond: when it deprecated the
+	// synced epoch (see deprecationLogged).
 	controller, err := startProcess(b.dir, fmt.Sprintf("jobset-controller-%d", n), o.controller, "--kubeconfig="+b.kubeconfig,
-		"--metrics-bind-address=0", "--health-probe-bind-address=0")
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-time-encoding=rfc3339nano")
 	if err != nil {
 		return err
 	}
@@ -243,6 +245,7 @@ func (b *bench) sized(ctx context.Context, o options, apf string, n int, floors,
 	err = b.inPlace(ctx, controller, n, o.runs, func(r inPlaceResult) {
 		times = append(times, r.seconds)
 		summary.Print("coordination", "strategy", jobset.InPlaceRestart, "apf", apf, "pods", n, "run", len(times), "seconds", r.seconds,
+			"trigger_to_deprecation_s", r.deprecation, "deprecated_by", r.deprecatedBy, "failed_pod_rejoin_s", r.failedPodRejoin,
 			"first_restart_s", r.firstRestart, "last_restart_s", r.lastRestart, "last_join_s", r.lastJoin,
 			"watch_open_p50_s", r.watchP50, "watch_open_max_s", r.watchMax, "join_p50_s", r.patchP50, "join_max_s", r.patchMax,
 			"api_requests", r.apiRequests, "agent_requests_per_agent", float64(r.agentRequests)/float64(n),
@@ -342,6 +345,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 type process struct {
 	cmd  *exec.Cmd
 	name string
+	log  string // its output's file
 }
 
 func startProcess(dir, name, binary string, args ...string) (*process, error) {
@@ -354,7 +358,7 @@ func startProcess(dir, name, binary string, args ...string) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	return &process{cmd: cmd, name: name}, nil
+	return &process{cmd: cmd, name: name, log: log.Name()}, nil
 }
 
 func (p *process) stop() {
