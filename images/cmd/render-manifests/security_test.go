@@ -83,7 +83,7 @@ func generatedPermissions(t *testing.T, root string) map[permission]bool {
 			for _, g := range r.APIGroups {
 				for _, res := range r.Resources {
 					for _, v := range r.Verbs {
-						out[permission{role: kind + " " + obj.GetName(), group: g, resource: res, names: names, verb: v}] = true
+						out[permission{role: roleKey(kind, obj.GetName(), obj.GetNamespace()), group: g, resource: res, names: names, verb: v}] = true
 					}
 				}
 			}
@@ -133,7 +133,11 @@ func documentedPermissions(t *testing.T, root string) map[permission]bool {
 			group = ""
 		}
 		for _, verb := range strings.Split(cells[5], ",") {
-			p := permission{role: role[0] + " " + role[1], group: group, resource: cells[3], names: cells[4], verb: strings.TrimSpace(verb)}
+			namespace := "" // "in each namespace": the agent's, applied in every namespace a user names
+			if len(role) == 4 && role[2] == "in" {
+				namespace = role[3]
+			}
+			p := permission{role: roleKey(role[0], role[1], namespace), group: group, resource: cells[3], names: cells[4], verb: strings.TrimSpace(verb)}
 			if out[p] {
 				t.Errorf("docs/security.md:%d: %s is listed twice", line, p)
 			}
@@ -178,4 +182,13 @@ func TestEveryPermissionIsJustified(t *testing.T) {
 	if len(stale) > 0 {
 		t.Errorf("docs/security.md (## Permissions) lists verbs no generated role grants: remove the rows:\n  %s", strings.Join(stale, "\n  "))
 	}
+}
+
+// roleKey names a role: a Role of the same name may be in several
+// namespaces (the controller's, in jobset-system and kube-node-lease).
+func roleKey(kind, name, namespace string) string {
+	if namespace == "" {
+		return kind + " " + name
+	}
+	return kind + " " + name + " in " + namespace
 }

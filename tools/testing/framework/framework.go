@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -77,6 +78,7 @@ func WithWebhooks() Option {
 			// The apiserver calls the webhook by name, not by IP:
 			// certificates the webhook generates itself carry names only.
 			LocalServingHostExternalName: "localhost",
+			LocalServingPort:             webhookPort(),
 		}
 	}
 }
@@ -284,4 +286,20 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// webhookPort is a free port below the kernel's ephemeral range. envtest's
+// own choice is a port the kernel just handed out and took back: the
+// connections of the other tests running beside this one (API servers,
+// etcd, their clients) draw from the same range, and one of them took it
+// before the webhook, started seconds later, could listen on it.
+func webhookPort() int {
+	for range 100 {
+		port := 20000 + rand.IntN(12000)
+		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+			_ = l.Close()
+			return port
+		}
+	}
+	return 0 // envtest picks one
 }

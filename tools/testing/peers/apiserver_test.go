@@ -51,7 +51,7 @@ func apiserver(t *testing.T) (Cluster, *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	return Cluster{Client: apiserverEnv.Client, Clientset: cs, Out: &out}, &out
+	return Cluster{Client: apiserverEnv.Client, Clientset: cs, Out: &out, NoNodes: true}, &out
 }
 
 // timeout bounds each step of the tests below; a step that passes takes

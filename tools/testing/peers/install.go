@@ -31,6 +31,10 @@ type Cluster struct {
 	// Out receives progress and, when a peer does not serve in time, what
 	// its Pods say (nil: nowhere).
 	Out io.Writer
+	// NoNodes: the cluster runs no Pod (envtest's API server alone): what
+	// a Pod of a peer would run once (the rollback's release of the Pods
+	// our controller held), this process runs.
+	NoNodes bool
 }
 
 func (cl Cluster) logf(format string, args ...any) {

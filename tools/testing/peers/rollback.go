@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 )
 
 // ourController is our controller's Deployment, and releaseJob the Job
@@ -47,6 +49,11 @@ func releaseGroupMembers(ctx context.Context, cl Cluster, namespace string) erro
 	}
 	if err := waitNoPods(ctx, cl.Client, namespace, selector); err != nil {
 		return fmt.Errorf("waiting for %s's Pods to stop: %w", ourController, err)
+	}
+	if cl.NoNodes {
+		released, err := jobsetcontroller.ReleaseGroupMembers(ctx, cl.Client)
+		cl.logf("ours: released %d Pods in this process (no node to run the Job %s)", released, releaseJob)
+		return err
 	}
 
 	template := deploy.Spec.Template.DeepCopy()
