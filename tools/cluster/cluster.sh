@@ -671,16 +671,21 @@ down() {
   local i n
   for i in $(seq "$NODES"); do
     n=$(node_name "$i")
-    [ -d "$FREEZER/$CGROUP/$n" ] && kill_node "$n"
+    if [ -d "$FREEZER/$CGROUP/$n" ]; then kill_node "$n"; fi
   done
   stop nsforward KILL; stop kube-apiserver KILL; stop etcd KILL
+  # Whatever else has a PID recorded (a cluster made by another version of
+  # this script).
+  local f
+  while IFS= read -r f; do
+    f=${f#"$C/pids/"}; stop "${f%.pid}" KILL
+  done < <(find "$C/pids" -name '*.pid' 2>/dev/null)
   local m
   for m in /sys/fs/cgroup/*; do
-    [ -d "$m/$CGROUP" ] && find "$m/$CGROUP" -depth -type d -exec rmdir {} \; 2>/dev/null
+    if [ -d "$m/$CGROUP" ]; then find "$m/$CGROUP" -depth -type d -exec rmdir {} \; 2>/dev/null; fi
     rmdir "$m/${CGROUP%%/*}" 2>/dev/null || true
   done
   if [ -d "$C/ns" ]; then
-    local f
     for f in "$C/ns/"*; do umount "$f" 2>/dev/null || true; done
     umount "$C/ns" 2>/dev/null || true
   fi
