@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -189,15 +190,26 @@ func restartGroupInPlace(ctx context.Context, js *jobset.JobSet, before map[stri
 
 	By("the group restarts in place and re-syncs at the next epoch")
 	Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
-	after := waitForSyncedWorkers(ctx, js, len(before))
-	for name, b := range before {
-		a, ok := after[name]
-		Expect(ok).To(BeTrue(), "Pod %s was replaced", name)
-		Expect(a.uid).To(Equal(b.uid), "Pod %s was recreated", name)
-		for c, n := range b.restarts {
-			Expect(a.restarts[c]).To(Equal(n+1), "Pod %s container %s restarted %d times, want %d", name, c, a.restarts[c], n+1)
+	return waitForRestartedInPlace(ctx, js, before)
+}
+
+// waitForRestartedInPlace waits until the Pods of before run again, the
+// same Pods, every container of each restarted once, and returns their
+// state. A kubelet that could not reach the API server meanwhile posts the
+// restart late: until then the Pods show their status from before it.
+func waitForRestartedInPlace(ctx context.Context, js *jobset.JobSet, before map[string]podState) map[string]podState {
+	var after map[string]podState
+	Eventually(func(g Gomega) {
+		after = waitForSyncedWorkers(ctx, js, len(before))
+		for name, b := range before {
+			a, ok := after[name]
+			g.Expect(ok).To(BeTrue(), "Pod %s was replaced", name)
+			g.Expect(a.uid).To(Equal(b.uid), "Pod %s was recreated", name)
+			for c, n := range b.restarts {
+				g.Expect(a.restarts[c]).To(Equal(n+1), "Pod %s container %s restarted %d times, want %d", name, c, a.restarts[c], n+1)
+			}
 		}
-	}
+	}).WithTimeout(2 * time.Minute).Should(Succeed())
 	return after
 }
 
