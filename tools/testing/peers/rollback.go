@@ -86,7 +86,7 @@ func releaseGroupMembers(ctx context.Context, cl Cluster, namespace string) erro
 		return false, nil
 	})
 	if err != nil || outcome != batchv1.JobComplete {
-		return fmt.Errorf("Job %s did not complete (%s, %v)", releaseJob, outcome, err)
+		return fmt.Errorf("the release Job %s did not complete (%s, %v)", releaseJob, outcome, err)
 	}
 	cl.logf("ours: Job %s released the Pods", releaseJob)
 	return nil
