@@ -1,7 +1,6 @@
 package inplace
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -32,63 +31,57 @@ func ended(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
-// FailureSignal returns a sign that the Pod's containers failed or are
-// restarting since its agent joined the Pod's current epoch, or "".
+// FailureSignal returns a sign that the Pod's containers failed or began
+// restarting since its agent started, or "".
 //
-// While the agent that joined runs, a sign is dated by the node against
-// that agent's start, by the same clock: no node time is compared with the
-// controller's (a node clock a second or two ahead made the restart that
-// led to a sync look like a new failure after it, group restart after
-// group restart until the budget ran out). The exit code of the container
-// that triggered an in-place restart is visible in one Pod status update
-// only, briefly, before the kubelet replaces it; the Pod condition
-// AllContainersRestarting is set when the restart begins. Both count from
-// the agent's start (times have a one-second resolution: a termination in
-// the same second counts, a restart condition must be later, and stop a
-// worker that ran since the agent started: see workerStopped). Nor is
-// there a sign in a status the kubelet posted before the Pod's agent
-// joined its current epoch (statusPredatesJoin).
+// Every sign is dated by the node, and so is the reference: the start of
+// the Pod's running agent, which joined the Pod's current epoch. No node
+// time is compared with the controller's (a node clock a second or two
+// ahead made the restart that led to a sync look like a new failure after
+// it, group restart after group restart until the budget ran out).
 //
-// Once the agent has stopped, the kubelet restarts every container (the
-// agent's rule does so whatever its exit code), and what it shows lasts
-// until the agent runs again: the restart condition while it kills the
-// rest, then every container waiting with reason RestartingAllContainers,
-// then the agent waiting, its last termination RestartingAllContainers,
-// while init containers before it run again (restartingInPlace). None of
-// it is dated by the node (the kubelet drops the trigger's exit and every
-// finish time), and the restart that brought the Pod to its epoch showed
-// the same before the agent that joined started. So the reference is the
-// join, as the API server dated it, against when the kubelet posted the
-// status, on the same clock: a status posted StaleStatusWindow or more
-// after the join was made after the agent that joined started, and shows
-// it stopped since. Its successor joins the next epoch, which deprecates
-// this one anyway: the sign only makes that sooner.
+// The exit code of the container that triggered an in-place restart is
+// visible in one Pod status update only, briefly, before the kubelet
+// replaces it; the Pod condition AllContainersRestarting is set when the
+// restart begins. Both count from the agent's start (times have a
+// one-second resolution: a termination in the same second counts, a
+// restart condition must be later, and stop a worker that ran since the
+// agent started: see workerStopped). Neither is there a sign in a status
+// the kubelet posted before the Pod's agent joined its current epoch
+// (statusPredatesJoin).
 //
-// Once the agent runs again, the restart has left nothing to date: every
-// container's restartCount one higher, its last termination
-// RestartingAllContainers without a time, a new agent start and a new
-// transition of the restart condition, the very marks the restart that
-// brought the Pod to its epoch left. A count could tell them apart only
-// against the counts the Pod had when its agent joined, and nothing keeps
-// those; so from then on the agent's join of the next epoch tells.
+// The marks of a restart in place last longer: every container waiting
+// with reason RestartingAllContainers while the agent is down, then each
+// one's last termination RestartingAllContainers and its restartCount one
+// higher. But they are no sign: the restart that brought the Pod to its
+// epoch left the same marks, and nothing in the Pod tells the two apart.
+// The kubelet drops every time that would (the trigger's exit, every
+// finish time), and the agent that joined, the reference, is gone from the
+// status. No restart count from the join is kept to compare with. When the
+// kubelet posted the status (managedFields) is on the API server's clock,
+// as the join is, but says nothing of when the kubelet made it: a status
+// made before the agent that joined started, held in the API server's
+// queues, is posted after the join, as long after as the queues take.
+// (Marks posted a few seconds after the join, counted as signs, started
+// group restarts one after another under load.) Telling them apart takes a
+// reference that the agent that joined leaves with its epoch, such as its
+// own start by the node's clock; until there is one, the agent's join of
+// the next epoch tells.
 func FailureSignal(pod *corev1.Pod) string {
-	if agentStarted, running := agentStart(pod); running {
-		// statusPredatesJoin last, and only for a Pod that shows a sign: it
-		// decodes the Pod's managedFields, which costs more than every other
-		// check together, and every reconcile asks this of every Pod.
-		if sign := failureSign(pod, agentStarted); sign != "" && !statusPredatesJoin(pod) {
-			return sign
-		}
+	agentStarted, ok := agentStart(pod)
+	if !ok {
 		return ""
 	}
-	if sign := restartingInPlace(pod); sign != "" && postedAfterJoinBy(pod, StaleStatusWindow) {
+	// statusPredatesJoin last, and only for a Pod that shows a sign: it
+	// decodes the Pod's managedFields, which costs more than every other
+	// check together, and every reconcile asks this of every Pod.
+	if sign := failureSign(pod, agentStarted); sign != "" && !statusPredatesJoin(pod) {
 		return sign
 	}
 	return ""
 }
 
-// failureSign is FailureSignal before the managedFields check, for a Pod
-// whose agent runs.
+// failureSign is FailureSignal before the managedFields check.
 func failureSign(pod *corev1.Pod, agentStarted time.Time) string {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == jobset.PodConditionAllContainersRestarting && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(agentStarted) &&
@@ -110,45 +103,6 @@ func failureSign(pod *corev1.Pod, agentStarted time.Time) string {
 	return ""
 }
 
-// restartingInPlace is FailureSignal before the managedFields check, for a
-// Pod whose agent does not run: the kubelet shows a restart of every
-// container that has not brought the agent back. Its status must show the
-// agent, stopped: a kubelet that re-derives a restart from a status it did
-// not post (after its own restart) marks the containers it has not started
-// yet, the workers the barrier holds, as restarting, while the agent that
-// joined runs on.
-func restartingInPlace(pod *corev1.Pod) string {
-	agent, ok := agentStatus(pod)
-	if !ok || agent.State.Running != nil {
-		return ""
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == jobset.PodConditionAllContainersRestarting && c.Status == corev1.ConditionTrue {
-			return "its containers are restarting (" + string(jobset.PodConditionAllContainersRestarting) + ") and its agent has stopped"
-		}
-	}
-	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for _, c := range statuses {
-			if w := c.State.Waiting; w != nil && w.Reason == jobset.ReasonRestartingAllContainers {
-				return fmt.Sprintf("container %s waits to restart in place (%s)", c.Name, jobset.ReasonRestartingAllContainers)
-			}
-		}
-	}
-	if t := agent.LastTerminationState.Terminated; agent.State.Waiting != nil && t != nil && t.Reason == jobset.ReasonRestartingAllContainers {
-		return fmt.Sprintf("its agent has not started again since the kubelet restarted every container (%s)", jobset.ReasonRestartingAllContainers)
-	}
-	return ""
-}
-
-// StaleStatusWindow is how long after an agent's join, in the API
-// server's whole seconds, the kubelet may still post a status it made
-// before that agent started. The kubelet sees a container start at its
-// next relist of the container runtime, every second, and posts what it
-// saw: a status posted later shows the agent that joined running, or what
-// stopped it since. It spans two relists and the second that the API
-// server's dating to the second may hide.
-const StaleStatusWindow = 3 * time.Second
-
 // statusPredatesJoin reports whether the kubelet last posted the Pod's
 // status before (or in the same second as) its agent wrote the Pod's
 // current epoch, both as the API server dated the writes (managedFields:
@@ -161,10 +115,16 @@ const StaleStatusWindow = 3 * time.Second
 // restart, and its failed worker and restart condition looked new (a
 // second group restart as the first one synced).
 func statusPredatesJoin(pod *corev1.Pod) bool {
-	joined := joinTime(pod)
-	var posted time.Time
+	var joined, posted time.Time
 	for _, f := range pod.ManagedFields {
-		if postsContainerStatuses(f) {
+		if f.Time == nil || f.FieldsV1 == nil {
+			continue
+		}
+		switch {
+		case f.Subresource == "" && ownsField(f.FieldsV1.GetRawBytes(), "f:metadata", "f:annotations", "f:"+agentspec.EpochAnnotation):
+			joined = later(joined, f.Time.Time)
+		case f.Subresource == "status" && (ownsField(f.FieldsV1.GetRawBytes(), "f:status", "f:containerStatuses") ||
+			ownsField(f.FieldsV1.GetRawBytes(), "f:status", "f:initContainerStatuses")):
 			posted = later(posted, f.Time.Time)
 		}
 	}
@@ -178,64 +138,6 @@ func statusPredatesJoin(pod *corev1.Pod) bool {
 	// agree to within a second for this to hold.)
 	return !joined.IsZero() && !posted.IsZero() && !posted.After(joined)
 }
-
-// postedAfterJoinBy reports whether the kubelet last posted the Pod's
-// status at least d after its agent wrote the Pod's current epoch, as the
-// API server dated both writes. Without both dates there is no reference:
-// false. A restart the agent's failure starts comes after the join, the
-// sync of the epoch it joined, the barrier lifting and its worker's run;
-// passing over one that comes sooner leaves it to the next agent's join.
-func postedAfterJoinBy(pod *corev1.Pod, d time.Duration) bool {
-	joined := joinTime(pod)
-	if joined.IsZero() {
-		return false
-	}
-	for _, f := range pod.ManagedFields {
-		// The time first: it spares decoding the kubelet's entry.
-		if f.Time != nil && !f.Time.Time.Before(joined.Add(d)) && postsContainerStatuses(f) {
-			return true
-		}
-	}
-	return false
-}
-
-// joinTime is when, as the API server dated the write, the Pod's agent
-// last wrote its epoch; zero if none did.
-func joinTime(pod *corev1.Pod) time.Time {
-	var joined time.Time
-	for _, f := range pod.ManagedFields {
-		if f.Time == nil || f.FieldsV1 == nil || f.Subresource != "" {
-			continue
-		}
-		// bytes.Contains first: decoding an entry costs more, and the
-		// entry of the Pod's creation is large.
-		if raw := f.FieldsV1.GetRawBytes(); bytes.Contains(raw, epochField) &&
-			ownsField(raw, "f:metadata", "f:annotations", "f:"+agentspec.EpochAnnotation) {
-			joined = later(joined, f.Time.Time)
-		}
-	}
-	return joined
-}
-
-// postsContainerStatuses: the managedFields entry is the kubelet's status
-// writes, the only ones that own the containers' statuses (the
-// scheduler's and the node lifecycle controller's write conditions only).
-func postsContainerStatuses(f metav1.ManagedFieldsEntry) bool {
-	if f.Time == nil || f.FieldsV1 == nil || f.Subresource != "status" {
-		return false
-	}
-	raw := f.FieldsV1.GetRawBytes()
-	return (bytes.Contains(raw, containerStatusesField) && ownsField(raw, "f:status", "f:containerStatuses")) ||
-		(bytes.Contains(raw, initContainerStatusesField) && ownsField(raw, "f:status", "f:initContainerStatuses"))
-}
-
-// The keys of fieldsV1 that joinTime and postsContainerStatuses look for,
-// quoted.
-var (
-	epochField                 = []byte(`"f:` + agentspec.EpochAnnotation + `"`)
-	containerStatusesField     = []byte(`"f:containerStatuses"`)
-	initContainerStatusesField = []byte(`"f:initContainerStatuses"`)
-)
 
 // ownsField reports whether a managedFields entry's fieldsV1 holds path.
 func ownsField(fieldsV1 []byte, path ...string) bool {
@@ -293,29 +195,20 @@ func startedAt(s corev1.ContainerState) metav1.Time {
 	return metav1.Time{}
 }
 
-// agentStart is when the Pod's agent sidecar last started, if it runs.
+// agentStart is when the Pod's agent sidecar (the restartable init
+// container with a RestartAllContainers rule) last started, if it runs.
 func agentStart(pod *corev1.Pod) (time.Time, bool) {
-	if c, ok := agentStatus(pod); ok && c.State.Running != nil && !c.State.Running.StartedAt.IsZero() {
-		return c.State.Running.StartedAt.Time, true
-	}
-	return time.Time{}, false
-}
-
-// agentStatus is the status of the Pod's agent sidecar (the restartable
-// init container with a RestartAllContainers rule), if the kubelet posted
-// one.
-func agentStatus(pod *corev1.Pod) (corev1.ContainerStatus, bool) {
 	i := sidecar.Index(pod.Spec)
 	if i < 0 {
-		return corev1.ContainerStatus{}, false
+		return time.Time{}, false
 	}
 	name := pod.Spec.InitContainers[i].Name
 	for _, c := range pod.Status.InitContainerStatuses {
-		if c.Name == name {
-			return c, true
+		if c.Name == name && c.State.Running != nil && !c.State.Running.StartedAt.IsZero() {
+			return c.State.Running.StartedAt.Time, true
 		}
 	}
-	return corev1.ContainerStatus{}, false
+	return time.Time{}, false
 }
 
 // EndsJob reports whether the Pod's failure ends its Job rather than its

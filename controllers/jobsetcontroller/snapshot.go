@@ -68,8 +68,8 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 		completed[job.Name] = done
 		s.ExpectedPods -= int32(done.Len())
 	}
-	// Decide reads failure signals only in sync; while the group gathers,
-	// its restarting Pods show signs whose managedFields check costs more
+	// Decide reads failure signals only in sync: while the group gathers,
+	// a Pod's sign is not read, and its managedFields check costs more
 	// than the rest of the snapshot.
 	readsSignals := !inplace.Gathering(s.Synced, s.Deprecated, s.Regathering)
 	s.Pods = make([]inplace.Pod, 0, len(current))

@@ -24,7 +24,6 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/controllers/inplace"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -706,14 +705,15 @@ var _ = Describe("In-place restart", func() {
 		Expect(c.Reason).To(Equal(jobset.ReasonFailJobSetAction))
 	})
 
-	It("deprecates at once when a synced Pod restarts in place, before its agent rejoins", func() {
+	// The marks of a restart in place are those the restart that brought
+	// the Pod to its epoch left, and a status made before the join can be
+	// posted long after it (held in the API server's queues): taken as a
+	// failure, they started group restarts one after another.
+	It("starts no group restart on a synced Pod's restart in place until its agent rejoins", func() {
 		js := create(workers(1, 2, 3).Obj())
 		pods := syncedAtOne(js, 2)
-		// Sooner, the kubelet may still be posting the restart that
-		// brought the agent that joined.
-		afterTheJoin(pods[1], inplace.StaleStatusWindow)
-		// Every container removed to start them all again: nothing dated,
-		// the agent down.
+		afterTheJoin(pods[1], 3*time.Second) // however long after the join
+		// Every container removed to start them all again, the agent down.
 		removed := func(name string) corev1.ContainerStatus {
 			return corev1.ContainerStatus{Name: name, Image: "registry.k8s.io/pause:3.10", RestartCount: 1,
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: jobset.ReasonRestartingAllContainers}},
@@ -725,9 +725,11 @@ var _ = Describe("In-place restart", func() {
 			s.InitContainerStatuses = []corev1.ContainerStatus{removed(agentspec.ContainerName)}
 			s.ContainerStatuses = []corev1.ContainerStatus{removed("worker")}
 		})
+		noStatusWrite(js, pods[1])
+		agentJoins(pods[1], "2")
 		eventuallyEpochs(js, 1, 1)
 		Expect(eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionTrue).Message).
-			To(ContainSubstring(pods[1].Name + ": container " + agentspec.ContainerName + " waits to restart in place"))
+			To(ContainSubstring(pods[1].Name + " joined epoch 2"))
 	})
 
 	// Seen on the local cluster. Every rank crashed while

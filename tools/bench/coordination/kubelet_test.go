@@ -23,28 +23,33 @@ func benchPodSpec(t *testing.T) corev1.PodSpec {
 }
 
 // The stand-in's updates tell the controller what a kubelet's do: the
-// worker's failure is a failure signal (the trigger), and so is every
-// step of the restart while the agent is down, once posted well after the
-// agent joined (the API server dates both writes); once the agent runs
-// again, nothing is until it joins the next epoch.
+// worker's failure is a failure signal (the trigger); the steps of the
+// restart are not, even posted long after the agent joined (nothing in
+// them dates them against the join: the agent rejoining tells), and
+// neither is an agent's exit with the restart code.
 func TestStatusStepsAsTheControllerReadsThem(t *testing.T) {
 	spec := benchPodSpec(t)
 	agentName := spec.InitContainers[0].Name
 	worker := spec.Containers[0].Name
 	at := func(s int) metav1.Time { return metav1.NewTime(time.Unix(1_700_000_000+int64(s), 0)) }
-	// pod is posted by the kubelet at posted, after its agent joined at 0.
-	pod := func(s corev1.PodStatus, posted int) *corev1.Pod {
+	// pod is posted by the kubelet a minute after its agent joined.
+	pod := func(s corev1.PodStatus) *corev1.Pod {
 		return &corev1.Pod{Spec: spec, Status: s, ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
 			{Manager: "jobset-agent", Operation: metav1.ManagedFieldsOperationUpdate, Time: ptrTo(at(0)),
 				FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:` + agentspec.EpochAnnotation + `":{}}}}`)},
-			{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: ptrTo(at(posted)),
+			{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: ptrTo(at(60)),
 				FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:containerStatuses":{},"f:initContainerStatuses":{}}}`)},
 		}}}
 	}
-	late := int(inplace.StaleStatusWindow / time.Second)
 
 	running := runningStatus(&spec, at(0))
+	if got := inplace.FailureSignal(pod(running)); got != "" {
+		t.Errorf("running: failure signal %q, want none", got)
+	}
 	failed := exited(running, worker, 1, at(5))
+	if got := inplace.FailureSignal(pod(failed)); got == "" {
+		t.Error("the worker's exit with code 1: no failure signal")
+	}
 	restarting := removed(failed, at(5))
 	for _, c := range append(restarting.InitContainerStatuses, restarting.ContainerStatuses...) {
 		if c.RestartCount != 1 || c.State.Waiting == nil || c.LastTerminationState.Terminated == nil {
@@ -55,21 +60,16 @@ func TestStatusStepsAsTheControllerReadsThem(t *testing.T) {
 	steps := []struct {
 		name   string
 		status corev1.PodStatus
-		posted int
-		sign   bool
 	}{
-		{"running", running, late, false},
-		{"the worker's exit with code 1", failed, 5, true},
-		{"removed", restarting, late, true},
-		{"removed, posted in the seconds after the join", restarting, late - 1, false},
-		{"agent running", agentBack, late, false},
-		{"agent started", agentStarted(agentBack, agentName, at(7)), late, false},
-		{"workers running", workersRunning(agentStarted(agentBack, agentName, at(7)), at(7)), late, false},
-		{"agent exited with the restart code", exited(running, agentName, agentspec.DefaultRestartExitCode, at(9)), late, true},
+		{"removed", restarting},
+		{"agent running", agentBack},
+		{"agent started", agentStarted(agentBack, agentName, at(7))},
+		{"workers running", workersRunning(agentStarted(agentBack, agentName, at(7)), at(7))},
+		{"agent exited with the restart code", exited(running, agentName, agentspec.DefaultRestartExitCode, at(9))},
 	}
 	for _, step := range steps {
-		if got := inplace.FailureSignal(pod(step.status, step.posted)); (got != "") != step.sign {
-			t.Errorf("%s: failure signal %q, want one: %v", step.name, got, step.sign)
+		if got := inplace.FailureSignal(pod(step.status)); got != "" {
+			t.Errorf("%s: failure signal %q, want none", step.name, got)
 		}
 	}
 	if again := agentRunning(agentBack, agentName, at(8)); !apiequality.Semantic.DeepEqual(again, agentBack) {
