@@ -16,7 +16,8 @@ import (
 
 type inPlaceResult struct {
 	seconds float64
-	// The breakdown: when the controller deprecated the synced epoch, and
+	// The breakdown: when the controller deprecated the synced epoch (the
+	// earlier of its log of the write and the first agent's restart), and
 	// what the deprecating decision named (deprecatedBy: the failed Pod's
 	// rejoin at the next epoch, or a failure signal), as it saw the Pods
 	// on the fresh read that confirms a write; when the failed Pod
@@ -95,7 +96,13 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		if err != nil {
 			return fmt.Errorf("group restart %d: %w", run, err)
 		}
+		// The first agent to act on the deprecation saw it written, and
+		// when the harness's agents take the CPUs, before the controller
+		// could log it.
 		r.deprecation, r.deprecatedBy = at.Sub(start).Seconds(), by
+		if r.firstRestart > 0 {
+			r.deprecation = min(r.deprecation, r.firstRestart)
+		}
 		r.watchP50, r.watchMax, r.patchP50, r.patchMax = requests.latencies()
 		r.throttled, r.failed = requests.throttled.Load(), requests.failed.Load()
 		cpuLifted, err := controller.cpuSeconds()
