@@ -12,7 +12,10 @@
 # (true: ours with one worker too, the floor each W's ratio is given to), B2_PODS (1000,5000,10000),
 # B2_RUNS (3: group restarts and I/O floors per size), B2_RECREATE=0 (skips
 # B2's Recreate floor), B2_AGENT_FLOWSCHEMA=1 (the agents in a priority level
-# of their own, see tools/bench/coordination/flowschema.go).
+# of their own, see tools/bench/coordination/flowschema.go), B2_AGENT_START
+# (a duration, 500ms say: how long each kubelet stand-in takes to run a
+# restarted agent again; by default at once, the kubelet's own work on
+# containers being B1's).
 # B1 and B3 need root for the local cluster (tools/cluster), or KUBECONFIG
 # set to a cluster holding the images with install.yaml deployed.
 set -euo pipefail
@@ -46,6 +49,9 @@ if want B2; then
   fi
   if [ "${B2_AGENT_FLOWSCHEMA:-0}" = 1 ]; then
     args+=(-agent-flow-schema)
+  fi
+  if [ -n "${B2_AGENT_START:-}" ]; then
+    args+=(-agent-start "$B2_AGENT_START")
   fi
   go run ./tools/bench/coordination -pods "${B2_PODS:-1000,5000,10000}" -runs "${B2_RUNS:-3}" -controller "$scratch/jobset-controller" \
     "${args[@]}" | record

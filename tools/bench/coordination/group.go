@@ -25,6 +25,10 @@ type group struct {
 	w        *workload
 	requests *requestCounter
 
+	// agentStart is how long the kubelet takes to run the agent again
+	// once it has removed every container (0: at once).
+	agentStart time.Duration
+
 	mu      sync.Mutex
 	running []*instance
 	changed chan struct{}
@@ -39,9 +43,9 @@ type instance struct {
 	started metav1.Time
 }
 
-func newGroup(ctx context.Context, w *workload, requests *requestCounter) *group {
+func newGroup(ctx context.Context, w *workload, requests *requestCounter, agentStart time.Duration) *group {
 	ctx, cancel := context.WithCancel(ctx)
-	return &group{ctx: ctx, cancel: cancel, w: w, requests: requests,
+	return &group{ctx: ctx, cancel: cancel, w: w, requests: requests, agentStart: agentStart,
 		running: make([]*instance, len(w.pods)), changed: make(chan struct{}, 1)}
 }
 
@@ -96,13 +100,27 @@ func (g *group) restartAll(i int, exitedContainer string, code int32) {
 	k := g.w.kubelet[i]
 	k.set(g.ctx, true, func(s corev1.PodStatus) corev1.PodStatus { return exited(s, exitedContainer, code, metav1.Now()) })
 	k.set(g.ctx, false, func(s corev1.PodStatus) corev1.PodStatus { return removed(s, metav1.Now()) })
+	if g.agentStart > 0 {
+		time.AfterFunc(g.agentStart, func() {
+			if g.ctx.Err() == nil {
+				g.startAgain(i)
+			}
+		})
+		return
+	}
+	g.startAgain(i)
+}
+
+// startAgain runs Pod i's agent again after its restart, and has the
+// kubelet report it at its next relist.
+func (g *group) startAgain(i int) {
 	if err := g.start(i); err != nil {
 		fail(fmt.Errorf("restarting the agent of Pod %s: %w", g.w.pods[i].Name, err))
 	}
 	g.mu.Lock()
 	in := g.running[i]
 	g.mu.Unlock()
-	agentName := g.agentName(i)
+	k, agentName := g.w.kubelet[i], g.agentName(i)
 	time.AfterFunc(untilRelist(i/podsPerNode, time.Now()), func() {
 		g.mu.Lock()
 		current := g.running[i] == in

@@ -49,7 +49,7 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		return err
 	}
 	var requests requestCounter
-	g := newGroup(ctx, w, &requests)
+	g := newGroup(ctx, w, &requests, b.agentStart)
 	defer g.stop()
 	progress("%s: starting %d agents", w.ns, n)
 	for i := range w.pods {

@@ -65,6 +65,7 @@ type options struct {
 	sizes                      []int
 	runs                       int
 	agentFlowSchema            bool
+	agentStart                 time.Duration
 	recreateOnly               bool
 	controller, kcm, scheduler string
 	timeout                    time.Duration
@@ -80,6 +81,7 @@ func main() {
 	flag.StringVar(&o.scheduler, "kube-scheduler", "", "kube-scheduler binary, for the Recreate floor.")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "Give up on one configuration after this long.")
 	flag.BoolVar(&o.agentFlowSchema, "agent-flow-schema", false, "Give the agents a priority level of their own that queues instead of rejecting (flowschema.go); default: API Priority and Fairness as installed.")
+	flag.DurationVar(&o.agentStart, "agent-start", 0, "How long a kubelet takes, once it has removed a Pod's containers to restart them all, until the agent runs again (its container created and started); default: at once, as B2 is defined.")
 	flag.BoolVar(&o.recreateOnly, "recreate-only", false, "Measure only Recreate's control-plane floor.")
 	agentLog := flag.String("agent-log", "", "Write the agents' log (thousands of lines) to this file, for diagnosis.")
 	flag.Parse()
@@ -137,6 +139,8 @@ type bench struct {
 	dir       string
 	// agentFlowSchema: see installAgentFlowSchema.
 	agentFlowSchema bool
+	// agentStart: see the flag -agent-start.
+	agentStart time.Duration
 	// kubeconfig is the administrator's, for the binaries.
 	kubeconfig string
 }
@@ -165,7 +169,7 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	b := &bench{env: env, c: c, clientset: clientset, kubelets: &kubelets{env: env}, dir: dir, agentFlowSchema: o.agentFlowSchema,
+	b := &bench{env: env, c: c, clientset: clientset, kubelets: &kubelets{env: env}, dir: dir, agentFlowSchema: o.agentFlowSchema, agentStart: o.agentStart,
 		kubeconfig: filepath.Join(dir, "admin.kubeconfig")}
 	raw, err := env.Kubeconfig("bench-admin", "system:masters")
 	if err != nil {
