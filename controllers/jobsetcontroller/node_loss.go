@@ -96,7 +96,7 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss) (lost []lo
 			lost = append(lost, lostMember{pod: pod, node: node, why: fmt.Sprintf(
 				"node %s has not renewed its Lease for %s (the bound is %s: the agent's fence of %s, a renew interval of %s and the kubelet's restart of the Pod)",
 				node, silence.Round(time.Second), bound, fence, interval)})
-		case silence > interval+interval/2:
+		case suspect(silence, interval):
 			if wait := bound - silence; lookAgain == 0 || wait < lookAgain {
 				lookAgain = wait
 			}
@@ -124,4 +124,10 @@ func agentFence(pod *corev1.Pod) (time.Duration, bool) {
 		return time.Duration(seconds) * time.Second, true
 	}
 	return agentspec.DefaultFenceAfterSeconds * time.Second, true
+}
+
+// suspect: a node silent for more than a renew interval and a half missed
+// a renewal; it may be lost.
+func suspect(silence, renewInterval time.Duration) bool {
+	return silence > renewInterval+renewInterval/2
 }
