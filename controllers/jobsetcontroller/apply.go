@@ -289,17 +289,29 @@ func (r *Reconciler) markLost(ctx context.Context, js *jobset.JobSet, lost []los
 
 // taintLost puts NodeLostTaint on the node, unless it is there.
 func (r *Reconciler) taintLost(ctx context.Context, name string) error {
-	node := &corev1.Node{} // read from the API server: the cache holds no Node
-	if err := r.apiReader.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+	return setNodeLostTaint(ctx, r.apiReader, r.client, name, true)
+}
+
+// setNodeLostTaint puts NodeLostTaint on the node (tainted) or takes it
+// off, reading the node from the API server (the cache holds no Node) and
+// writing only when that changes it; a node that is gone needs nothing.
+func setNodeLostTaint(ctx context.Context, reader client.Reader, c client.Client, name string, tainted bool) error {
+	node := &corev1.Node{}
+	if err := reader.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("reading node %s: %w", name, err))
 	}
-	if slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == NodeLostTaint }) {
+	isLost := func(t corev1.Taint) bool { return t.Key == NodeLostTaint }
+	if slices.ContainsFunc(node.Spec.Taints, isLost) == tainted {
 		return nil
 	}
-	tainted := node.DeepCopy()
-	tainted.Spec.Taints = append(tainted.Spec.Taints, corev1.Taint{Key: NodeLostTaint, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr.To(metav1.Now())})
-	if err := r.client.Patch(ctx, tainted, client.MergeFromWithOptions(node, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("tainting node %s %s: %w", name, NodeLostTaint, err)
+	changed := node.DeepCopy()
+	if tainted {
+		changed.Spec.Taints = append(changed.Spec.Taints, corev1.Taint{Key: NodeLostTaint, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr.To(metav1.Now())})
+	} else {
+		changed.Spec.Taints = slices.DeleteFunc(changed.Spec.Taints, isLost)
+	}
+	if err := c.Patch(ctx, changed, client.MergeFromWithOptions(node, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("setting taint %s on node %s to %t: %w", NodeLostTaint, name, tainted, err)
 	}
 	return nil
 }

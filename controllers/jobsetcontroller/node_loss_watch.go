@@ -2,7 +2,6 @@ package jobsetcontroller
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -156,21 +155,8 @@ func (w *nodeLossWatch) findTainted(ctx context.Context) error {
 
 // untaint takes NodeLostTaint off the node.
 func (w *nodeLossWatch) untaint(ctx context.Context, name string) error {
-	node := &corev1.Node{}
-	if err := w.apiReader.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			delete(w.tainted, name)
-			return nil
-		}
+	if err := setNodeLostTaint(ctx, w.apiReader, w.client, name, false); err != nil {
 		return err
-	}
-	kept := slices.DeleteFunc(slices.Clone(node.Spec.Taints), func(t corev1.Taint) bool { return t.Key == NodeLostTaint })
-	if len(kept) != len(node.Spec.Taints) {
-		untainted := node.DeepCopy()
-		untainted.Spec.Taints = kept
-		if err := w.client.Patch(ctx, untainted, client.MergeFromWithOptions(node, client.MergeFromWithOptimisticLock{})); err != nil {
-			return fmt.Errorf("removing taint %s from node %s: %w", NodeLostTaint, name, err)
-		}
 	}
 	delete(w.tainted, name)
 	return nil
