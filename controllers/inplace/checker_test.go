@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"testing"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -15,10 +14,25 @@ import (
 // InPlaceRestart JobSet: three worker Pods (slots) over two replicated Jobs,
 // the real agent (agent.Next) in each Pod, a kubelet, a Job controller, and
 // our controller running the real Decide on an informer cache that may lag
-// behind the API server per object. The world may fail workers, evict,
-// delete (the worker exiting 1 or 0 on SIGTERM) and garbage-collect Pods, and
-// let workers finish. A lost index (LostIndex) ends a run with a full
-// restart, after which the new Pods start over as from the initial state.
+// behind the API server per object.
+//
+// The controller holds each live Pod its cache shows with the group-member
+// finalizer (adoptions), and tells Decide which live Pods are not held yet
+// (Pod.Unheld). The Job controller creates Pods without the finalizer; the
+// first Pods start held (see initial). The kubelet ends a deleted Pod
+// Failed unless its worker runs and exits 0 on the SIGTERM: then Succeeded,
+// and its Job counts the index complete. Held, the Pod stays, and the
+// controller sees that it left while running (Pod.Left, LostIndex); unheld,
+// it goes once its Job counted it, and nothing shows that the index was
+// lost.
+//
+// The world may fail workers, evict, delete and garbage-collect Pods, delete
+// a Job by hand, and let workers finish, within a budget of faults; and, in
+// a run without faults, Kueue may suspend the JobSet, which stops every Pod
+// (each running worker exiting 0 or 1), and resume it. A lost index ends a
+// run with a full restart, after which the new Pods start over as from the
+// initial state.
+//
 // In every reachable state it checks:
 //
 //   - safety: no worker starts at epoch e unless every slot that still has
@@ -27,7 +41,10 @@ import (
 //   - budget exactness: group restarts counted never exceed the disruptions
 //     of a synced group that happened, and equal them once the group is quiet;
 //   - liveness: with no more faults, fair quiet steps reach a synced group
-//     of every slot that still has work, with every worker running.
+//     of every slot that still has work, with every worker running: no
+//     index counts complete whose worker did not finish;
+//   - the Pod tally: an informer event after which Decide's output on the
+//     cache differs is one the tally calls news.
 //
 // A violation prints the shortest trace that reaches it.
 
@@ -71,19 +88,22 @@ type pod struct {
 	// counted: the Job controller accounted for the terminated Pod (its
 	// tracking finalizer holds the Pod until then).
 	counted bool
-	// exitsZero: the Pod is being deleted and its worker exits 0 on the
-	// SIGTERM, so the kubelet ends it Succeeded.
-	exitsZero bool
 	// orphan: its Job was deleted by hand (in the background) and
 	// recreated: the new Job neither counts nor replaces it, and made a
 	// replacement at once.
 	orphan bool
-	// left: it did, and the group-member finalizer still holds the Pod:
-	// the controller has not released it. (Other Pods are released as
-	// soon as the controller sees them end, which the model folds into
-	// their ending.)
-	left bool
+	// held: the Pod carries the group-member finalizer. The Job controller
+	// creates Pods without it; the controller adds it to the live Pods its
+	// cache shows, and releases a Pod as soon as it sees it end, which the
+	// model folds into the ending, but for a Pod that left while running
+	// (left): that one it holds until its Job accounted for it.
+	held bool
 }
+
+// left: the Pod was deleted while its worker ran, the worker exited 0 on
+// the SIGTERM, and the group-member finalizer still holds the Pod
+// (leftWhileRunning).
+func (p pod) left() bool { return p.phase == succeeded && p.deleting && p.held }
 
 // cached is what the controller's informer holds of one Pod.
 type cached struct {
@@ -93,15 +113,19 @@ type cached struct {
 	deleting   bool
 	annotation int8
 	signal     bool
-	left       bool
+	held       bool
 }
 
 func (p pod) view() cached {
 	if !p.exists {
 		return cached{}
 	}
-	return cached{exists: true, slot: p.slot, gen: p.gen, phase: p.phase, deleting: p.deleting, annotation: p.annotation, signal: p.signal, left: p.left}
+	return cached{exists: true, slot: p.slot, gen: p.gen, phase: p.phase, deleting: p.deleting, annotation: p.annotation, signal: p.signal, held: p.held}
 }
+
+func (c cached) live() bool { return c.exists && c.phase == running && !c.deleting }
+
+func (c cached) left() bool { return c.phase == succeeded && c.deleting && c.held }
 
 type state struct {
 	pods  [maxObjects]pod
@@ -122,6 +146,13 @@ type state struct {
 	fullRestart  bool
 	fullRestarts int8
 
+	// suspended is the JobSet's spec.suspend, which Kueue sets to preempt
+	// it (once a run: preempted) and clears to resume it. jobsSuspended:
+	// the controller suspended the Jobs and recorded the suspension in the
+	// status, with regathering when a group had synced: the Pods after the
+	// resume gather at S+1 without a group restart (Snapshot.Regathering).
+	suspended, jobsSuspended, regathering, preempted bool
+
 	failures int8 // faults injected so far
 	// disruptions counts the synced groups that lost a member; disrupted
 	// says the current synced group did already.
@@ -129,10 +160,14 @@ type state struct {
 	disrupted   bool
 }
 
+// initial is the first Pods, held, as if the controller's first reconcile
+// held them before their agents joined. Their unheld start would multiply
+// the states of every run; each replacement starts unheld, and the gather
+// waits for its hold as it would for a first Pod's.
 func initial() state {
 	var s state
 	for i := range slots {
-		s.pods[i] = pod{exists: true, slot: int8(i), agentUp: true}
+		s.pods[i] = pod{exists: true, slot: int8(i), agentUp: true, held: true}
 		s.made[i] = 1
 	}
 	return s
@@ -200,7 +235,7 @@ func violated(kind, format string, args ...any) *violation {
 // faults are the world's steps: each costs one of maxFailures, except the
 // Pod garbage collector, which is free.
 func faults(s state) []step {
-	var out []step
+	out := make([]step, 0, 8)
 	add := func(n state, format string, args ...any) {
 		out = append(out, step{label: describe(format, args...), next: n})
 	}
@@ -229,7 +264,7 @@ func faults(s state) []step {
 			n := s
 			n.failures++
 			q := &n.pods[i]
-			q.phase, q.worker, q.agentUp = succeeded, 0, false
+			q.phase, q.worker, q.agentUp, q.held = succeeded, 0, false, false
 			n.finished[p.slot] = true
 			add(n, "worker of %s finishes its work (exit 0)", p.name())
 		}
@@ -237,19 +272,16 @@ func faults(s state) []step {
 		n.failures++
 		n.disrupt(i)
 		q := &n.pods[i]
-		q.phase, q.worker, q.agentUp, q.restarting = failed, 0, false, false
+		q.phase, q.worker, q.agentUp, q.restarting, q.held = failed, 0, false, false, false
 		add(n, "%s is evicted (Failed, object kept)", p.name())
 
-		// Its worker exits non-zero on SIGTERM, or 0, as many trainers do
-		// after a checkpoint: then the Job counts the index complete and
-		// never replaces it.
-		for _, zero := range []bool{false, true} {
-			n = s
-			n.failures++
-			n.disrupt(i)
-			n.pods[i].deleting, n.pods[i].exitsZero = true, zero
-			add(n, "%s is deleted (its worker exits %d on SIGTERM)", p.name(), map[bool]int{false: 1, true: 0}[zero])
-		}
+		// Deleted: the kubelet stops it (a quiet step), and how it ends
+		// depends on its worker.
+		n = s
+		n.failures++
+		n.disrupt(i)
+		n.pods[i].deleting = true
+		add(n, "%s is deleted", p.name())
 	}
 	// kubectl delete job, of Job "b" (slot 2): the Job goes at once, its
 	// Pod gets SIGTERM and stops over its grace period, and the
@@ -269,6 +301,16 @@ func faults(s state) []step {
 			n.failures++
 			add(n, "the Job of slot 2 is deleted by hand (its worker exits 1 on SIGTERM)")
 		}
+	}
+	// Kueue preempts the JobSet: it sets spec.suspend, the controller
+	// suspends the Jobs, and the Job controller deletes their Pods. Only
+	// in a run without faults, and none after it: a fault besides would
+	// multiply the states past what a run can explore.
+	if !s.preempted && s.failures == 0 && !s.jobSetFailed {
+		n := s
+		n.failures = maxFailures
+		n.suspended, n.preempted = true, true
+		add(n, "Kueue suspends the JobSet")
 	}
 	// The NCCL pattern: one fault makes every running worker exit at once,
 	// and the controller sees none of the exits.
@@ -294,7 +336,7 @@ func faults(s state) []step {
 // controller, informers and our controller. They are listed in a fixed
 // order so that running them round-robin is fair.
 func quiet(s state) []step {
-	var out []step
+	out := make([]step, 0, 8)
 	add := func(n state, format string, args ...any) {
 		out = append(out, step{label: describe(format, args...), next: n})
 	}
@@ -304,14 +346,25 @@ func quiet(s state) []step {
 		}
 		switch {
 		case p.deleting && p.phase == running:
+			// A Pod whose worker is not running (it never started, or
+			// waits at the barrier after a restart in place) ends
+			// Failed: the kubelet starts no container in a Pod being
+			// deleted. A running worker exits 1 on the SIGTERM, or 0, as
+			// many trainers do after a checkpoint: then the Pod ends
+			// Succeeded, its Job counts the index complete and never
+			// replaces it, and only the group-member finalizer keeps a
+			// trace of it. (The worker of a Job deleted by hand exits 1.)
 			n := s
 			q := &n.pods[i]
-			q.phase, q.worker, q.agentUp, q.restarting = failed, 0, false, false
-			if p.exitsZero {
-				q.phase, q.left = succeeded, true
+			q.phase, q.worker, q.agentUp, q.restarting, q.held = failed, 0, false, false, false
+			add(n, "kubelet terminates %s (Failed)", p.name())
+			if p.worker != 0 && !p.orphan {
+				n := s
+				q := &n.pods[i]
+				q.phase, q.worker, q.agentUp, q.restarting = succeeded, 0, false, false
+				add(n, "kubelet terminates %s: its worker exits 0 on the SIGTERM (Succeeded, held: %v)", p.name(), p.held)
 			}
-			add(n, "kubelet terminates %s", p.name())
-		case p.deleting && p.counted && !p.left:
+		case p.deleting && p.counted && !p.held:
 			n := s
 			n.pods[i] = pod{}
 			add(n, "the deleted %s goes away", p.name())
@@ -348,6 +401,12 @@ func quiet(s state) []step {
 		if st, ok := reconcile(s); ok {
 			out = append(out, st)
 		}
+	}
+	// Kueue admits the JobSet again, once the controller suspended it.
+	if s.suspended && s.jobsSuspended {
+		n := s
+		n.suspended = false
+		add(n, "Kueue resumes the JobSet")
 	}
 	return out
 }
@@ -408,7 +467,12 @@ func incompleteSync(s state, e int8) *violation {
 }
 
 // jobController counts completed indexes and replaces Pods that failed or
-// went away (podReplacementPolicy: Failed: only once they are terminal).
+// went away (podReplacementPolicy: Failed: only once they are terminal);
+// of suspended Jobs, it deletes the Pods and replaces none. It stops both
+// Jobs' Pods in one step: a resume after it stopped one Job's Pods and
+// before the other's leaves the group stalled (the regathering keeps the
+// Pods still at S from being deprecated), which the controller does not
+// recover from.
 func jobController(s state) (state, bool) {
 	n, changed := s, false
 	for slot := range slots {
@@ -420,13 +484,16 @@ func jobController(s state) (state, bool) {
 			if p.phase != running && !p.counted {
 				n.pods[i].counted, changed = true, true
 			}
+			if s.jobsSuspended && p.live() {
+				n.pods[i].deleting, changed = true, true
+			}
 			hasLive = hasLive || p.phase == running
 			hasSucceeded = hasSucceeded || p.phase == succeeded
 		}
 		if hasSucceeded && !n.completed[slot] {
 			n.completed[slot], changed = true, true
 		}
-		if hasLive || n.completed[slot] {
+		if hasLive || n.completed[slot] || s.jobsSuspended {
 			continue
 		}
 		free := -1
@@ -453,7 +520,9 @@ func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot 
 	snap := Snapshot{
 		Synced: int32(s.synced), Deprecated: int32(s.deprecated),
 		ExpectedPods: slots,
+		Regathering:  s.regathering,
 		MaxRestarts:  maxRestarts, RestartsUsed: int32(s.inPlaceRestarts),
+		Pods: make([]Pod, 0, maxObjects),
 	}
 	for _, done := range completed {
 		if done {
@@ -472,7 +541,8 @@ func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot 
 			Succeeded:     c.phase == succeeded,
 			Failed:        c.phase == failed,
 			Deleting:      c.deleting,
-			Left:          c.left,
+			Left:          c.left(),
+			Unheld:        !c.held,
 		}
 		if c.annotation != 0 {
 			p.Epoch = strconv.Itoa(int(c.annotation))
@@ -487,58 +557,82 @@ func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot 
 
 // reconcile runs the real Decide on the controller's cache. A decision that
 // writes is made again on a fresh read of the Pods and Jobs (the cache may
-// be behind), and that one is applied, as the reconciler does.
+// be behind), and that one is applied, as the reconciler does. A suspended
+// JobSet's reconcile decides no epoch; it still looks for a lost index.
 func reconcile(s state) (step, bool) {
 	var fresh [maxObjects]cached
 	for i, p := range s.pods {
 		fresh[i] = p.view()
 	}
-	d := Decide(snapshot(s, s.cache, s.completedCache))
+	d := decideEpochs(s, s.cache, s.completedCache)
 	if d.Synced != int32(s.synced) || d.Deprecated != int32(s.deprecated) || d.BudgetExceeded || d.LostIndex != "" {
-		d = Decide(snapshot(s, fresh, s.completed))
+		d = decideEpochs(s, fresh, s.completed)
+	}
+	n := s
+	var labels []string
+	// The Jobs follow spec.suspend. Suspending them records that the Pods
+	// after the resume regather.
+	if s.suspended != s.jobsSuspended {
+		n.jobsSuspended = s.suspended
+		if s.suspended {
+			n.regathering = s.synced >= 1
+			labels = append(labels, describe("suspends the Jobs"))
+		} else {
+			labels = append(labels, describe("resumes the Jobs"))
+		}
 	}
 	// A lost index: a full restart, which counts when a synced group lost
-	// a member, unless it escalates the group restart in progress.
+	// a member, unless it escalates the group restart in progress, or the
+	// JobSet is suspended (a preemption stopped the worker), or the group
+	// had not synced since Pods were recreated.
 	if d.LostIndex != "" {
-		n := s
 		n.fullRestart = true
-		if s.synced >= 1 && !RestartInProgress(int32(s.synced), int32(s.deprecated)) {
+		if !s.suspended && s.synced >= 1 && !s.regathering && !RestartInProgress(int32(s.synced), int32(s.deprecated)) {
 			n.fullRestarts++
 		}
 		st := step{label: describe("controller restarts fully: %s", d.LostIndex), next: n}
 		st.violation = overCounted(n)
 		return st, true
 	}
-	n := s
+	// Held: the live Pods the cache shows unheld (adoptions), before the
+	// status is written. A Pod deleted since refuses the finalizer, one
+	// gone is not found.
+	for i, c := range s.cache {
+		if p := s.pods[i]; c.live() && !c.held && p.live() && p.slot == c.slot && p.gen == c.gen {
+			n.pods[i].held = true
+			labels = append(labels, describe("holds %s", p.name()))
+		}
+	}
 	// Released: a Pod that left, once its Job accounted for it without
 	// counting its index complete (on a fresh read of the Job).
 	for i, p := range s.pods {
-		if p.left && p.counted && !s.completed[p.slot] {
-			n.pods[i].left = false
+		if p.left() && p.counted && !s.completed[p.slot] {
+			n.pods[i].held = false
+			labels = append(labels, describe("releases %s", p.name()))
 		}
 	}
-	var label string
 	switch {
 	case d.BudgetExceeded:
 		n.jobSetFailed = true
-		label = describe("controller fails the JobSet: %s", d.Message)
-	default:
+		labels = append(labels, describe("fails the JobSet: %s", d.Message))
+	case d.Synced != int32(s.synced) || d.Deprecated != int32(s.deprecated):
 		n.synced, n.deprecated = int8(d.Synced), int8(d.Deprecated)
 		if d.RestartStarted {
 			n.inPlaceRestarts++
 		}
 		if n.synced != s.synced {
-			n.disrupted = false
+			n.disrupted, n.regathering = false, false
 		}
-		label = describe("controller: synced %d->%d, deprecated %d->%d", s.synced, n.synced, s.deprecated, n.deprecated)
+		label := describe("synced %d->%d, deprecated %d->%d", s.synced, n.synced, s.deprecated, n.deprecated)
 		if d.RestartStarted {
 			label += describe(", group restart %d starts (%s)", n.inPlaceRestarts, d.Trigger)
 		}
+		labels = append(labels, label)
 	}
 	if n == s {
 		return step{}, false
 	}
-	st := step{label: label, next: n}
+	st := step{label: describe("controller %s", strings.Join(labels, "; ")), next: n}
 	if n.synced != s.synced {
 		st.violation = incompleteSync(s, n.synced)
 	}
@@ -548,6 +642,16 @@ func reconcile(s state) (step, bool) {
 	return st, true
 }
 
+// decideEpochs is the epoch decision on the given Pods and Jobs: Decide's,
+// but of a suspended JobSet only whether an index was lost.
+func decideEpochs(s state, pods [maxObjects]cached, completed [slots]bool) Decision {
+	snap := snapshot(s, pods, completed)
+	if s.suspended {
+		return Decision{Synced: snap.Synced, Deprecated: snap.Deprecated, LostIndex: LostIndex(snap.Pods)}
+	}
+	return Decide(snap)
+}
+
 // quietButDecisive holds the Pod tally to Decide: when the informer
 // delivers a change of Pod object i after which Decide's output on the
 // cache differs, the tally, weighing the event against what the last
@@ -555,6 +659,9 @@ func reconcile(s state) (step, bool) {
 // always news; only an update of the same Pod can be quiet.
 func quietButDecisive(s state, i int, after cached) *violation {
 	before := s.cache[i]
+	if s.suspended || s.jobsSuspended {
+		return nil // no epoch is decided, and the tally knows no decision
+	}
 	if !before.exists || !after.exists || before.slot != after.slot || before.gen != after.gen {
 		return nil
 	}
@@ -592,7 +699,7 @@ func outcome(d Decision) decisionOutcome {
 // it (every Pod of the model is of the same attempt).
 func markOf(c cached, withSignal bool) *Mark {
 	m := &Mark{Attempt: "0", Member: jobNames[jobOf[c.slot]], Succeeded: c.phase == succeeded, Failed: c.phase == failed,
-		Deleting: c.deleting, Left: c.left, FailureSignal: withSignal && c.signal}
+		Deleting: c.deleting, Left: c.left(), Unheld: !c.held, FailureSignal: withSignal && c.signal}
 	if c.annotation != 0 {
 		m.Epoch = strconv.Itoa(int(c.annotation))
 	}
@@ -602,7 +709,7 @@ func markOf(c cached, withSignal bool) *Mark {
 // gatherOf is what the last decision left the group gathering at, as the
 // controller publishes it from the status.
 func gatherOf(s state) *Gather {
-	if !Gathering(int32(s.synced), int32(s.deprecated), false) {
+	if !Gathering(int32(s.synced), int32(s.deprecated), s.regathering) {
 		return nil
 	}
 	return &Gather{Attempt: "0", Group: sets.New(jobNames[:]...), Epoch: int32(s.synced) + 1}
@@ -616,36 +723,6 @@ func overCounted(s state) *violation {
 			counted, s.inPlaceRestarts, s.fullRestarts, s.disruptions)
 	}
 	return nil
-}
-
-// settle runs quiet steps, always the first enabled one, until none is
-// left, and checks the quiet state against liveness and exactness. Every
-// quiet step makes progress, so any order ends; the result of a state is
-// remembered for every state on its path.
-func (c *checker) settle(s state) *violation {
-	var path []state
-	var v *violation
-	for {
-		if known, ok := c.settled[s]; ok {
-			v = known
-			break
-		}
-		path = append(path, s)
-		steps := quiet(s)
-		if len(steps) == 0 {
-			v = converged(s)
-			break
-		}
-		if len(path) > 500 {
-			v = violated("liveness: no quiet state", "liveness: no quiet state after %d quiet steps", len(path))
-			break
-		}
-		s = steps[0].next
-	}
-	for _, p := range path {
-		c.settled[p] = v
-	}
-	return v
 }
 
 // converged checks a quiet state: every slot with work left runs its worker
@@ -680,94 +757,4 @@ func converged(s state) *violation {
 		return violated("budget: miscounted", "budget: %d group restarts counted for %d disruptions of a synced group", s.inPlaceRestarts, s.disruptions)
 	}
 	return nil
-}
-
-// checker holds the explored states: each state's index in states, and
-// how it was first reached (a shortest path, as the search is breadth
-// first).
-type checker struct {
-	index   map[state]int32
-	states  []state
-	parent  []int32 // -1 for the initial state
-	settled map[state]*violation
-}
-
-func (c *checker) add(s state, parent int32) bool {
-	if _, ok := c.index[s]; ok {
-		return false
-	}
-	c.index[s] = int32(len(c.states))
-	c.states = append(c.states, s)
-	c.parent = append(c.parent, parent)
-	return true
-}
-
-// trace replays the path to state i with labels, ending with last.
-func (c *checker) trace(i int32, last string) string {
-	var path []state
-	for ; i >= 0; i = c.parent[i] {
-		path = append(path, c.states[i])
-	}
-	describing = true
-	defer func() { describing = false }()
-	var lines []string
-	for k := len(path) - 1; k > 0; k-- {
-		from, to := path[k], path[k-1]
-		for _, st := range append(quiet(from), faults(from)...) {
-			if st.next == to {
-				lines = append(lines, st.label)
-				break
-			}
-		}
-	}
-	if last != "" {
-		lines = append(lines, last)
-	}
-	for i := range lines {
-		lines[i] = fmt.Sprintf("%3d. %s", i+1, lines[i])
-	}
-	return strings.Join(lines, "\n")
-}
-
-// TestProtocolChecker explores the model breadth first, so that each kind
-// of violation is reported with a shortest trace; states past a violation
-// are not explored.
-func TestProtocolChecker(t *testing.T) {
-	c := &checker{index: map[state]int32{}, settled: map[state]*violation{}}
-	c.add(initial(), -1)
-	reported := map[string]bool{}
-	report := func(v *violation, at int32, last string) {
-		if !reported[v.kind] {
-			reported[v.kind] = true
-			t.Errorf("%s\n%s", v.message, c.trace(at, last))
-		}
-	}
-	for i := int32(0); int(i) < len(c.states); i++ {
-		s := c.states[i]
-		if v := c.settle(s); v != nil {
-			report(v, i, "... then quiet steps until nothing changes")
-			continue
-		}
-		for _, st := range append(quiet(s), faults(s)...) {
-			if st.violation != nil {
-				describing = true
-				_, labelled := findStep(s, st.next)
-				describing = false
-				report(st.violation, i, labelled)
-				continue
-			}
-			c.add(st.next, i)
-		}
-	}
-	t.Logf("explored %d states", len(c.states))
-}
-
-// findStep finds the labelled step from s to next.
-func findStep(s, next state) (step, string) {
-	for _, st := range append(quiet(s), faults(s)...) {
-		if st.next == next {
-			return st, st.label
-		}
-	}
-	return step{}, ""
 }
