@@ -34,7 +34,9 @@ type Agent struct {
 	denials  *backoff
 	listener net.Listener
 	// epoch is the epoch this agent joined; 0 until its patch succeeded.
-	epoch int32
+	// Written only by the goroutine that follows the JobSet; the fence
+	// reads it.
+	epoch atomic.Int32
 	// contact follows the agent's contact with the API server, for the
 	// fence (fence.go).
 	contact *contact
@@ -67,9 +69,8 @@ func New(cfg Config, api *kubeclient.Client, opts ...Option) *Agent {
 	return a
 }
 
-// Epoch is the epoch the agent joined, 0 before. Read it from another
-// goroutine only after Lifted is closed.
-func (a *Agent) Epoch() int32 { return a.epoch }
+// Epoch is the epoch the agent joined, 0 before.
+func (a *Agent) Epoch() int32 { return a.epoch.Load() }
 
 // Lifted is closed once the agent lifts its barrier, for observers in the
 // same process (the coordination benchmark), which need no probe.
@@ -103,12 +104,12 @@ func (a *Agent) Run(ctx context.Context) int {
 	restart := a.follow(ctx)
 	switch {
 	case restart:
-		klog.InfoS("Epoch deprecated: restarting the Pod in place", "epoch", a.epoch, "exitCode", a.cfg.RestartExitCode)
+		klog.InfoS("Epoch deprecated: restarting the Pod in place", "epoch", a.epoch.Load(), "exitCode", a.cfg.RestartExitCode)
 		return a.cfg.RestartExitCode
 	case fenced.Load():
 		return a.cfg.RestartExitCode
 	}
-	klog.InfoS("Shutting down", "epoch", a.epoch)
+	klog.InfoS("Shutting down", "epoch", a.epoch.Load())
 	return agentspec.ExitTerminated
 }
 
@@ -218,12 +219,12 @@ func decodeJobSet(raw json.RawMessage) (jobSet, error) {
 // observe acts on one status of the JobSet; it returns true when the Pod
 // must restart, and an error when the status must be read again.
 func (a *Agent) observe(ctx context.Context, status Epochs) (bool, error) {
-	action := Next(a.epoch, status)
+	action := Next(a.epoch.Load(), status)
 	if action == Join {
 		if joined, err := a.join(ctx, status.Synced+1); !joined {
 			return false, err
 		}
-		action = Next(a.epoch, status)
+		action = Next(a.epoch.Load(), status)
 	}
 	switch action {
 	case Restart:
@@ -231,7 +232,7 @@ func (a *Agent) observe(ctx context.Context, status Epochs) (bool, error) {
 	case Lift:
 		a.barrier.lift()
 	case Wait:
-		a.barrier.hold("epoch %d is not synced yet (the JobSet's synced epoch is %d): waiting for every Pod of the group to join", a.epoch, status.Synced)
+		a.barrier.hold("epoch %d is not synced yet (the JobSet's synced epoch is %d): waiting for every Pod of the group to join", a.epoch.Load(), status.Synced)
 	}
 	return false, nil
 }
@@ -251,7 +252,7 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 		if err == nil {
 			a.backoff.reset()
 			a.denials.reset()
-			a.epoch = e
+			a.epoch.Store(e)
 			klog.InfoS("Joined epoch", "epoch", e)
 			return true, nil
 		}

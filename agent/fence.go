@@ -15,13 +15,19 @@ import (
 // A node cut off from the API server (its link down, the VM hung) keeps its
 // kubelet and containers: its worker may go on running epoch S while the
 // controller, which hears nothing from the node, replaces that rank and the
-// rest of the group moves to S+1. So an agent that has not been in contact
-// with the API server for FenceAfter stops its worker: it exits with the
-// restart code, the kubelet (alive on a cut-off node) restarts every
+// rest of the group moves to S+1. So an agent that has joined an epoch and
+// has not been in contact with the API server for FenceAfter exits with the
+// restart code: the kubelet (alive on a cut-off node) restarts every
 // container of the Pod in place, and the new agent, which cannot join an
 // epoch while it is cut off, holds the worker at the barrier. The
 // controller declares a Pod lost only after a bound longer than FenceAfter
 // plus the kubelet's restart, each side measuring its own durations.
+//
+// An agent whose worker still waits at the barrier leaves its epoch too:
+// kept, it would lift the barrier when the node came back and it saw that
+// epoch synced by a group that replaced its rank meanwhile. The new agent
+// must join again, and the admission policy refuses an epoch to a Pod that
+// was marked Failed or is being deleted.
 //
 // Contact is measured on the monotonic clock, from evidence that a round
 // trip happened: an answer (any status) to a request sent at t proves
@@ -117,8 +123,8 @@ func (c *contact) tick() (silence time.Duration, stalled bool) {
 }
 
 // fence watches the silence until ctx ends. After a stall it asks for a
-// fresh watch (rewatch); once a worker may run (the barrier lifted) and the
-// silence reaches after, it stops the agent (stop).
+// fresh watch (rewatch); once the agent joined an epoch (or a worker may
+// run) and the silence reaches after, it stops the agent (stop).
 func (a *Agent) fence(ctx context.Context, after time.Duration, rewatch, stop func()) {
 	ticker := time.NewTicker(fenceTick)
 	defer ticker.Stop()
@@ -133,9 +139,9 @@ func (a *Agent) fence(ctx context.Context, after time.Duration, rewatch, stop fu
 			klog.InfoS("The agent did not run for a while (a frozen or starved node): opening the watch again to confirm contact with the API server", "silence", silence.Round(time.Millisecond))
 			rewatch()
 		}
-		if silence >= after && a.barrier.isLifted() {
-			klog.InfoS("No contact with the API server for the fence time: stopping the worker (restarting the Pod in place), as its rank may be replaced meanwhile",
-				"silence", silence.Round(time.Millisecond), "fenceAfter", after)
+		if silence >= after && (a.epoch.Load() != 0 || a.barrier.isLifted()) {
+			klog.InfoS("No contact with the API server for the fence time: leaving the epoch and stopping the worker (restarting the Pod in place), as its rank may be replaced meanwhile",
+				"epoch", a.epoch.Load(), "silence", silence.Round(time.Millisecond), "fenceAfter", after)
 			stop()
 			return
 		}

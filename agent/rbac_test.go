@@ -237,6 +237,40 @@ var _ = Describe("The epoch-only admission policy, with real bound ServiceAccoun
 		Entry("a spec change on its own Pod", func() *corev1.Pod { return own }, "", `{"spec":{"activeDeadlineSeconds":60}}`, "epoch-only"),
 	)
 
+	// The controller marks a Pod of a lost node Failed and deletes it while
+	// its containers may run on; its Job replaces it. Back, its agent must
+	// not join beside the replacement, not even the epoch the Pod shows.
+	It("denies an epoch, even the one the Pod shows, once its Pod was marked Failed or is being deleted", func(ctx context.Context) {
+		Expect(mergePatch(ctx, asOwn, own, epochPatch("5"))).To(Succeed())
+		Expect(mergePatch(ctx, asOwn, neighbour, epochPatch("5"))).To(ruleDenial("own-pod"))
+		asNeighbour := tokenClient(ctx, ns, neighbour)
+		Expect(mergePatch(ctx, asNeighbour, neighbour, epochPatch("5"))).To(Succeed())
+
+		By("marking own Failed, as the controller marks a Pod of a lost node")
+		Expect(env.Client.Status().Patch(ctx, own.DeepCopy(), client.RawPatch(types.StrategicMergePatchType,
+			[]byte(`{"status":{"phase":"Failed","conditions":[{"type":"DisruptionTarget","status":"True","reason":"NodeLost"}]}}`)))).To(Succeed())
+		for _, value := range []string{"5", "6"} {
+			Expect(mergePatch(ctx, asOwn, own, epochPatch(value))).To(And(ruleDenial("live-pod"),
+				MatchError(ContainSubstring("has ended Failed"))), "epoch %s", value)
+		}
+
+		By("deleting neighbour, whose finalizer keeps it")
+		Expect(mergePatch(ctx, env.Client, neighbour, `{"metadata":{"finalizers":["jobset.sigs.k8s.io/test-keep"]}}`)).To(Succeed())
+		Expect(env.Client.Delete(ctx, neighbour.DeepCopy())).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			Expect(mergePatch(ctx, env.Client, neighbour, `{"metadata":{"finalizers":null}}`)).To(Succeed())
+		})
+		for _, value := range []string{"5", "6"} {
+			Expect(mergePatch(ctx, asNeighbour, neighbour, epochPatch(value))).To(And(ruleDenial("live-pod"),
+				MatchError(ContainSubstring("is being deleted"))), "epoch %s", value)
+		}
+		got := &corev1.Pod{}
+		for _, pod := range []*corev1.Pod{own, neighbour} {
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), got)).To(Succeed())
+			Expect(got.Annotations).To(HaveKeyWithValue(jobset.EpochKey, "5"))
+		}
+	})
+
 	It("denies a token bound to no Pod, even on the Pod it runs as", func(ctx context.Context) {
 		unbound := tokenClient(ctx, ns, nil)
 		Expect(mergePatch(ctx, unbound, own, epochPatch("1"))).To(

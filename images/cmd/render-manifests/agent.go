@@ -71,6 +71,7 @@ const (
 	RuleNoCreate        = "no-create"
 	RuleNoDelete        = "no-delete"
 	RuleOwnPod          = "own-pod"
+	RuleLivePod         = "live-pod"
 	RuleEpochOnly       = "epoch-only"
 	RuleEpochValue      = "epoch-value"
 	RuleEpochNoLower    = "epoch-not-lower"
@@ -95,6 +96,12 @@ const (
 //     info names the Pod and its UID; a token bound to no Pod touches none),
 //     so one agent cannot start a group restart in another JobSet, nor
 //     stall its neighbours' gather;
+//   - live-pod: not once the Pod has ended or is being deleted, even
+//     the epoch it shows: the controller marks Failed and deletes a Pod
+//     whose node it found lost, and its Job replaces it, but the Pod's
+//     containers run on until the kubelet hears of it. Its agent, left
+//     without an epoch by its fence, must not join one when the node
+//     comes back: it would lift its barrier beside its replacement;
 //   - epoch-only: nothing on it but the epoch annotation;
 //   - epoch-value: to a canonical decimal integer in 1..2147483647, the
 //     only values an agent writes;
@@ -199,6 +206,11 @@ func epochOnlyPolicy() []client.Object {
 						"'"+agent+" may change only the Pod its token is bound to (' + "+
 							"(size(variables.boundPodName) == 1 ? 'this token is bound to Pod ' + variables.boundPodName[0] : 'this token is bound to no Pod') + "+
 							"'), not Pod ' + oldObject.metadata.name + ' (uid ' + string(oldObject.metadata.uid) + ')'"),
+					rule(RuleLivePod,
+						podUpdate("!has(oldObject.metadata.deletionTimestamp) && !(has(oldObject.status) && has(oldObject.status.phase) && oldObject.status.phase in ['Succeeded', 'Failed'])"),
+						agent+" may not write an epoch to a Pod that has ended or is being deleted (its Job replaces it)",
+						"'"+agent+" may not write an epoch to Pod ' + oldObject.metadata.name + ', which ' + "+
+							"(has(oldObject.metadata.deletionTimestamp) ? 'is being deleted' : 'has ended ' + oldObject.status.phase) + ' (its Job replaces it)'"),
 					rule(RuleEpochOnly,
 						podUpdate("object.spec == oldObject.spec"+
 							" && "+unchanged("labels", "{}")+
