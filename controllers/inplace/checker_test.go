@@ -98,6 +98,16 @@ type pod struct {
 	// model folds into the ending, but for a Pod that left while running
 	// (left): that one it holds until its Job accounted for it.
 	held bool
+	// cut: the Pod's node is cut off from the API server: its kubelet and
+	// containers go on, but nothing of the node reaches the API server or
+	// hears from it. viewSynced and viewDeprecated are the epochs its agent
+	// saw last, before the cut.
+	cut                        bool
+	viewSynced, viewDeprecated int8
+	// lost: the controller marked the Pod Failed and deleted it (its node
+	// was lost), but the kubelet has not stopped its containers: while the
+	// node is cut off it cannot know, and once back it has not acted yet.
+	lost bool
 }
 
 // left: the Pod was deleted while its worker ran, the worker exited 0 on
@@ -138,6 +148,10 @@ type state struct {
 	// finished: the slot's worker finished its work on its own (ground
 	// truth: the slot has no work left).
 	finished [slots]bool
+	// signs are the controller's tally's kept failure signals, per Pod
+	// object: the epoch the Pod showed when the informer delivered a sign
+	// of it in sync (0: none).
+	signs [maxObjects]int8
 
 	synced, deprecated, inPlaceRestarts int8
 	jobSetFailed                        bool
@@ -249,8 +263,36 @@ func faults(s state) []step {
 			n.pods[i] = pod{}
 			add(n, "PodGC removes %s", p.name())
 		}
+		// The node comes back: the world's choice, at no cost, so that
+		// liveness is also checked for a node that never does.
+		if p.cut {
+			n := s
+			q := &n.pods[i]
+			q.cut, q.viewSynced, q.viewDeprecated = false, 0, 0
+			add(n, "the node of %s comes back", p.name())
+		}
 		if s.failures >= maxFailures || !p.live() {
 			continue
+		}
+		// The node is cut off, as a run's first fault (which keeps the
+		// states few enough): it runs on, unheard.
+		if s.failures == 0 {
+			n := s
+			n.failures++
+			q := &n.pods[i]
+			q.cut, q.viewSynced, q.viewDeprecated = true, s.synced, s.deprecated
+			add(n, "the node of %s is cut off", p.name())
+		}
+		// Deleted: the kubelet stops it (a quiet step), and how it ends
+		// depends on its worker; a cut-off node's kubelet learns of it
+		// when the node comes back.
+		n := s
+		n.failures++
+		n.disrupt(i)
+		n.pods[i].deleting = true
+		add(n, "%s is deleted", p.name())
+		if p.cut {
+			continue // what its kubelet reports would not reach the API
 		}
 		if p.worker != 0 {
 			for _, reported := range []bool{true, false} {
@@ -268,20 +310,12 @@ func faults(s state) []step {
 			n.finished[p.slot] = true
 			add(n, "worker of %s finishes its work (exit 0)", p.name())
 		}
-		n := s
+		n = s
 		n.failures++
 		n.disrupt(i)
 		q := &n.pods[i]
 		q.phase, q.worker, q.agentUp, q.restarting, q.held = failed, 0, false, false, false
 		add(n, "%s is evicted (Failed, object kept)", p.name())
-
-		// Deleted: the kubelet stops it (a quiet step), and how it ends
-		// depends on its worker.
-		n = s
-		n.failures++
-		n.disrupt(i)
-		n.pods[i].deleting = true
-		add(n, "%s is deleted", p.name())
 	}
 	// kubectl delete job, of Job "b" (slot 2): the Job goes at once, its
 	// Pod gets SIGTERM and stops over its grace period, and the
@@ -344,7 +378,27 @@ func quiet(s state) []step {
 		if !p.exists {
 			continue
 		}
+		if p.cut && fenceDue(p) {
+			// The agent's fence: out of contact for its fence time, it
+			// exits with the restart code, and the kubelet, alive,
+			// restarts every container; the new agent cannot join while
+			// cut off.
+			n := s
+			n.disrupt(i)
+			q := &n.pods[i]
+			q.worker, q.restarting, q.agentUp, q.joined = 0, true, false, 0
+			add(n, "agent of %s fences: it exits, every container restarts", p.name())
+		}
 		switch {
+		case p.lost && !p.cut:
+			// Back, the kubelet finds the Pod Failed and deleted, and
+			// stops its containers.
+			n := s
+			q := &n.pods[i]
+			q.lost, q.worker, q.agentUp, q.restarting, q.joined = false, 0, false, false, 0
+			add(n, "kubelet stops the containers of the lost %s", p.name())
+		case p.deleting && p.phase == running && p.cut:
+			// Its kubelet does not know yet.
 		case p.deleting && p.phase == running:
 			// A Pod whose worker is not running (it never started, or
 			// waits at the barrier after a restart in place) ends
@@ -364,16 +418,21 @@ func quiet(s state) []step {
 				q.phase, q.worker, q.agentUp, q.restarting = succeeded, 0, false, false
 				add(n, "kubelet terminates %s: its worker exits 0 on the SIGTERM (Succeeded, held: %v)", p.name(), p.held)
 			}
-		case p.deleting && p.counted && !p.held:
+		case p.deleting && p.counted && !p.held && !p.cut && !p.lost:
 			n := s
 			n.pods[i] = pod{}
 			add(n, "the deleted %s goes away", p.name())
-		case p.restarting && p.phase == running:
+		case p.restarting && (p.phase == running || p.lost):
+			// A cut-off kubelet restarts them too, but its status
+			// does not reach the API.
 			n := s
 			q := &n.pods[i]
-			q.restarting, q.agentUp, q.joined, q.signal = false, true, 0, false
+			q.restarting, q.agentUp, q.joined = false, true, 0
+			if !p.cut {
+				q.signal = false
+			}
 			add(n, "kubelet restarts the containers of %s", p.name())
-		case p.agentUp && p.live():
+		case p.agentUp && (p.live() || p.lost):
 			if st, ok := agentStep(s, i); ok {
 				out = append(out, st)
 			}
@@ -386,7 +445,8 @@ func quiet(s state) []step {
 		if s.cache[i] != s.pods[i].view() {
 			n := s
 			n.cache[i] = s.pods[i].view()
-			out = append(out, step{label: describe("informer delivers Pod object %d", i), next: n, violation: quietButDecisive(s, i, n.cache[i])})
+			n.signs[i] = keptSign(s, s.signs[i], n.cache[i])
+			out = append(out, step{label: describe("informer delivers Pod object %d", i), next: n, violation: quietButDecisive(s, i, n)})
 		}
 	}
 	if s.completedCache != s.completed {
@@ -401,6 +461,11 @@ func quiet(s state) []step {
 		if st, ok := reconcile(s); ok {
 			out = append(out, st)
 		}
+		for i, p := range s.pods {
+			if p.cut && p.phase == running && !fenceDue(p) && !liftPending(p) {
+				out = append(out, markLost(s, i))
+			}
+		}
 	}
 	// Kueue admits the JobSet again, once the controller suspended it.
 	if s.suspended && s.jobsSuspended {
@@ -411,13 +476,40 @@ func quiet(s state) []step {
 	return out
 }
 
-// agentStep runs the real agent's decision in Pod i.
+// keptSign is what the tally keeps of a Pod's failure signal once the
+// informer delivered c (Tally.Observe): a sign seen in sync, with the epoch
+// the Pod showed, until the Pod shows another epoch or goes.
+func keptSign(s state, kept int8, c cached) int8 {
+	switch {
+	case !c.exists:
+		return 0
+	case c.signal && readsSignals(s):
+		return c.annotation
+	case kept != c.annotation:
+		return 0
+	}
+	return kept
+}
+
+// readsSignals: the last decision left the group in sync (Tally.ReadsSignals).
+func readsSignals(s state) bool {
+	return !s.suspended && !s.jobsSuspended && !Gathering(int32(s.synced), int32(s.deprecated), s.regathering)
+}
+
+// agentStep runs the real agent's decision in Pod i, on the epochs it saw
+// last.
 func agentStep(s state, i int) (step, bool) {
 	p := s.pods[i]
 	n := s
 	q := &n.pods[i]
-	switch agent.Next(int32(p.joined), agent.Epochs{Synced: int32(s.synced), Deprecated: int32(s.deprecated)}) {
+	switch agent.Next(int32(p.joined), seen(s, p)) {
 	case agent.Join:
+		// A cut-off agent cannot write; the admission policy refuses an
+		// epoch to a Pod that ended or is being deleted (a lost Pod's
+		// agent, its node back).
+		if p.cut || !p.live() {
+			return step{}, false
+		}
 		q.joined, q.annotation = s.synced+1, s.synced+1
 		return step{label: describe("agent of %s joins epoch %d", p.name(), q.joined), next: n}, true
 	case agent.Restart:
@@ -435,11 +527,60 @@ func agentStep(s state, i int) (step, bool) {
 	return step{}, false
 }
 
+// seen is what the Pod's agent knows of the JobSet's epochs.
+func seen(s state, p pod) agent.Epochs {
+	if p.cut {
+		return agent.Epochs{Synced: int32(p.viewSynced), Deprecated: int32(p.viewDeprecated)}
+	}
+	return agent.Epochs{Synced: int32(s.synced), Deprecated: int32(s.deprecated)}
+}
+
+// fenceDue: the agent, out of contact for its fence time, exits. It does
+// so once it joined an epoch, running its worker or not: an agent that
+// kept an epoch it joined before the cut would lift its barrier when the
+// node came back and saw that epoch synced, after its rank was replaced.
+func fenceDue(p pod) bool { return p.agentUp && (p.joined != 0 || p.worker != 0) }
+
+// liftPending: the agent has yet to act on an epoch it saw synced before
+// the cut, which it does at once, long before its fence time.
+func liftPending(p pod) bool {
+	return p.agentUp && p.worker == 0 && p.joined != 0 && p.joined == p.viewSynced
+}
+
+// lostAtSync: a live Pod shows the synced epoch, but its agent left it.
+func (s *state) lostAtSync() bool {
+	for _, p := range s.pods {
+		if p.live() && p.annotation == s.synced && (p.joined != s.synced || p.restarting) {
+			return true
+		}
+	}
+	return false
+}
+
+// markLost is the controller declaring a member of a cut-off node lost,
+// once the node was silent past the member's bound, which the fence's
+// time and the kubelet's restart fit in (fenceDue is false by then): it
+// marks the Pod Failed and deletes it, and the finalizer lets it go. Its
+// containers run on until the kubelet hears of it. A node that came back
+// renews its Lease before the bound runs out, so only a cut-off node's Pod
+// is marked.
+func markLost(s state, i int) step {
+	n := s
+	n.disrupt(i)
+	q := &n.pods[i]
+	q.phase, q.deleting, q.held = failed, true, false
+	q.lost = q.agentUp || q.restarting || q.worker != 0
+	return step{label: describe("controller marks %s Failed and deletes it: its node is lost", q.name()), next: n}
+}
+
 // unsafeStart checks, when the worker of Pod i starts, that no worker runs
 // at another epoch.
 func unsafeStart(s state, i int) *violation {
 	e := s.pods[i].worker
-	for _, p := range s.pods {
+	for j, p := range s.pods {
+		if j != i && p.exists && p.worker != 0 && p.slot == s.pods[i].slot {
+			return violated("safety: rank runs twice", "the worker of %s starts while the worker of %s, of the same rank, runs at epoch %d", s.pods[i].name(), p.name(), p.worker)
+		}
 		if p.exists && p.worker != 0 && p.worker != e {
 			return violated("safety: mixed epochs", "the worker of %s starts at epoch %d while the worker of %s runs at epoch %d", s.pods[i].name(), e, p.name(), p.worker)
 		}
@@ -529,7 +670,7 @@ func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot 
 			snap.ExpectedPods--
 		}
 	}
-	for _, c := range pods {
+	for i, c := range pods {
 		if !c.exists {
 			continue
 		}
@@ -549,6 +690,9 @@ func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot 
 		}
 		if c.signal {
 			p.FailureSignal = "a container terminated with exit code 1"
+		}
+		if kept := s.signs[i]; kept != 0 && kept == c.annotation && p.FailureSignal == "" {
+			p.FailureSignal = "an earlier status showed a failure"
 		}
 		snap.Pods = append(snap.Pods, p)
 	}
@@ -622,6 +766,13 @@ func reconcile(s state) (step, bool) {
 		}
 		if n.synced != s.synced {
 			n.disrupted, n.regathering = false, false
+			// A Pod of a cut-off node may show the epoch it joined
+			// while its agent, fenced, left it: the group syncs without
+			// the worker, disrupted from the start.
+			if n.lostAtSync() {
+				n.disruptions++
+				n.disrupted = true
+			}
 		}
 		label := describe("synced %d->%d, deprecated %d->%d", s.synced, n.synced, s.deprecated, n.deprecated)
 		if d.RestartStarted {
@@ -631,6 +782,10 @@ func reconcile(s state) (step, bool) {
 	}
 	if n == s {
 		return step{}, false
+	}
+	// The decision is published: a group left gathering drops the signs.
+	if Gathering(int32(n.synced), int32(n.deprecated), n.regathering) {
+		n.signs = [maxObjects]int8{}
 	}
 	st := step{label: describe("controller %s", strings.Join(labels, "; ")), next: n}
 	if n.synced != s.synced {
@@ -657,17 +812,15 @@ func decideEpochs(s state, pods [maxObjects]cached, completed [slots]bool) Decis
 // cache differs, the tally, weighing the event against what the last
 // decision left (the status), must call it news. A Pod created or gone is
 // always news; only an update of the same Pod can be quiet.
-func quietButDecisive(s state, i int, after cached) *violation {
-	before := s.cache[i]
+func quietButDecisive(s state, i int, delivered state) *violation {
+	before, after := s.cache[i], delivered.cache[i]
 	if s.suspended || s.jobsSuspended {
 		return nil // no epoch is decided, and the tally knows no decision
 	}
 	if !before.exists || !after.exists || before.slot != after.slot || before.gen != after.gen {
 		return nil
 	}
-	next := s.cache
-	next[i] = after
-	was, is := Decide(snapshot(s, s.cache, s.completedCache)), Decide(snapshot(s, next, s.completedCache))
+	was, is := Decide(snapshot(s, s.cache, s.completedCache)), Decide(snapshot(delivered, delivered.cache, s.completedCache))
 	if outcome(was) == outcome(is) {
 		return nil
 	}

@@ -63,10 +63,9 @@ func ended(pod *corev1.Pod) bool {
 // made before the agent that joined started, held in the API server's
 // queues, is posted after the join, as long after as the queues take.
 // (Marks posted a few seconds after the join, counted as signs, started
-// group restarts one after another under load.) Telling them apart takes a
-// reference that the agent that joined leaves with its epoch, such as its
-// own start by the node's clock; until there is one, the agent's join of
-// the next epoch tells.
+// group restarts one after another under load.) So the brief signs are
+// kept instead: the Pod event handler sees every status the kubelet posts,
+// and the tally keeps a sign it saw for the decision (Tally.Signs).
 func FailureSignal(pod *corev1.Pod) string {
 	agentStarted, ok := agentStart(pod)
 	if !ok {

@@ -1,6 +1,8 @@
 package inplace
 
 import (
+	"maps"
+
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
@@ -84,11 +86,14 @@ type Tally struct {
 	waiting int
 	// quiet: an event since the last publish was found not to be news.
 	quiet bool
+	// signs holds, by Pod name, the epoch a Pod showed when an event of it
+	// in sync showed a failure signal (Signs).
+	signs map[string]string
 }
 
 // NewTally returns a tally that follows no Pod and knows no decision.
 func NewTally() *Tally {
-	return &Tally{pods: map[string]Mark{}}
+	return &Tally{pods: map[string]Mark{}, signs: map[string]string{}}
 }
 
 // Observe records a Pod's event (m nil: the Pod is gone) and reports
@@ -100,10 +105,17 @@ func (t *Tally) Observe(name string, m *Mark) (news bool) {
 	}
 	if m == nil {
 		delete(t.pods, name)
+		delete(t.signs, name)
 		return true
 	}
 	after := *m
 	t.pods[name] = after
+	switch epoch, signed := t.signs[name]; {
+	case after.FailureSignal && t.ReadsSignals():
+		t.signs[name] = after.Epoch
+	case signed && epoch != after.Epoch:
+		delete(t.signs, name)
+	}
 	if t.waitsFor(after) {
 		t.waiting++
 	}
@@ -138,13 +150,38 @@ func (t *Tally) Publish(g *Gather) (lookAgain bool) {
 		return false
 	}
 	t.known, t.gather = true, g
+	if g != nil {
+		clear(t.signs)
+	}
 	t.recount()
 	return t.quiet || (g != nil && t.waiting == 0)
 }
 
+// Signs are the failure signals the tally saw in sync that no decision
+// has answered yet: by Pod name, the epoch the Pod showed with its sign,
+// as long as it still shows it and the group has not gathered since.
+//
+// The clearest sign, a worker's exit code, is in the Pod's status for one
+// kubelet write only: the next shows every container restarting, which is
+// no sign (FailureSignal). A reconcile paced behind a storm of events, or
+// reading thousands of Pods, reads the Pod after that write and would wait
+// for the Pod's rejoin of the next epoch instead. The event handler sees
+// every write, so the tally keeps the sign for the decision. That is as
+// sound as the sign read at the decision: the status that showed it was
+// the API server's, after the Pod's agent joined the epoch the Pod still
+// shows, and a sign answered by a group restart is dropped when the group
+// gathers.
+func (t *Tally) Signs() map[string]string {
+	if len(t.signs) == 0 {
+		return nil
+	}
+	return maps.Clone(t.signs)
+}
+
 // Forget records that no decision is known (a failed reconcile, a JobSet
 // restarting fully or gone): every event is news until the next Publish.
-// It reports whether to look again, as Publish does.
+// It reports whether to look again, as Publish does. The signs stay: each
+// is still true of its Pod while the Pod shows its epoch.
 func (t *Tally) Forget() (lookAgain bool) {
 	defer func() { t.quiet = false }()
 	if !t.known {

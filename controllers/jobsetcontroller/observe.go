@@ -89,6 +89,9 @@ type observed struct {
 	nodeLoss nodeLoss
 	// repeatedFailures tells a Pod to replace off its node.
 	repeatedFailures repeatedFailures
+	// signs are the failure signals the Pod event handler saw in sync
+	// that the Pods may no longer show (inplace.Tally.Signs).
+	signs map[string]string
 }
 
 // freshChildren are the JobSet's Pods and the Jobs of its current restart
@@ -115,7 +118,8 @@ func (o *observed) paced() bool {
 
 // observe reads the JobSet's children from the cache.
 func (r *Reconciler) observe(ctx context.Context, js *jobset.JobSet) (*observed, error) {
-	o := &observed{js: js, now: r.clock.Now(), nodeLoss: r.nodeLoss, repeatedFailures: r.repeatedFailures}
+	o := &observed{js: js, now: r.clock.Now(), nodeLoss: r.nodeLoss, repeatedFailures: r.repeatedFailures,
+		signs: r.pacer.signs(types.NamespacedName{Namespace: js.Namespace, Name: js.Name})}
 	var jobs batchv1.JobList
 	if err := r.client.List(ctx, &jobs, client.InNamespace(js.Namespace),
 		client.MatchingFields{JobOwnerUIDIndex: string(js.UID)}, client.UnsafeDisableDeepCopy); err != nil {

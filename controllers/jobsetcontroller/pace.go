@@ -101,6 +101,16 @@ func (p *podEventPacer) observe(key types.NamespacedName, name string, pod *core
 	return p.delay(key, DefaultQuietPausePerPod)
 }
 
+// signs are the failure signals key's tally keeps (inplace.Tally.Signs).
+func (p *podEventPacer) signs(key types.NamespacedName) map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t := p.tallies[key]; t != nil {
+		return t.Signs()
+	}
+	return nil
+}
+
 // tally is key's Pod tally, new if it has none; p.mu is held.
 func (p *podEventPacer) tally(key types.NamespacedName) *inplace.Tally {
 	t := p.tallies[key]

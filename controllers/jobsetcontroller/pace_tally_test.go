@@ -1,6 +1,7 @@
 package jobsetcontroller
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -245,6 +246,52 @@ func TestPodTallyPublish(t *testing.T) {
 			}
 			if got := publish(tally, tc.after); got != tc.wantLookAgain {
 				t.Errorf("publish: look again = %t, want %t", got, tc.wantLookAgain)
+			}
+		})
+	}
+}
+
+// The tally keeps a sign its events showed in sync, for the decision that
+// reads the Pod after the sign went from its status, until the Pod moves
+// to another epoch or goes, or the group gathers.
+func TestPodTallySigns(t *testing.T) {
+	cases := []struct {
+		name   string
+		before *left
+		events []*corev1.Pod // by Pod "a"; nil: gone
+		after  *left         // published after the events, when set
+		forget bool          // a reconcile failed after the events
+		want   map[string]string
+	}{
+		{name: "a sign in sync, gone from the Pod's status", before: inSync,
+			events: []*corev1.Pod{tallyPod("a", "1", failing), tallyPod("a", "1")}, want: map[string]string{"a": "1"}},
+		{name: "no sign", before: inSync, events: []*corev1.Pod{tallyPod("a", "1")}},
+		{name: "a sign while the group gathers: not read", before: gatheringAt(2),
+			events: []*corev1.Pod{tallyPod("a", "1", failing), tallyPod("a", "1")}},
+		{name: "the Pod joined the next epoch since", before: inSync,
+			events: []*corev1.Pod{tallyPod("a", "1", failing), tallyPod("a", "2")}},
+		{name: "the Pod is gone", before: inSync, events: []*corev1.Pod{tallyPod("a", "1", failing), nil}},
+		{name: "the group gathers since: the sign was answered", before: inSync,
+			events: []*corev1.Pod{tallyPod("a", "1", failing)}, after: gatheringAt(2)},
+		{name: "a failed reconcile: the sign stays true of the Pod", before: inSync,
+			events: []*corev1.Pod{tallyPod("a", "1", failing)}, forget: true, want: map[string]string{"a": "1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tally := inplace.NewTally()
+			tally.Observe("a", markOf(tallyPod("a", "1"), tally.ReadsSignals()))
+			publish(tally, tc.before)
+			for _, pod := range tc.events {
+				tally.Observe("a", markOf(pod, tally.ReadsSignals()))
+			}
+			if tc.after != nil {
+				publish(tally, tc.after)
+			}
+			if tc.forget {
+				tally.Forget()
+			}
+			if got := tally.Signs(); !maps.Equal(got, tc.want) {
+				t.Errorf("Signs() = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -10,10 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	testingclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
@@ -168,4 +170,58 @@ func (q *recordingQueue) expect(t *testing.T, key types.NamespacedName, delays .
 
 func (q *recordingQueue) AddAfter(req reconcile.Request, after time.Duration) {
 	q.added = append(q.added, added{req, after})
+}
+
+// The worker's exit code is in the Pod's status for one kubelet write: the
+// next shows every container restarting, which is no sign. A reconcile that
+// reads the Pod after it still starts the group restart, from the sign its
+// event showed, instead of waiting for the Pod's rejoin.
+func TestReconcileActsOnASignOnlyAnEventShowed(t *testing.T) {
+	r, req, pods := inPlaceJobSet(t, 2, 1, 1, 0) // in sync at 1
+	r.pacer = newPodEventPacer(testingclock.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)))
+	h, q, ctx := r.pacer.handler(), &recordingQueue{}, context.Background()
+	for _, pod := range pods {
+		h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: pod}, q)
+	}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+
+	agentUp := metav1.NewTime(time.Date(2026, 1, 1, 11, 0, 0, 0, time.UTC))
+	failed := pods[1].DeepCopy()
+	failed.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: agentUp}}}}
+	failed.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: corev1.ContainerState{
+		Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, FinishedAt: metav1.NewTime(agentUp.Add(time.Minute))}}}}
+	restarting := failed.DeepCopy()
+	for _, statuses := range [][]corev1.ContainerStatus{restarting.Status.InitContainerStatuses, restarting.Status.ContainerStatuses} {
+		statuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: jobset.ReasonRestartingAllContainers}}
+	}
+	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pods[1], ObjectNew: failed}, q)
+	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: failed, ObjectNew: restarting}, q)
+	// The cache, and the API server, hold the restarting Pod.
+	*pods[1] = *restarting
+	r.client.(cachedLists).pods.Items[1] = *restarting
+	stored := &corev1.Pod{}
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(restarting), stored); err != nil {
+		t.Fatal(err)
+	}
+	stored.Status = restarting.Status
+	if err := r.client.Status().Update(ctx, stored); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	js := &jobset.JobSet{}
+	if err := r.client.Get(ctx, req.NamespacedName, js); err != nil {
+		t.Fatal(err)
+	}
+	if got := ptr.Deref(js.Status.DeprecatedEpoch, 0); got != 1 {
+		t.Errorf("deprecatedEpoch = %d, want 1: the group restart starts from the sign the event showed", got)
+	}
+	if js.Status.InPlaceRestarts != 1 {
+		t.Errorf("inPlaceRestarts = %d, want 1", js.Status.InPlaceRestarts)
+	}
 }

@@ -74,7 +74,7 @@ func inPlaceJobSet(tb testing.TB, jobs, podsPerJob, synced, deprecated int32) (*
 				Labels:      job.Spec.Template.Labels,
 				Annotations: map[string]string{jobset.EpochKey: strconv.Itoa(int(synced))},
 				Finalizers:  []string{jobset.GroupMemberFinalizer}, // held, as the controller holds every member
-			}, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
+			}, Spec: job.Spec.Template.Spec, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
 		}
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objects...).

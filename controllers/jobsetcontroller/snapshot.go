@@ -32,8 +32,9 @@ func inPlaceRestartEnabled(js *jobset.JobSet) bool {
 // epochSnapshot reads the protocol's inputs: the Pods of the current
 // restart attempt, the expected Pod count (less the indexes the current
 // Jobs count complete, from their status: the Pods that completed them may
-// be gone) and the restart budget.
-func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) inplace.Snapshot {
+// be gone) and the restart budget. A Pod shows a failure signal too when
+// signs holds one seen at the epoch it shows (inplace.Tally.Signs).
+func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, signs map[string]string) inplace.Snapshot {
 	current, jobs := groupChildren(js, currentAttempt(js, pods), jobs) // the in-place group's only (ingroup.go)
 	s := inplace.Snapshot{
 		Synced:       ptr.Deref(js.Status.SyncedEpoch, 0),
@@ -87,6 +88,9 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) in
 		}
 		p := readPod(pod, readsSignals)
 		p.Index, p.IndexComplete, p.EndsJob = key, key != "" && completed[job].Has(index), doomedJobs[job]
+		if epoch, seen := signs[pod.Name]; readsSignals && p.FailureSignal == "" && seen && epoch == p.Epoch {
+			p.FailureSignal = "an earlier status of it, after it joined epoch " + epoch + ", showed a failure"
+		}
 		s.Pods = append(s.Pods, p)
 	}
 	return s
