@@ -89,7 +89,7 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, si
 		p := readPod(pod, readsSignals)
 		p.Index, p.IndexComplete, p.EndsJob = key, key != "" && completed[job].Has(index), doomedJobs[job]
 		if epoch, seen := signs[pod.Name]; readsSignals && p.FailureSignal == "" && seen && epoch == p.Epoch {
-			p.FailureSignal = "an earlier status of it, after it joined epoch " + epoch + ", showed a failure"
+			p.FailureSignal = "its status showed a failure at epoch " + epoch + " (a kubelet write seen in an event, written over since)"
 		}
 		s.Pods = append(s.Pods, p)
 	}
