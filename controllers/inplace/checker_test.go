@@ -190,6 +190,14 @@ func initial() state {
 // live: a Pod of the slot that can still work (not terminal, not deleting).
 func (p pod) live() bool { return p.exists && p.phase == running && !p.deleting }
 
+// runsOnNode: the kubelet runs the Pod's containers as it would a live
+// Pod's. A cut-off kubelet has not heard of a deletion, and one back has
+// not yet stopped a Pod marked lost meanwhile. (A kubelet that knows of a
+// deletion terminates the Pod in one step.)
+func (p pod) runsOnNode() bool {
+	return p.live() || p.exists && p.cut && p.phase == running || p.lost
+}
+
 func (p pod) name() string { return podName(p.slot, p.gen) }
 
 // podNames are precomputed: names are needed for every Decide.
@@ -389,17 +397,16 @@ func quiet(s state) []step {
 			q.worker, q.restarting, q.agentUp, q.joined = 0, true, false, 0
 			add(n, "agent of %s fences: it exits, every container restarts", p.name())
 		}
-		switch {
-		case p.lost && !p.cut:
+		if p.lost && !p.cut {
 			// Back, the kubelet finds the Pod Failed and deleted, and
-			// stops its containers.
+			// stops its containers; until then they act as before.
 			n := s
 			q := &n.pods[i]
 			q.lost, q.worker, q.agentUp, q.restarting, q.joined = false, 0, false, false, 0
 			add(n, "kubelet stops the containers of the lost %s", p.name())
-		case p.deleting && p.phase == running && p.cut:
-			// Its kubelet does not know yet.
-		case p.deleting && p.phase == running:
+		}
+		switch {
+		case p.deleting && p.phase == running && !p.cut:
 			// A Pod whose worker is not running (it never started, or
 			// waits at the barrier after a restart in place) ends
 			// Failed: the kubelet starts no container in a Pod being
@@ -422,7 +429,7 @@ func quiet(s state) []step {
 			n := s
 			n.pods[i] = pod{}
 			add(n, "the deleted %s goes away", p.name())
-		case p.restarting && (p.phase == running || p.lost):
+		case p.restarting && p.runsOnNode():
 			// A cut-off kubelet restarts them too, but its status
 			// does not reach the API.
 			n := s
@@ -432,7 +439,7 @@ func quiet(s state) []step {
 				q.signal = false
 			}
 			add(n, "kubelet restarts the containers of %s", p.name())
-		case p.agentUp && (p.live() || p.lost):
+		case p.agentUp && p.runsOnNode():
 			if st, ok := agentStep(s, i); ok {
 				out = append(out, st)
 			}
