@@ -19,6 +19,11 @@ const (
 	// detected: every Pod of the faulted node is marked for replacement:
 	// Failed, with a DisruptionTarget condition, deleted or gone.
 	detected = "detected_s"
+	// removed: every Pod of the faulted node is gone from the API server
+	// (a lost kubelet never confirms a deletion: the Pod garbage
+	// collector removes them from an out-of-service node, and nothing
+	// else does before the node is back).
+	removed = "removed_s"
 	// replaced: every rank of the faulted node has a new Pod.
 	replaced = "replaced_s"
 	// scheduled: every such Pod is bound to a node.
@@ -31,7 +36,7 @@ const (
 	synced = "synced_s"
 )
 
-var milestones = []string{notReady, tainted, detected, replaced, scheduled, started, synced}
+var milestones = []string{notReady, tainted, detected, removed, replaced, scheduled, started, synced}
 
 // baseline is the group as it trained before the fault.
 type baseline struct {
@@ -92,10 +97,11 @@ func (b baseline) evaluate(s scene) progress {
 			newPods[rank(p)] = append(newPods[rank(p)], p)
 		}
 	}
-	marked, replacedAll, scheduledAll, startedAll := true, true, true, true
+	marked, gone, replacedAll, scheduledAll, startedAll := true, true, true, true, true
 	for r, uid := range b.lost {
-		if p, ok := byUID[uid]; ok && !markedForReplacement(p) {
-			marked = false
+		if p, ok := byUID[uid]; ok {
+			gone = false
+			marked = marked && markedForReplacement(p)
 		}
 		var bound, running bool
 		for _, p := range newPods[r] {
@@ -110,6 +116,7 @@ func (b baseline) evaluate(s scene) progress {
 		startedAll = startedAll && running
 	}
 	pr.reached[detected] = marked
+	pr.reached[removed] = gone
 	pr.reached[replaced] = replacedAll
 	pr.reached[scheduled] = scheduledAll
 	pr.reached[started] = startedAll

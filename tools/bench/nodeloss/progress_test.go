@@ -114,6 +114,13 @@ func TestEvaluate(t *testing.T) {
 			scene: scene{pods: pods(with(b0, waiting), with(b1, waiting),
 				pod{uid: "a0-new", job: "a", index: "0", node: "node-3", agent: true},
 				pod{uid: "a1-new", job: "a", index: "1", node: "node-3", agent: true}), nodeReady: true, counter: 1},
+			want: progress{reached: map[string]bool{detected: true, removed: true, replaced: true, scheduled: true, started: true}},
+		},
+		"ours: the lost Pods Failed and deleted, held by their kubelet's silence, their replacements at the barrier": {
+			base: inPlaceBase(),
+			scene: scene{pods: pods(with(a0, failed), with(a1, failed), with(b0, waiting), with(b1, waiting),
+				pod{uid: "a0-new", job: "a", index: "0", node: "node-3", agent: true},
+				pod{uid: "a1-new", job: "a", index: "1", node: "node-3", agent: true}), nodeReady: true, counter: 1},
 			want: progress{reached: map[string]bool{detected: true, replaced: true, scheduled: true, started: true}},
 		},
 		"the barrier lifted: every rank trains at the next epoch": {
@@ -121,7 +128,7 @@ func TestEvaluate(t *testing.T) {
 			scene: scene{pods: pods(with(b0, restarted), with(b1, restarted),
 				pod{uid: "a0-new", job: "a", index: "0", node: "node-3", agent: true, worker: true},
 				pod{uid: "a1-new", job: "a", index: "1", node: "node-3", agent: true, worker: true}), nodeReady: true, counter: 2},
-			want: progress{reached: map[string]bool{detected: true, replaced: true, scheduled: true, started: true, synced: true},
+			want: progress{reached: map[string]bool{detected: true, removed: true, replaced: true, scheduled: true, started: true, synced: true},
 				training: true, replacementWorkers: map[string]bool{"a/0": true, "a/1": true}},
 		},
 		"a survivor whose worker did not restart is not at the next epoch": {
@@ -129,7 +136,7 @@ func TestEvaluate(t *testing.T) {
 			scene: scene{pods: pods(with(b0, restarted), b1,
 				pod{uid: "a0-new", job: "a", index: "0", node: "node-3", agent: true, worker: true},
 				pod{uid: "a1-new", job: "a", index: "1", node: "node-3", agent: true, worker: true}), nodeReady: true, counter: 2},
-			want: progress{reached: map[string]bool{detected: true, replaced: true, scheduled: true, started: true, synced: true},
+			want: progress{reached: map[string]bool{detected: true, removed: true, replaced: true, scheduled: true, started: true, synced: true},
 				replacementWorkers: map[string]bool{"a/0": true, "a/1": true}},
 		},
 		"a Pod of the faulted node never trains, whatever the API says": {
@@ -144,7 +151,7 @@ func TestEvaluate(t *testing.T) {
 			scene: scene{pods: pods(with(b0, restarted), with(b1, restarted),
 				pod{uid: "a0-new", job: "a", index: "0", node: "node-3", agent: true, worker: true},
 				pod{uid: "a1-new", job: "a", index: "1", node: "node-3", agent: true, worker: true}), nodeReady: true},
-			want: progress{reached: map[string]bool{detected: true, replaced: true, scheduled: true, started: true},
+			want: progress{reached: map[string]bool{detected: true, removed: true, replaced: true, scheduled: true, started: true},
 				replacementWorkers: map[string]bool{"a/0": true, "a/1": true}},
 		},
 		"recreate: every rank in a new Pod": {
@@ -154,7 +161,7 @@ func TestEvaluate(t *testing.T) {
 				pod{uid: "a1-new", job: "a", index: "1", node: "node-3", agent: true, worker: true},
 				pod{uid: "b0-new", job: "b", index: "0", node: "node-3", agent: true, worker: true},
 				pod{uid: "b1-new", job: "b", index: "1", node: "node-3", agent: true, worker: true}), nodeReady: true},
-			want: progress{reached: map[string]bool{detected: true, replaced: true, scheduled: true, started: true},
+			want: progress{reached: map[string]bool{detected: true, removed: true, replaced: true, scheduled: true, started: true},
 				training: true, replacementWorkers: map[string]bool{"a/0": true, "a/1": true}},
 		},
 	} {

@@ -175,6 +175,16 @@ func (b *bench) runOnce(ctx context.Context, w way, fault string, run int) (r ru
 		}
 		r.workers = judgeOldWorkers(base.lost, from, lastRunning, stopped, replacementWorkers)
 	}
+	if adminTainted.Load() {
+		// The administrator takes the taint off once the node is whole.
+		if err := waitNodeReady(ctx, b.c.Client, base.node); err != nil {
+			return r, err
+		}
+		if err := setOutOfService(ctx, b.c.Client, base.node, false); err != nil {
+			return r, err
+		}
+		adminTainted.Store(false)
+	}
 	if err := waitHealthy(ctx, b.c.Client); err != nil {
 		return r, err
 	}
