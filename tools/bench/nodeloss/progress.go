@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -55,6 +57,18 @@ type baseline struct {
 	// Recreate, which has none).
 	counter      int64
 	counterField string
+}
+
+// lostPerJob is the most ranks of one Job the fault took.
+func (b baseline) lostPerJob() int {
+	perJob := map[string]int{}
+	most := 0
+	for r := range b.lost {
+		job, _, _ := strings.Cut(r, "/")
+		perJob[job]++
+		most = max(most, perJob[job])
+	}
+	return most
 }
 
 // scene is what the API server shows at one moment.

@@ -226,3 +226,20 @@ func TestJudgeOldWorkers(t *testing.T) {
 		})
 	}
 }
+
+func TestLostPerJob(t *testing.T) {
+	for name, tc := range map[string]struct {
+		lost map[string]types.UID
+		want int
+	}{
+		"one rank of each Job":  {lost: map[string]types.UID{"a/0": "a0", "b/1": "b1"}, want: 1},
+		"both ranks of one Job": {lost: map[string]types.UID{"a/0": "a0", "a/1": "a1"}, want: 2},
+		"none":                  {want: 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := (baseline{lost: tc.lost}).lostPerJob(); got != tc.want {
+				t.Errorf("lostPerJob = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -22,7 +22,7 @@ func (w way) adminLabel() string {
 // print writes the run's line: bench=node-loss-run.
 func (r runResult) print(w way, fault string, workers, run int) {
 	kv := []any{"way", w.name, "admin", w.adminLabel(), "fault", fault, "workers", workers, "run", run,
-		"node", r.node, "lost_ranks", r.lostRanks, "recovered", boolInt(r.recovered)}
+		"node", r.node, "lost_ranks", r.lostRanks, "lost_per_job", r.lostPerJob, "recovered", boolInt(r.recovered)}
 	if r.recovered {
 		kv = append(kv, "seconds", r.seconds)
 	} else {
@@ -72,9 +72,9 @@ func (res result) print() {
 	var totals, fences, beforeSync []float64
 	recovered, ranTwice := 0, 0
 	phases := map[string][]float64{}
-	lost := 0
+	lost, perJob := 0, 0
 	for _, r := range res.runs {
-		lost = max(lost, r.lostRanks)
+		lost, perJob = max(lost, r.lostRanks), max(perJob, r.lostPerJob)
 		if r.recovered {
 			recovered++
 			totals = append(totals, r.seconds)
@@ -100,7 +100,7 @@ func (res result) print() {
 	} else {
 		kv = append(kv, "p50_s", "none")
 	}
-	kv = append(kv, "runs", len(res.runs), "recovered", recovered, "lost_ranks", lost)
+	kv = append(kv, "runs", len(res.runs), "recovered", recovered, "lost_ranks", lost, "lost_per_job", perJob)
 	for _, m := range milestones {
 		if len(phases[m]) > 0 {
 			kv = append(kv, m, summary.Percentile(phases[m], 50))

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,6 +25,8 @@ import (
 type runResult struct {
 	node      string
 	lostRanks int
+	// lostPerJob: the most Pods of one Job on the faulted node.
+	lostPerJob int
 	// recovered: every rank trained again, seconds after the fault;
 	// waited is how long the harness waited when none did.
 	recovered       bool
@@ -71,7 +74,7 @@ func (b *bench) runOnce(ctx context.Context, w way, fault string, run int) (r ru
 	if err != nil {
 		return r, err
 	}
-	r.node, r.lostRanks = base.node, len(base.lost)
+	r.node, r.lostRanks, r.lostPerJob = base.node, len(base.lost), base.lostPerJob()
 	obs, err := observe(ctx, b.c.Clientset, b.dyn, js, base)
 	if err != nil {
 		return r, err
@@ -242,9 +245,13 @@ func (b *bench) start(ctx context.Context, w way, ns string) (*jobset.JobSet, er
 	return js, nil
 }
 
-// spread keeps the workers off the system node and spreads them evenly
-// over the others. Tainted nodes do not count toward the spread, so that
-// a replacement may join the healthy node while the lost one is tainted
+// spread keeps the workers off the system node and spreads each Job's
+// Pods evenly over the others, so that the fault takes the same share of
+// every Job: Kubernetes' Job controller holds a Job's replacements back
+// by a backoff that doubles with each Pod of that Job that failed (10 s
+// for one, 20 s for two), and an uneven split would measure that instead
+// of the fault. Tainted nodes do not count toward the spread, so that a
+// replacement may join the healthy node while the lost one is tainted
 // (ours: node-lost; Kubernetes: unreachable; the administrator:
 // out-of-service).
 func spread(js *jobset.JobSet, systemNode string) {
@@ -262,6 +269,7 @@ func spread(js *jobset.JobSet, systemNode string) {
 			TopologyKey:       corev1.LabelHostname,
 			WhenUnsatisfiable: corev1.DoNotSchedule,
 			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{jobset.JobSetNameKey: js.Name}},
+			MatchLabelKeys:    []string{batchv1.JobNameLabel},
 			NodeTaintsPolicy:  &honor,
 		}}
 	}
