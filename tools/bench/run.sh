@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Benchmarks B1-B4 (docs/benchmark-definitions.md), in one command. Numbers are
+# Benchmarks B1-B5 (docs/benchmark-definitions.md), in one command. Numbers are
 # measured, never judged: nothing here passes or fails a test. Progress goes
 # to stderr; stdout ends with every summary line ("bench=... key=value ...").
 #
 #   tools/bench/run.sh             all of them (B2 alone takes over an hour on
 #                                  2 cores at its default sizes; see B2_PODS)
+#   BENCH=B5 tools/bench/run.sh    node loss alone (about 30 minutes)
 #   BENCH=B4,B2 tools/bench/run.sh  a selection
 #
 # Knobs: B1_WORKERS (4,8,16), B1_RUNS (5), B1_STRATEGIES
@@ -15,14 +16,21 @@
 # of their own, see tools/bench/coordination/flowschema.go), B2_AGENT_START
 # (a duration, 500ms say: how long each kubelet stand-in takes to run a
 # restarted agent again; by default at once, the kubelet's own work on
-# containers being B1's).
+# containers being B1's). B5_WORKERS (4: even, half of them on the faulted
+# node), B5_FAULTS (kill,freeze,cut), B5_RUNS (1: faults per way and kind),
+# B5_WAYS (InPlaceRestart,CommunityInPlaceRestart,Recreate; also
+# RecreateUnattended: Recreate with nobody applying the out-of-service
+# taint, which waits B5_UNATTENDED_WAIT, 8m, before the node comes back).
 # B1 and B3 need root for the local cluster (tools/cluster), or KUBECONFIG
-# set to a cluster holding the images with install.yaml deployed.
+# set to a cluster holding the images with install.yaml deployed. B5 needs
+# root and the local cluster of three nodes, which it brings up itself (a
+# cluster B1 or B3 brought up goes first): it kills, freezes and cuts off
+# that cluster's nodes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/cluster/lib.sh
 
-selected="${BENCH:-B1,B2,B3,B4}"
+selected="${BENCH:-B1,B2,B3,B4,B5}"
 want() { [[ ",$selected," == *",$1,"* ]]; }
 lines=$(mktemp)
 scratch=$(mktemp -d)
@@ -77,6 +85,24 @@ if want B1 || want B3; then
   fi
 fi
 
+if want B5; then
+  if [ -n "${KUBECONFIG:-}" ]; then
+    echo "B5 skipped: it brings node faults to the local cluster (tools/cluster) alone; unset KUBECONFIG" >&2
+  else
+    echo "B5: node loss on three nodes: ours in place, community JobSet in place, Recreate" >&2
+    # The cluster of one node that B1 and B3 ran on goes; B5 brings up
+    # three (the controller on the first, the workers on the others).
+    if want B1 || want B3; then tools/cluster/cluster.sh down; fi
+    JOBSET_CLUSTER_NODES=3 cluster_with_images
+    community=$(tools/peers/jobset.sh build)
+    tools/cluster/cluster.sh import "$community"/*.tar
+    go run ./tools/bench/nodeloss -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml \
+      -workers "${B5_WORKERS:-4}" -faults "${B5_FAULTS:-kill,freeze,cut}" -runs "${B5_RUNS:-1}" \
+      -ways "${B5_WAYS:-InPlaceRestart,CommunityInPlaceRestart,Recreate}" -unattended-wait "${B5_UNATTENDED_WAIT:-8m}" \
+      -community "$community" -community-agent-image "$(tools/peers/jobset.sh agent-image)" | record
+  fi
+fi
+
 echo >&2
 echo "summary:" >&2
-grep '^bench=' "$lines" | grep -v '^bench=group-restart-run '
+grep '^bench=' "$lines" | grep -v '^bench=group-restart-run \|^bench=node-loss-run '

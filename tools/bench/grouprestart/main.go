@@ -80,17 +80,20 @@ func main() {
 		timeout                                                           time.Duration
 		o                                                                 options
 	)
-	flag.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "The cluster, with install.yaml deployed and the images present.")
-	flag.StringVar(&install, "install", "", "install.yaml to deploy first (empty: already deployed).")
-	flag.StringVar(&root, "root", ".", "Root of the source tree (docs/examples, agent/rbac).")
-	flag.StringVar(&workerList, "workers", "4,8,16", "Comma-separated numbers of workers (even, or 1).")
-	flag.StringVar(&strategyList, "strategies", ours+","+community+","+recreate, "Comma-separated ways to restart: "+ours+", "+community+", "+recreate+".")
-	flag.IntVar(&o.runs, "runs", 5, "Group restarts measured per configuration.")
-	flag.BoolVar(&o.singlePodFloor, "single-pod-floor", true, "Also measure "+ours+" with one worker, the floor every W is compared with.")
-	flag.StringVar(&o.communityAgentImage, "community-agent-image", "localhost/jobset-community/in-place-restart-agent:v0.12.0", "Community JobSet's agent image (tools/peers/jobset.sh agent-image).")
-	flag.StringVar(&communityDir, "community", "", "Community JobSet's build directory (tools/peers/jobset.sh prints it), its images on the nodes; needed for "+community+".")
-	flag.DurationVar(&timeout, "timeout", 60*time.Minute, "Give up after this long.")
-	flag.Parse()
+	// A flag set of its own: controller-runtime, linked in through the
+	// peers, puts its own -kubeconfig on the default one.
+	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
+	fs.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "The cluster, with install.yaml deployed and the images present.")
+	fs.StringVar(&install, "install", "", "install.yaml to deploy first (empty: already deployed).")
+	fs.StringVar(&root, "root", ".", "Root of the source tree (docs/examples, agent/rbac).")
+	fs.StringVar(&workerList, "workers", "4,8,16", "Comma-separated numbers of workers (even, or 1).")
+	fs.StringVar(&strategyList, "strategies", ours+","+community+","+recreate, "Comma-separated ways to restart: "+ours+", "+community+", "+recreate+".")
+	fs.IntVar(&o.runs, "runs", 5, "Group restarts measured per configuration.")
+	fs.BoolVar(&o.singlePodFloor, "single-pod-floor", true, "Also measure "+ours+" with one worker, the floor every W is compared with.")
+	fs.StringVar(&o.communityAgentImage, "community-agent-image", "localhost/jobset-community/in-place-restart-agent:v0.12.0", "Community JobSet's agent image (tools/peers/jobset.sh agent-image).")
+	fs.StringVar(&communityDir, "community", "", "Community JobSet's build directory (tools/peers/jobset.sh prints it), its images on the nodes; needed for "+community+".")
+	fs.DurationVar(&timeout, "timeout", 60*time.Minute, "Give up after this long.")
+	_ = fs.Parse(os.Args[1:])
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if kubeconfig == "" {
