@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -272,7 +273,7 @@ func (r *Reconciler) markLost(ctx context.Context, js *jobset.JobSet, lost []los
 				continue
 			}
 		}
-		if err := r.markFailed(ctx, m.pod, corev1.DisruptionTarget, ReasonNodeLost, m.why); err != nil {
+		if err := r.markFailed(ctx, m.pod, corev1.DisruptionTarget, ReasonNodeLost, m.why, m.lastHeard); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -338,7 +339,7 @@ func (r *Reconciler) recordFailureInPlace(ctx context.Context, js *jobset.JobSet
 	if !f.replace {
 		return nil
 	}
-	if err := r.markFailed(ctx, f.pod, ConditionReplacedOffNode, ReasonRepeatedFailures, f.why); err != nil {
+	if err := r.markFailed(ctx, f.pod, ConditionReplacedOffNode, ReasonRepeatedFailures, f.why, time.Time{}); err != nil {
 		return err
 	}
 	metrics.RepeatedFailureReplacements.WithLabelValues(js.Namespace, f.pod.Spec.NodeName).Inc()
@@ -351,11 +352,22 @@ func (r *Reconciler) recordFailureInPlace(ctx context.Context, js *jobset.JobSet
 // the Pod garbage collector does: its Job replaces it, and its kubelet, if
 // it comes back, stops it. (The Pod's own status: the kubelet, alive, would
 // not have let it end otherwise.)
-func (r *Reconciler) markFailed(ctx context.Context, pod *corev1.Pod, condition corev1.PodConditionType, reason, why string) error {
+//
+// notReadySince, unless zero, is when the Pod was last known to be ready:
+// its Ready condition turns False from then. The Job controller dates a
+// failure by it (its containers show no end) and holds its replacement
+// back 10 s from there, doubling with each failed Pod of the Job; dated at
+// the mark, that would be 10 s more for every lost node, 20 s more when it
+// ran two Pods of a Job.
+func (r *Reconciler) markFailed(ctx context.Context, pod *corev1.Pod, condition corev1.PodConditionType, reason, why string, notReadySince time.Time) error {
+	conditions := []corev1.PodCondition{{Type: condition, Status: corev1.ConditionTrue,
+		Reason: reason, Message: why, LastTransitionTime: metav1.Now()}}
+	if !notReadySince.IsZero() {
+		conditions = append(conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse,
+			Reason: reason, Message: why, LastTransitionTime: metav1.NewTime(notReadySince)})
+	}
 	status, err := json.Marshal(map[string]any{"status": map[string]any{
-		"phase": corev1.PodFailed, "reason": reason, "message": why,
-		"conditions": []corev1.PodCondition{{Type: condition, Status: corev1.ConditionTrue,
-			Reason: reason, Message: why, LastTransitionTime: metav1.Now()}},
+		"phase": corev1.PodFailed, "reason": reason, "message": why, "conditions": conditions,
 	}})
 	if err != nil {
 		return err

@@ -111,7 +111,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 
 	a.adopt = adoptions(update.js, o.pods)
 	var lostLookAgain time.Duration
-	a.lost, lostLookAgain = lostMembers(update.js, o.pods, o.nodeLoss)
+	a.lost, lostLookAgain = lostMembers(update.js, o.pods, o.nodeLoss, o.now)
 	a.requeueAfter = sooner(a.requeueAfter, lostLookAgain)
 	var confirmRelease bool
 	a.release, confirmRelease = releases(update.js, o.pods, jobs)

@@ -65,12 +65,15 @@ type lostMember struct {
 	pod  *corev1.Pod
 	node string
 	why  string
+	// lastHeard is when the controller last saw the node renew its Lease,
+	// by its own clock: since then the Pod was not known to be ready.
+	lastHeard time.Time
 }
 
 // lostMembers picks the members of the JobSet's in-place group whose node
-// has been silent past their bound, and when to look again for one whose
-// node is silent but not yet past it (0: none is).
-func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss) (lost []lostMember, lookAgain time.Duration) {
+// has been silent past their bound at now, and when to look again for one
+// whose node is silent but not yet past it (0: none is).
+func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.Time) (lost []lostMember, lookAgain time.Duration) {
 	if loss.silence == nil || loss.threshold <= 0 || !keepsMembers(js) {
 		return nil, 0
 	}
@@ -93,7 +96,7 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss) (lost []lo
 		bound := max(loss.threshold, fence+interval+fenceRestart)
 		switch {
 		case silence >= bound:
-			lost = append(lost, lostMember{pod: pod, node: node, why: fmt.Sprintf(
+			lost = append(lost, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), why: fmt.Sprintf(
 				"node %s has not renewed its Lease for %s (the bound is %s: the agent's fence of %s, a renew interval of %s and the kubelet's restart of the Pod)",
 				node, silence.Round(time.Second), bound, fence, interval)})
 		case suspect(silence, interval):

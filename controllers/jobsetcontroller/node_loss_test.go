@@ -22,6 +22,7 @@ func TestLostMembers(t *testing.T) {
 		ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).
 		ReplicatedJob(wrappers.MakeReplicatedJob("launcher").Obj()).Obj()
 	js.UID = "uid-1"
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	silences := map[string]time.Duration{"dead": time.Minute, "late": 29 * time.Second, "slow": 20 * time.Second, "fine": 3 * time.Second}
 	silence := func(node string) (time.Duration, time.Duration, bool) {
 		s, ok := silences[node]
@@ -67,12 +68,15 @@ func TestLostMembers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			lost, lookAgain := lostMembers(js, tc.pods, nodeLoss{silence: silence, threshold: DefaultNodeLossThreshold})
+			lost, lookAgain := lostMembers(js, tc.pods, nodeLoss{silence: silence, threshold: DefaultNodeLossThreshold}, now)
 			var names []string
 			for _, m := range lost {
 				names = append(names, m.pod.Name)
 				if !strings.Contains(m.why, "node "+m.node+" has not renewed its Lease for") {
 					t.Errorf("why %q does not name the node and the silence", m.why)
+				}
+				if want := now.Add(-silences[m.node]); !m.lastHeard.Equal(want) {
+					t.Errorf("last heard of at %s, want %s: the node's last renewal the controller saw", m.lastHeard, want)
 				}
 			}
 			if strings.Join(names, ",") != strings.Join(tc.want, ",") || lookAgain != tc.lookAgain {
@@ -80,7 +84,7 @@ func TestLostMembers(t *testing.T) {
 			}
 		})
 	}
-	if lost, _ := lostMembers(js, []corev1.Pod{pod("w-0", "dead")}, nodeLoss{silence: silence}); lost != nil {
+	if lost, _ := lostMembers(js, []corev1.Pod{pod("w-0", "dead")}, nodeLoss{silence: silence}, now); lost != nil {
 		t.Errorf("with no threshold, lost %v", lost)
 	}
 }

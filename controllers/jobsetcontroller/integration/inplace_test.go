@@ -638,21 +638,35 @@ var _ = Describe("In-place restart", func() {
 		healthy := startPodsOn(js, ok, 0, "1")[0]
 		member := startPodsOn(js, lost, 1, "1")[0]
 		eventuallyEpochs(js, 1, 0)
+		// Kept once deleted, as a dead kubelet keeps it, to be read.
+		const keep = "jobset.sigs.k8s.io/test-keep"
+		Expect(k8sClient.Patch(ctx, member.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"finalizers":["`+jobset.GroupMemberFinalizer+`","`+keep+`"]}}`)))).To(Succeed())
+		DeferCleanup(func() {
+			p := &corev1.Pod{}
+			if k8sClient.Get(ctx, client.ObjectKeyFromObject(member), p) == nil {
+				p.Finalizers = slices.DeleteFunc(p.Finalizers, func(f string) bool { return f == keep })
+				_ = k8sClient.Update(ctx, p)
+			}
+		})
 
-		By("the node's kubelet stops renewing: past the bound, the member is marked Failed and goes")
+		By("the node's kubelet stops renewing: past the bound, the member is marked Failed and deleted")
 		renewing.Store(lost, false)
 		Eventually(func(g Gomega) {
 			p := &corev1.Pod{}
-			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(member), p)
-			if apierrors.IsNotFound(err) {
-				return
-			}
-			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(member), p)).To(Succeed())
 			g.Expect(p.Status.Phase).To(Equal(corev1.PodFailed))
 			c := podCondition(p, corev1.DisruptionTarget)
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Reason).To(Equal(jobsetcontroller.ReasonNodeLost))
 			g.Expect(p.DeletionTimestamp).NotTo(BeNil())
+			// Not ready since the node's last renewal: the Job controller
+			// dates the failure from it, and its backoff is over already.
+			ready := podCondition(p, corev1.PodReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(corev1.ConditionFalse))
+			g.Expect(ready.Reason).To(Equal(jobsetcontroller.ReasonNodeLost))
+			g.Expect(ready.LastTransitionTime.Time).To(BeTemporally("<", c.LastTransitionTime.Time))
 		}, 30*time.Second).Should(Succeed())
 		eventuallyEpochs(js, 1, 1) // the group restarts in place around its replacement
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
