@@ -13,6 +13,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -428,6 +429,43 @@ var _ = Describe("The epoch-only admission policy, with real bound ServiceAccoun
 			return env.Client.Status().Patch(ctx, fresh, patch)
 		}).Should(Succeed())
 		Eventually(a.Lifted()).Should(BeClosed())
+	})
+})
+
+// The API server names, on every answer, the flow schema and priority
+// level that admitted the request (API Priority and Fairness).
+var _ = Describe("The agents' priority level, on a real API server", func() {
+	It("admits an agent's watch of its JobSet and patch of its Pod through the agents' flow schema, and nothing else of it", func(ctx context.Context) {
+		ns := framework.TestNamespace(ctx, env.Client, "flowcontrol")
+		kubectlApply("agent-rbac.yaml", "-n", ns)
+		kubectlApply("agents-flowcontrol.yaml")
+		own := agentPod(ctx, ns, "story-a-workers-0-0", "story-a")
+		cfg := tokenConfig(ctx, ns, own)
+		httpClient, err := rest.HTTPClientFor(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		// flowSchemaOf sends a request as the agent and returns the UID of
+		// the flow schema that admitted it, whatever the answer.
+		flowSchemaOf := func(method, path, body string) string {
+			req, err := http.NewRequestWithContext(ctx, method, cfg.Host+path, strings.NewReader(body))
+			Expect(err).NotTo(HaveOccurred())
+			if method == http.MethodPatch {
+				req.Header.Set("Content-Type", "application/merge-patch+json")
+			}
+			resp, err := httpClient.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			defer resp.Body.Close()
+			return resp.Header.Get("X-Kubernetes-PF-FlowSchema-UID")
+		}
+		agents, serviceAccounts := &flowcontrolv1.FlowSchema{}, &flowcontrolv1.FlowSchema{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "jobset-agents"}, agents)).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "service-accounts"}, serviceAccounts)).To(Succeed())
+
+		watch := "/apis/" + agentspec.Group + "/" + agentspec.Version + "/namespaces/" + ns + "/" + agentspec.Resource + "?watch=true&timeoutSeconds=1"
+		join := "/api/v1/namespaces/" + ns + "/pods/" + own.Name
+		// The API server takes up a new flow schema in the background.
+		Eventually(func() string { return flowSchemaOf(http.MethodGet, watch, "") }).Should(Equal(string(agents.UID)), "the watch of JobSets")
+		Expect(flowSchemaOf(http.MethodPatch, join, epochPatch("1"))).To(Equal(string(agents.UID)), "the join")
+		Expect(flowSchemaOf(http.MethodGet, join, "")).To(Equal(string(serviceAccounts.UID)), "a read of its Pod, which the agent never makes")
 	})
 })
 

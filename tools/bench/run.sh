@@ -12,8 +12,8 @@
 # (InPlaceRestart,CommunityInPlaceRestart,Recreate), B1_SINGLE_POD_FLOOR
 # (true: ours with one worker too, the floor each W's ratio is given to), B2_PODS (1000,5000,10000),
 # B2_RUNS (3: group restarts and I/O floors per size), B2_RECREATE=0 (skips
-# B2's Recreate floor), B2_AGENT_FLOWSCHEMA=1 (the agents in a priority level
-# of their own, see tools/bench/coordination/flowschema.go), B2_AGENT_START
+# B2's Recreate floor), B2_AGENT_FLOWSCHEMA=1 (the agents in the install's
+# priority level of their own, agent/rbac/agents-flowcontrol.yaml), B2_AGENT_START
 # (a duration, 500ms say: how long each kubelet stand-in takes to run a
 # restarted agent again; by default at once, the kubelet's own work on
 # containers being B1's). B5_WORKERS (4: even, half of them on the faulted

@@ -1,66 +1,24 @@
 package main
 
 import (
-	"context"
-
-	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/tools/testing/framework"
 )
 
-// agentFlowName names the priority level and flow schema of -agent-flow-schema.
+// agentFlowName names the agents' priority level and flow schema, as
+// agent/rbac/agents-flowcontrol.yaml ships them (-agent-flow-schema).
 const agentFlowName = "jobset-agents"
 
-// installAgentFlowSchema gives the agents of namespace ns (its
-// jobset-agent ServiceAccount: a flow schema cannot name a ServiceAccount
-// in every namespace) a priority level of their own, which
-// queues their requests in one long queue instead of rejecting them.
-//
-// By default API Priority and Fairness puts every ServiceAccount in the
-// flow schema service-accounts (priority level workload-low), with one
-// flow per user: all the agents of a namespace are one user, so one flow,
-// shuffle-sharded onto 6 queues of 50 requests. A group restart's burst of
-// thousands of agents fills them, and the API server answers 429 to the
-// rest, which retry after their backoff.
-func installAgentFlowSchema(ctx context.Context, c client.Client, ns string) error {
-	level := &flowcontrolv1.PriorityLevelConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: agentFlowName},
-		Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
-			Type: flowcontrolv1.PriorityLevelEnablementLimited,
-			Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{
-				NominalConcurrencyShares: ptr.To[int32](100),
-				LimitResponse: flowcontrolv1.LimitResponse{
-					Type: flowcontrolv1.LimitResponseTypeQueue,
-					Queuing: &flowcontrolv1.QueuingConfiguration{
-						Queues: 1, HandSize: 1, QueueLengthLimit: 20000,
-					},
-				},
-			},
-		},
+// installAgentFlowSchema applies the install's priority level and flow
+// schema for the agents (agent/rbac/agents-flowcontrol.yaml): their
+// watches of JobSets and patches of Pods queue in a level of their own,
+// one flow per namespace, instead of sharing workload-low's 6 queues of 50
+// as one flow (every agent of a namespace is one user), where a group
+// restart of thousands is answered 429.
+func installAgentFlowSchema(env *framework.Environment) error {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
 	}
-	schema := &flowcontrolv1.FlowSchema{
-		ObjectMeta: metav1.ObjectMeta{Name: agentFlowName + "-" + ns},
-		Spec: flowcontrolv1.FlowSchemaSpec{
-			PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: agentFlowName},
-			// Before service-accounts (9000).
-			MatchingPrecedence:  1000,
-			DistinguisherMethod: &flowcontrolv1.FlowDistinguisherMethod{Type: flowcontrolv1.FlowDistinguisherMethodByUserType},
-			Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
-				Subjects: []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindServiceAccount,
-					ServiceAccount: &flowcontrolv1.ServiceAccountSubject{Namespace: ns, Name: agentspec.ServiceAccountName}}},
-				ResourceRules: []flowcontrolv1.ResourcePolicyRule{{
-					Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}, Namespaces: []string{"*"}}},
-			}},
-		},
-	}
-	for _, o := range []client.Object{level, schema} {
-		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-	}
-	return nil
+	_, err = env.Kubectl("apply", "--server-side", "-f", root+"/agent/rbac/agents-flowcontrol.yaml")
+	return err
 }

@@ -80,7 +80,7 @@ func main() {
 	flag.StringVar(&o.kcm, "kube-controller-manager", "", "kube-controller-manager binary, for the Recreate floor (empty: skip it).")
 	flag.StringVar(&o.scheduler, "kube-scheduler", "", "kube-scheduler binary, for the Recreate floor.")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "Give up on one configuration after this long.")
-	flag.BoolVar(&o.agentFlowSchema, "agent-flow-schema", false, "Give the agents a priority level of their own that queues instead of rejecting (flowschema.go); default: API Priority and Fairness as installed.")
+	flag.BoolVar(&o.agentFlowSchema, "agent-flow-schema", false, "Apply the install's priority level for the agents (agent/rbac/agents-flowcontrol.yaml), which queues their requests instead of rejecting them; default: API Priority and Fairness as Kubernetes installs it.")
 	flag.DurationVar(&o.agentStart, "agent-start", 0, "How long a kubelet takes, once it has removed a Pod's containers to restart them all, until the agent runs again (its container created and started); default: at once, as B2 is defined.")
 	flag.BoolVar(&o.recreateOnly, "recreate-only", false, "Measure only Recreate's control-plane floor.")
 	agentLog := flag.String("agent-log", "", "Write the agents' log (thousands of lines) to this file, for diagnosis.")

@@ -54,7 +54,7 @@ func (b *bench) newWorkload(ctx context.Context, prefix string, n int, pods func
 		return w, err
 	}
 	if b.agentFlowSchema {
-		if err := installAgentFlowSchema(ctx, b.c, ns); err != nil {
+		if err := installAgentFlowSchema(b.env); err != nil {
 			return w, err
 		}
 	}
