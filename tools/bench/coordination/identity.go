@@ -216,18 +216,31 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return resp, err
 }
 
+// agentFlowName names the agents' priority level and flow schema, as
+// agent/rbac/agents-flowcontrol.yaml ships them (-agent-flow-schema).
+const agentFlowName = "jobset-agents"
+
 // installAgentRBAC applies the agent's Role, RoleBinding and ServiceAccount
 // into ns and the epoch-only admission policy, as a cluster running
-// InPlaceRestart JobSets has them.
-func installAgentRBAC(ctx context.Context, env *framework.Environment, ns string) error {
+// InPlaceRestart JobSets has them; with flowSchema, also the install's
+// priority level and flow schema for the agents: their watches of JobSets
+// and patches of Pods then queue in a level of their own, one flow per
+// namespace, instead of sharing workload-low's 6 queues of 50 as one flow
+// (every agent of a namespace is one user), where a group restart of
+// thousands is answered 429.
+func installAgentRBAC(ctx context.Context, env *framework.Environment, ns string, flowSchema bool) error {
 	root, err := framework.RepoRoot()
 	if err != nil {
 		return err
 	}
-	for _, args := range [][]string{
+	applies := [][]string{
 		{"apply", "--server-side", "-n", ns, "-f", root + "/agent/rbac/agent-rbac.yaml"},
 		{"apply", "--server-side", "-f", root + "/agent/rbac/epoch-only-policy.yaml"},
-	} {
+	}
+	if flowSchema {
+		applies = append(applies, []string{"apply", "--server-side", "-f", root + "/agent/rbac/agents-flowcontrol.yaml"})
+	}
+	for _, args := range applies {
 		if _, err := env.Kubectl(args...); err != nil {
 			return err
 		}

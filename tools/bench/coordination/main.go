@@ -137,7 +137,7 @@ type bench struct {
 	clientset kubernetes.Interface
 	kubelets  *kubelets
 	dir       string
-	// agentFlowSchema: see installAgentFlowSchema.
+	// agentFlowSchema: see installAgentRBAC.
 	agentFlowSchema bool
 	// agentStart: see the flag -agent-start.
 	agentStart time.Duration

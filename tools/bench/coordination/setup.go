@@ -50,13 +50,8 @@ func (b *bench) newWorkload(ctx context.Context, prefix string, n int, pods func
 	if w.roots, err = caPool(b.env.Config); err != nil {
 		return nil, err
 	}
-	if err := installAgentRBAC(ctx, b.env, ns); err != nil {
+	if err := installAgentRBAC(ctx, b.env, ns, b.agentFlowSchema); err != nil {
 		return w, err
-	}
-	if b.agentFlowSchema {
-		if err := installAgentFlowSchema(b.env); err != nil {
-			return w, err
-		}
 	}
 	w.jobSet = newJobSet(ns, n)
 	if err := b.c.Create(ctx, w.jobSet); err != nil {
