@@ -9,9 +9,10 @@
 // epoch == S.
 //
 //   - Sync: every expected live Pod reports the same epoch e > S and is
-//     held by the group-member finalizer, and no Pod of the group is being
-//     deleted without having ended: S := e. The expected count is the
-//     Jobs' indexes that have not completed.
+//     held by the group-member finalizer, and no Pod of the group is
+//     stopping (being deleted without having ended, or marked Failed by
+//     the controller before its kubelet stopped it): S := e. The expected
+//     count is the Jobs' indexes that have not completed.
 //   - Deprecate: otherwise, some live Pod reports m > S: D := max(D, m-1).
 //     (m <= S+1, so this sets D := S: every Pod still at S restarts.)
 //   - Fast failure detection: in sync (S >= 1, D < S), a member of the
@@ -55,6 +56,10 @@ type Pod struct {
 	// replaces them, and the replacement joins at S+1.
 	Failed   bool
 	Deleting bool
+	// StillRunning: the controller marked the Pod Failed (ReplacedOffNode)
+	// and its kubelet has not reported its containers stopped: its worker
+	// may still run, as a deleted Pod's may until it ends.
+	StillRunning bool
 	// Left: the Pod was deleted while its worker ran, and the worker exited
 	// 0 on the SIGTERM (the controller releases the Pods it sees finish
 	// first). If its Job counted the index complete, it will not replace the
@@ -266,10 +271,10 @@ func (p Pod) live() bool {
 	return !p.Succeeded && !p.Failed && !p.Deleting
 }
 
-// stopping: the Pod is being deleted and has not ended, so its worker may
-// still run.
+// stopping: the Pod left its group but its worker may still run: it is
+// being deleted and has not ended, or it is still running.
 func (p Pod) stopping() bool {
-	return p.Deleting && !p.Succeeded && !p.Failed
+	return (p.Deleting && !p.Succeeded && !p.Failed) || p.StillRunning
 }
 
 // at reports whether the Pod reports epoch e.

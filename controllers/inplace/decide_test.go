@@ -61,6 +61,32 @@ func TestDecide(t *testing.T) {
 			want: Decision{Synced: 2, Deprecated: 1, RestartCompleted: true},
 		},
 
+		// A Pod that failed in place again and again on its node is marked
+		// Failed by the controller, for its Job to replace it elsewhere, as
+		// part of the group restart its last failure started. Its agent may
+		// have joined the next epoch before the mark, and its kubelet may
+		// write its running phase back once before it stops it.
+		"a Pod marked Failed to replace it off its node joined, its peer too: no sync without its replacement": {
+			snapshot: Snapshot{Synced: 3, Deprecated: 3, ExpectedPods: 2, MaxRestarts: 5, RestartsUsed: 3,
+				Pods: with(at("4", "4"), 0, func(p *Pod) { p.Failed = true })},
+			want: Decision{Synced: 3, Deprecated: 3},
+		},
+		"its replacement joined while the marked Pod still runs: no sync": {
+			snapshot: Snapshot{Synced: 3, Deprecated: 3, ExpectedPods: 2, MaxRestarts: 5, RestartsUsed: 3,
+				Pods: append(with(at("4", "4"), 0, func(p *Pod) { p.Failed, p.StillRunning = true, true }), Pod{Name: "w-0b", Index: "0", Epoch: "4"})},
+			want: Decision{Synced: 3, Deprecated: 3},
+		},
+		"its replacement joined and the marked Pod stopped: the group syncs, no new restart": {
+			snapshot: Snapshot{Synced: 3, Deprecated: 3, ExpectedPods: 2, MaxRestarts: 5, RestartsUsed: 3,
+				Pods: append(with(at("4", "4"), 0, func(p *Pod) { p.Failed = true }), Pod{Name: "w-0b", Index: "0", Epoch: "4"})},
+			want: Decision{Synced: 4, Deprecated: 3, RestartCompleted: true},
+		},
+		"synced with its replacement, the marked Pod at the synced epoch is old news": {
+			snapshot: Snapshot{Synced: 4, Deprecated: 3, ExpectedPods: 2, MaxRestarts: 5, RestartsUsed: 3,
+				Pods: append(with(at("4", "4"), 0, func(p *Pod) { p.Failed = true }), Pod{Name: "w-0b", Index: "0", Epoch: "4"})},
+			want: Decision{Synced: 4, Deprecated: 3},
+		},
+
 		// A Pod the controller has not put its group-member finalizer on
 		// (created while the controller was away, or by a Job of an older
 		// version): its worker must not run before it is held, or a

@@ -15,16 +15,46 @@ import (
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
-// Live reports whether the Pod counts toward its group: it has not ended
-// and is not being deleted.
+// Live reports whether the Pod counts toward its group: it has not ended,
+// is not being deleted, and the controller has not marked it Failed.
 func Live(pod *corev1.Pod) bool {
-	return pod.DeletionTimestamp == nil && !ended(pod)
+	return pod.DeletionTimestamp == nil && !ended(pod) && !ReplacedOffNode(pod)
 }
 
-// Stopping reports whether the Pod is being deleted and has not ended: its
-// containers may still run (Pod.stopping, for a Pod of the API).
+// Stopping reports whether the Pod's containers may still run though it
+// left its group: it is being deleted and has not ended, or the controller
+// marked it Failed and its kubelet has not reported every container
+// stopped (Pod.stopping, for a Pod of the API).
 func Stopping(pod *corev1.Pod) bool {
-	return pod.DeletionTimestamp != nil && !ended(pod)
+	return (pod.DeletionTimestamp != nil && !ended(pod)) || (ReplacedOffNode(pod) && !containersStopped(pod))
+}
+
+// ReplacedOffNode reports whether the controller marked the Pod Failed for
+// failing in place again and again on its node. The mark, not the phase,
+// says so: the kubelet's status manager may write back, once, the running
+// phase of a status it computed before it saw the mark (it merges its own
+// phase over a terminal one it did not set) and ends the Pod only after;
+// the mark's condition, which no kubelet owns, stays through that write.
+func ReplacedOffNode(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == jobset.PodConditionReplacedOffNode {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// containersStopped: the Pod's status shows every container terminated,
+// as the kubelet reports a Pod it stopped.
+func containersStopped(pod *corev1.Pod) bool {
+	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, s := range statuses {
+			if s.State.Terminated == nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func ended(pod *corev1.Pod) bool {

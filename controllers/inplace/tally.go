@@ -36,8 +36,8 @@ type Mark struct {
 	Attempt, Member string
 	// Epoch is the raw epoch annotation.
 	Epoch string
-	// Succeeded, Failed, Deleting, Left and Unheld are Pod's.
-	Succeeded, Failed, Deleting, Left, Unheld bool
+	// Succeeded, Failed, Deleting, StillRunning, Left and Unheld are Pod's.
+	Succeeded, Failed, Deleting, StillRunning, Left, Unheld bool
 	// FailureSignal: FailureSignal finds a sign in the Pod's status. Only
 	// read while the group is in sync (ReadsSignals): then only does
 	// Decide read it, and it costs more than the rest of the mark.
@@ -123,7 +123,8 @@ func (t *Tally) Observe(name string, m *Mark) (news bool) {
 	switch {
 	case !t.known || !seen:
 	case before.Succeeded != after.Succeeded || before.Failed != after.Failed || before.Deleting != after.Deleting ||
-		before.Left != after.Left || before.Attempt != after.Attempt || before.Member != after.Member:
+		before.StillRunning != after.StillRunning || before.Left != after.Left ||
+		before.Attempt != after.Attempt || before.Member != after.Member:
 	case t.gather == nil: // in sync
 		news = before.Epoch != after.Epoch || before.FailureSignal != after.FailureSignal || after.FailureSignal
 	default:

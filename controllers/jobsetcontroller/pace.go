@@ -196,6 +196,7 @@ func markOf(pod *corev1.Pod, withSignal bool) *inplace.Mark {
 		Succeeded:     p.Succeeded,
 		Failed:        p.Failed,
 		Deleting:      p.Deleting,
+		StillRunning:  p.StillRunning,
 		Left:          p.Left,
 		Unheld:        p.Unheld,
 		FailureSignal: p.FailureSignal != "",

@@ -73,6 +73,16 @@ func TestPodTally(t *testing.T) {
 		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: "AllContainersRestarting", Status: corev1.ConditionTrue})
 	}
 	attempt1 := func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1" }
+	markedOffNode := func(p *corev1.Pod) {
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: jobset.PodConditionReplacedOffNode, Status: corev1.ConditionTrue})
+	}
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
+	containers := func(state corev1.ContainerState) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: state}}
+		}
+	}
 	initializer := func(p *corev1.Pod) { p.Labels[jobset.ReplicatedJobNameKey] = "initializer" }
 
 	type event struct {
@@ -118,6 +128,17 @@ func TestPodTally(t *testing.T) {
 				{"b", tallyPod("b", "2"), false},
 				{"b", tallyPod("b", "2", restarting), false}, // the sign of a joined Pod is not read while the group gathers
 				{"c", tallyPod("c", "2"), true},
+			},
+		},
+		{
+			name:   "a Pod marked Failed to replace it off its node: its kubelet writing the running phase back is not, stopping it is",
+			pods:   []*corev1.Pod{tallyPod("a", "1"), tallyPod("b", "1")},
+			epochs: gatheringAt(2),
+			events: []event{
+				{"a", tallyPod("a", "2", markedOffNode, failed, containers(running)), true},
+				{"a", tallyPod("a", "2", markedOffNode, containers(running)), false},
+				{"b", tallyPod("b", "2"), true}, // leaves no live Pod waiting (the replacement comes later)
+				{"a", tallyPod("a", "2", markedOffNode, failed, containers(stopped)), true},
 			},
 		},
 		{

@@ -105,11 +105,12 @@ func readPod(pod *corev1.Pod, withSignal bool) inplace.Pod {
 		Name:      pod.Name,
 		Epoch:     pod.Annotations[jobset.EpochKey],
 		Succeeded: pod.Status.Phase == corev1.PodSucceeded,
-		Failed:    pod.Status.Phase == corev1.PodFailed,
+		Failed:    pod.Status.Phase == corev1.PodFailed || inplace.ReplacedOffNode(pod),
 		Deleting:  pod.DeletionTimestamp != nil,
 		Left:      leftWhileRunning(pod),
 		Unheld:    !holdsMember(pod),
 	}
+	p.StillRunning = inplace.ReplacedOffNode(pod) && inplace.Stopping(pod)
 	if withSignal {
 		p.FailureSignal = inplace.FailureSignal(pod)
 	}

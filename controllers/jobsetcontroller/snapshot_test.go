@@ -138,6 +138,43 @@ func TestEpochSnapshotReadsSignalsOnlyInSync(t *testing.T) {
 	}
 }
 
+// A Pod the controller marked Failed to replace it off its node stays out
+// of its group whatever phase its kubelet writes back, and counts as
+// stopping until the kubelet reports every container stopped.
+func TestReadPodReplacedOffNode(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
+	marked := func(phase corev1.PodPhase, agent, worker corev1.ContainerState) *corev1.Pod {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "w-0", Annotations: map[string]string{jobset.EpochKey: "4"}}}
+		pod.Status.Phase = phase
+		pod.Status.Conditions = []corev1.PodCondition{{Type: jobset.PodConditionReplacedOffNode, Status: corev1.ConditionTrue}}
+		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "jobset-agent", State: agent}}
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: worker}}
+		return pod
+	}
+	for name, tc := range map[string]struct {
+		pod             *corev1.Pod
+		live, stillRuns bool
+	}{
+		"marked, its containers not stopped yet":             {marked(corev1.PodFailed, running, running), false, true},
+		"marked, its kubelet wrote the running phase back":   {marked(corev1.PodRunning, running, running), false, true},
+		"marked, its agent stopped but its worker not yet":   {marked(corev1.PodFailed, stopped, running), false, true},
+		"marked, its kubelet stopped every container":        {marked(corev1.PodFailed, stopped, stopped), false, false},
+		"a Pod that failed by itself: out, and nothing runs": {&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed}}, false, false},
+		"a running Pod: live":                                {&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, true, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := readPod(tc.pod, false)
+			if live := !p.Succeeded && !p.Failed && !p.Deleting; live != tc.live || inplace.Live(tc.pod) != tc.live {
+				t.Errorf("live: read %v, inplace.Live %v; want %v", live, inplace.Live(tc.pod), tc.live)
+			}
+			if p.StillRunning != tc.stillRuns || inplace.Stopping(tc.pod) != tc.stillRuns {
+				t.Errorf("StillRunning %v, inplace.Stopping %v; want %v", p.StillRunning, inplace.Stopping(tc.pod), tc.stillRuns)
+			}
+		})
+	}
+}
+
 func TestParseIndexes(t *testing.T) {
 	for list, want := range map[string][]int{"": nil, "0": {0}, "1,3-5,9": {1, 3, 4, 5, 9}} {
 		if got := sets.List(parseIndexes(list)); !slices.Equal(got, want) {

@@ -706,6 +706,36 @@ var _ = Describe("In-place restart", func() {
 		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobsetcontroller.ReasonRepeatedFailures))
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pods[1]), pods[1])).To(Succeed())
 		Expect(pods[1].Status.Phase).NotTo(Equal(corev1.PodFailed), "the peer that restarted in place with it stays")
+
+		// Its agent joined epoch 4 before the mark, and its kubelet's status
+		// manager merges the phase it last computed over a terminal one it
+		// did not set: the Pod looks running again until the kubelet stops
+		// it. The group is still a rank short, and the marked Pod's worker
+		// may run until then.
+		By("its kubelet writes back a running status made before it saw the mark; the peer joins epoch 4")
+		running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+		kubeletReports(pods[0], func(s *corev1.PodStatus) {
+			s.Phase = corev1.PodRunning
+			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: running}}
+			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: running}}
+		})
+		agentJoins(pods[1], "4")
+		noStatusWrite(js, pods[1])
+
+		By("its replacement joins epoch 4 while the kubelet has not stopped the marked Pod")
+		replacement := startPodsOn(js, "node-b", 0, "4")[0]
+		noStatusWrite(js, replacement)
+
+		By("the kubelet stops the marked Pod: the group syncs with the replacement, no group restart more")
+		kubeletReports(pods[0], func(s *corev1.PodStatus) {
+			stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
+			s.Phase = corev1.PodFailed
+			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: stopped}}
+			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: stopped}}
+		})
+		eventuallyEpochs(js, 4, 3)
+		noStatusWrite(js)
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(3)), "the replacement was part of the third group restart")
 	})
 
 	It("falls back to the failure policy when a Job fails: FailJobSet on PodFailurePolicy", func() {
