@@ -230,12 +230,24 @@ func (a *Agent) observe(ctx context.Context, status Epochs) (bool, error) {
 	case Restart:
 		return true, nil
 	case Lift:
-		a.barrier.lift()
+		if a.barrier.isFenced() {
+			if confirmed, err := a.join(ctx, a.epoch.Load()); !confirmed {
+				return false, err
+			}
+			a.barrier.confirmed()
+		}
+		if !a.barrier.lift() {
+			return false, errFencedAgain // read the JobSet afresh: its first event lifts
+		}
 	case Wait:
 		a.barrier.hold("epoch %d is not synced yet (the JobSet's synced epoch is %d): waiting for every Pod of the group to join", a.epoch.Load(), status.Synced)
 	}
 	return false, nil
 }
+
+// errFencedAgain: the fence fired between the agent's confirmation of its
+// epoch and the lift (a stall that long).
+var errFencedAgain = errors.New("fenced again before the barrier lifted")
 
 // join writes the Pod's epoch annotation, retrying until it succeeds or ctx
 // ends. The agent acts on nothing before. A write the API server denies

@@ -182,14 +182,33 @@ var _ = Describe("Agent", func() {
 		Eventually(r.exited, 10*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
 	})
 
-	// Kept, the epoch would lift the barrier once the node came back and
-	// the agent saw it synced, by a group that replaced the Pod meanwhile.
-	It("leaves the epoch it joined (the restart exit code) once cut off for its fence time while its worker waits at the barrier", func() {
+	// Kept as it is, the epoch would lift the barrier once the node came
+	// back and the agent saw it synced, by a group that replaced the Pod
+	// meanwhile; the admission policy refuses an epoch to a Pod marked
+	// Failed (the proxy's denial stands for it). With nothing to stop,
+	// there is nothing to restart: an API server outage in the middle of a
+	// group restart costs no restart more.
+	It("keeps its waiting worker at the barrier through a cut longer than its fence time, and lifts only once it has written its epoch again", func() {
 		r := startWith(map[string]string{agentspec.EnvFenceAfterSeconds: "2"})
 		Eventually(podEpoch).Should(Equal("1"))
 		Expect(barrier(r)()).To(HavePrefix("503"))
 		proxy.cutOff()
-		Eventually(r.exited, 10*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+		By("cut off past its fence time: it fences, and exits not")
+		Eventually(barrier(r), 10*time.Second).Should(ContainSubstring("writes epoch 1 again before the worker starts"))
+		Consistently(r.exited, time.Second).ShouldNot(Receive())
+
+		By("back, its epoch synced meanwhile, and its write is denied: the barrier stays down")
+		setEpochs(1, 0)
+		proxy.denyEpoch.Store("1")
+		denied := proxy.denied.Load()
+		proxy.reconnect()
+		Eventually(proxy.denied.Load).Should(BeNumerically(">", denied))
+		Expect(barrier(r)()).To(HavePrefix("503"))
+
+		By("its write goes through: the barrier lifts, with no restart")
+		proxy.denyEpoch.Store("")
+		Eventually(barrier(r)).Should(HavePrefix("200"))
+		Consistently(r.exited).ShouldNot(Receive())
 	})
 
 	It("does not fence before it joined an epoch, nor through a cut shorter than its fence time", func() {

@@ -12,6 +12,9 @@ import (
 type barrier struct {
 	mu     sync.Mutex
 	lifted bool
+	// fenced: the agent fenced while the barrier was down (fence.go); it
+	// does not lift until the agent confirmed its epoch.
+	fenced bool
 	reason string
 	// liftedCh is closed when the barrier lifts (it never drops again: a
 	// deprecated epoch restarts the agent).
@@ -22,13 +25,46 @@ func newBarrier() *barrier {
 	return &barrier{reason: "the agent has not joined an epoch yet", liftedCh: make(chan struct{})}
 }
 
-func (b *barrier) lift() {
+// lift lifts the barrier, unless the agent fenced since it last
+// confirmed its epoch; it reports whether the barrier is lifted.
+func (b *barrier) lift() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.fenced {
+		return false
+	}
 	if !b.lifted {
 		close(b.liftedCh)
 	}
 	b.lifted = true
+	return true
+}
+
+// fence keeps a barrier that is down from lifting until confirmed, and
+// reports whether it was lifted already: then the worker may run, and
+// only a restart stops it.
+func (b *barrier) fence(reason string) (lifted bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.lifted {
+		b.fenced, b.reason = true, reason
+	}
+	return b.lifted
+}
+
+// isFenced reports whether the barrier waits for the agent to confirm its
+// epoch.
+func (b *barrier) isFenced() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fenced
+}
+
+// confirmed records that the agent wrote its epoch again since it fenced.
+func (b *barrier) confirmed() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fenced = false
 }
 
 // isLifted reports whether the worker may have started.

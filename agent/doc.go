@@ -20,10 +20,12 @@
 //
 // # The fence
 //
-// Once its worker may run (the barrier lifted), an agent that has been out
-// of contact with the API server for FENCE_AFTER_SECONDS (default 15; 0:
-// never) exits with the restart code, so that the kubelet stops the worker;
-// the controller replaces the ranks of a node it no longer hears from only
+// An agent that joined an epoch and has been out of contact with the API
+// server for FENCE_AFTER_SECONDS (default 15; 0: never) fences: once its
+// worker may run (the barrier lifted) it exits with the restart code, so
+// that the kubelet stops the worker; a worker still at the barrier stays
+// there until the agent has written its epoch to the Pod again. The
+// controller replaces the ranks of a node it no longer hears from only
 // after a longer bound (fence.go).
 //
 // # Exit codes

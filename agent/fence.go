@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -16,18 +17,23 @@ import (
 // kubelet and containers: its worker may go on running epoch S while the
 // controller, which hears nothing from the node, replaces that rank and the
 // rest of the group moves to S+1. So an agent that has joined an epoch and
-// has not been in contact with the API server for FenceAfter exits with the
-// restart code: the kubelet (alive on a cut-off node) restarts every
-// container of the Pod in place, and the new agent, which cannot join an
-// epoch while it is cut off, holds the worker at the barrier. The
-// controller declares a Pod lost only after a bound longer than FenceAfter
-// plus the kubelet's restart, each side measuring its own durations.
+// has not been in contact with the API server for FenceAfter fences. If its
+// worker may run (the barrier lifted), it exits with the restart code: the
+// kubelet (alive on a cut-off node) restarts every container of the Pod in
+// place, and the new agent, which cannot join an epoch while it is cut
+// off, holds the worker at the barrier. The controller declares a Pod lost
+// only after a bound longer than FenceAfter plus the kubelet's restart,
+// each side measuring its own durations.
 //
-// An agent whose worker still waits at the barrier leaves its epoch too:
-// kept, it would lift the barrier when the node came back and it saw that
-// epoch synced by a group that replaced its rank meanwhile. The new agent
-// must join again, and the admission policy refuses an epoch to a Pod that
-// was marked Failed or is being deleted.
+// If its worker still waits at the barrier, there is nothing to stop, but
+// the epoch it joined can no longer lift the barrier by itself: the node
+// back, the agent could see that epoch synced by a group that replaced its
+// rank meanwhile. It lifts only after it has written its epoch to the Pod
+// again, a write the admission policy refuses to a Pod that was marked
+// Failed or is being deleted, as it refuses a new agent's join. So an API
+// server outage longer than the fence in the middle of a group restart
+// restarts nothing more: the agents that joined write their epoch again
+// once it is back.
 //
 // Contact is measured on the monotonic clock, from evidence that a round
 // trip happened: an answer (any status) to a request sent at t proves
@@ -123,8 +129,10 @@ func (c *contact) tick() (silence time.Duration, stalled bool) {
 }
 
 // fence watches the silence until ctx ends. After a stall it asks for a
-// fresh watch (rewatch); once the agent joined an epoch (or a worker may
-// run) and the silence reaches after, it stops the agent (stop).
+// fresh watch (rewatch). Once the agent joined an epoch (or a worker may
+// run) and the silence reaches after, it stops the agent (stop) if the
+// barrier lifted, and otherwise keeps it down until the agent writes its
+// epoch again.
 func (a *Agent) fence(ctx context.Context, after time.Duration, rewatch, stop func()) {
 	ticker := time.NewTicker(fenceTick)
 	defer ticker.Stop()
@@ -139,11 +147,16 @@ func (a *Agent) fence(ctx context.Context, after time.Duration, rewatch, stop fu
 			klog.InfoS("The agent did not run for a while (a frozen or starved node): opening the watch again to confirm contact with the API server", "silence", silence.Round(time.Millisecond))
 			rewatch()
 		}
-		if silence >= after && (a.epoch.Load() != 0 || a.barrier.isLifted()) {
-			klog.InfoS("No contact with the API server for the fence time: leaving the epoch and stopping the worker (restarting the Pod in place), as its rank may be replaced meanwhile",
+		if silence < after || (a.epoch.Load() == 0 && !a.barrier.isLifted()) || a.barrier.isFenced() {
+			continue
+		}
+		if a.barrier.fence(fmt.Sprintf("no contact with the API server for %s: the agent writes epoch %d again before the worker starts", after, a.epoch.Load())) {
+			klog.InfoS("No contact with the API server for the fence time: stopping the worker (restarting the Pod in place), as its rank may be replaced meanwhile",
 				"epoch", a.epoch.Load(), "silence", silence.Round(time.Millisecond), "fenceAfter", after)
 			stop()
 			return
 		}
+		klog.InfoS("No contact with the API server for the fence time: the worker, which waits at the barrier, starts only once the agent has written its epoch again, as its rank may be replaced meanwhile",
+			"epoch", a.epoch.Load(), "silence", silence.Round(time.Millisecond), "fenceAfter", after)
 	}
 }

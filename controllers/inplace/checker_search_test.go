@@ -299,6 +299,7 @@ func (s *state) code(c *codec) {
 		c.int8(&p.viewSynced, epochBits)
 		c.int8(&p.viewDeprecated, epochBits)
 		c.bool(&p.lost)
+		c.bool(&p.fenced)
 		c.int8(&s.signs[i], epochBits)
 		c.bool(&v.exists)
 		c.int8(&v.slot, 2)

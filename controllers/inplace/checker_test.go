@@ -108,6 +108,10 @@ type pod struct {
 	// was lost), but the kubelet has not stopped its containers: while the
 	// node is cut off it cannot know, and once back it has not acted yet.
 	lost bool
+	// fenced: the running agent fenced while its worker waited at the
+	// barrier: it keeps its epoch but lifts only after writing it again.
+	// It belongs to the running agent, and goes with it.
+	fenced bool
 }
 
 // left: the Pod was deleted while its worker ran, the worker exited 0 on
@@ -308,13 +312,13 @@ func faults(s state) []step {
 				n.failures++
 				n.disrupt(i)
 				q := &n.pods[i]
-				q.worker, q.restarting, q.agentUp, q.joined, q.signal = 0, true, false, 0, reported
+				q.worker, q.restarting, q.agentUp, q.joined, q.signal, q.fenced = 0, true, false, 0, reported, false
 				add(n, "worker of %s exits 1 (status reported: %v)", p.name(), reported)
 			}
 			n := s
 			n.failures++
 			q := &n.pods[i]
-			q.phase, q.worker, q.agentUp, q.held = succeeded, 0, false, false
+			q.phase, q.worker, q.agentUp, q.held, q.fenced = succeeded, 0, false, false, false
 			n.finished[p.slot] = true
 			add(n, "worker of %s finishes its work (exit 0)", p.name())
 		}
@@ -322,7 +326,7 @@ func faults(s state) []step {
 		n.failures++
 		n.disrupt(i)
 		q := &n.pods[i]
-		q.phase, q.worker, q.agentUp, q.restarting, q.held = failed, 0, false, false, false
+		q.phase, q.worker, q.agentUp, q.restarting, q.held, q.fenced = failed, 0, false, false, false, false
 		add(n, "%s is evicted (Failed, object kept)", p.name())
 	}
 	// kubectl delete job, of Job "b" (slot 2): the Job goes at once, its
@@ -362,7 +366,7 @@ func faults(s state) []step {
 			if p.live() && p.worker != 0 {
 				n.disrupt(i)
 				q := &n.pods[i]
-				q.worker, q.restarting, q.agentUp, q.joined, q.signal = 0, true, false, 0, false
+				q.worker, q.restarting, q.agentUp, q.joined, q.signal, q.fenced = 0, true, false, 0, false, false
 				any = true
 			}
 		}
@@ -388,21 +392,28 @@ func quiet(s state) []step {
 		}
 		if p.cut && fenceDue(p) {
 			// The agent's fence: out of contact for its fence time, it
-			// exits with the restart code, and the kubelet, alive,
-			// restarts every container; the new agent cannot join while
-			// cut off.
+			// stops a running worker: it exits with the restart code, and
+			// the kubelet, alive, restarts every container; the new agent
+			// cannot join while cut off. A worker that waits at the
+			// barrier goes on waiting, and the agent must write its epoch
+			// again before it lifts.
 			n := s
-			n.disrupt(i)
 			q := &n.pods[i]
-			q.worker, q.restarting, q.agentUp, q.joined = 0, true, false, 0
-			add(n, "agent of %s fences: it exits, every container restarts", p.name())
+			if p.worker != 0 {
+				n.disrupt(i)
+				q.worker, q.restarting, q.agentUp, q.joined, q.fenced = 0, true, false, 0, false
+				add(n, "agent of %s fences: it exits, every container restarts", p.name())
+			} else {
+				q.fenced = true
+				add(n, "agent of %s fences: its worker waits at the barrier until it writes its epoch again", p.name())
+			}
 		}
 		if p.lost && !p.cut {
 			// Back, the kubelet finds the Pod Failed and deleted, and
 			// stops its containers; until then they act as before.
 			n := s
 			q := &n.pods[i]
-			q.lost, q.worker, q.agentUp, q.restarting, q.joined = false, 0, false, false, 0
+			q.lost, q.worker, q.agentUp, q.restarting, q.joined, q.fenced = false, 0, false, false, 0, false
 			add(n, "kubelet stops the containers of the lost %s", p.name())
 		}
 		switch {
@@ -417,12 +428,12 @@ func quiet(s state) []step {
 			// trace of it. (The worker of a Job deleted by hand exits 1.)
 			n := s
 			q := &n.pods[i]
-			q.phase, q.worker, q.agentUp, q.restarting, q.held = failed, 0, false, false, false
+			q.phase, q.worker, q.agentUp, q.restarting, q.held, q.fenced = failed, 0, false, false, false, false
 			add(n, "kubelet terminates %s (Failed)", p.name())
 			if p.worker != 0 && !p.orphan {
 				n := s
 				q := &n.pods[i]
-				q.phase, q.worker, q.agentUp, q.restarting = succeeded, 0, false, false
+				q.phase, q.worker, q.agentUp, q.restarting, q.fenced = succeeded, 0, false, false, false
 				add(n, "kubelet terminates %s: its worker exits 0 on the SIGTERM (Succeeded, held: %v)", p.name(), p.held)
 			}
 		case p.deleting && p.counted && !p.held && !p.cut && !p.lost:
@@ -434,7 +445,7 @@ func quiet(s state) []step {
 			// does not reach the API.
 			n := s
 			q := &n.pods[i]
-			q.restarting, q.agentUp, q.joined = false, true, 0
+			q.restarting, q.agentUp, q.joined, q.fenced = false, true, 0, false
 			if !p.cut {
 				q.signal = false
 			}
@@ -520,11 +531,21 @@ func agentStep(s state, i int) (step, bool) {
 		q.joined, q.annotation = s.synced+1, s.synced+1
 		return step{label: describe("agent of %s joins epoch %d", p.name(), q.joined), next: n}, true
 	case agent.Restart:
-		q.worker, q.restarting, q.agentUp, q.joined = 0, true, false, 0
+		q.worker, q.restarting, q.agentUp, q.joined, q.fenced = 0, true, false, 0, false
 		return step{label: describe("agent of %s exits with the restart code", p.name()), next: n}, true
 	case agent.Lift:
 		if p.worker != 0 {
 			return step{}, false
+		}
+		if p.fenced {
+			// A write, which the admission policy refuses to a Pod that
+			// ended or is being deleted: a lost Pod's agent, its node
+			// back, never lifts.
+			if p.cut || !p.live() {
+				return step{}, false
+			}
+			q.fenced = false
+			return step{label: describe("agent of %s writes its epoch %d again", p.name(), p.joined), next: n}, true
 		}
 		q.worker = p.joined
 		st := step{label: describe("agent of %s lifts its barrier: worker starts at epoch %d", p.name(), p.joined), next: n}
@@ -542,16 +563,16 @@ func seen(s state, p pod) agent.Epochs {
 	return agent.Epochs{Synced: int32(s.synced), Deprecated: int32(s.deprecated)}
 }
 
-// fenceDue: the agent, out of contact for its fence time, exits. It does
+// fenceDue: the agent, out of contact for its fence time, fences. It does
 // so once it joined an epoch, running its worker or not: an agent that
 // kept an epoch it joined before the cut would lift its barrier when the
 // node came back and saw that epoch synced, after its rank was replaced.
-func fenceDue(p pod) bool { return p.agentUp && (p.joined != 0 || p.worker != 0) }
+func fenceDue(p pod) bool { return p.agentUp && (p.joined != 0 && !p.fenced || p.worker != 0) }
 
 // liftPending: the agent has yet to act on an epoch it saw synced before
 // the cut, which it does at once, long before its fence time.
 func liftPending(p pod) bool {
-	return p.agentUp && p.worker == 0 && p.joined != 0 && p.joined == p.viewSynced
+	return p.agentUp && p.worker == 0 && p.joined != 0 && p.joined == p.viewSynced && !p.fenced
 }
 
 // lostAtSync: a live Pod shows the synced epoch, but its agent left it.
