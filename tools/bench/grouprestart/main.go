@@ -148,10 +148,12 @@ type result struct {
 }
 
 // timeline is one run: the seconds from the trigger to each milestone
-// (absent: not reached, or not one of this strategy's) and to the end.
+// (absent: not reached, or not one of this strategy's) and to the end;
+// in place, also to each Pod's steps (podSteps), each step's times sorted.
 type timeline struct {
 	at    map[string]float64
 	total float64
+	pods  map[string][]float64
 }
 
 func run(ctx context.Context, c *workload.Cluster, o options) error {
@@ -240,6 +242,19 @@ func printResult(r result) float64 {
 		}
 		if len(at) > 0 {
 			kv = append(kv, "p50_"+m, summary.Percentile(at, 50))
+		}
+	}
+	// Pod by Pod: the median Pod's and the last Pod's time to each step,
+	// the median over the runs.
+	for _, step := range podSteps {
+		var middle, last []float64
+		for _, t := range r.runs {
+			if at := t.pods[step]; len(at) > 0 {
+				middle, last = append(middle, at[len(at)/2]), append(last, at[len(at)-1])
+			}
+		}
+		if len(middle) > 0 {
+			kv = append(kv, "pod_p50_"+step+"_s", summary.Percentile(middle, 50), "pod_last_"+step+"_s", summary.Percentile(last, 50))
 		}
 	}
 	summary.Print("group-restart", kv...)
@@ -340,6 +355,7 @@ type status struct {
 	counters map[string]int64
 	agents   map[string]int32 // Pod name -> the agent container's restart count
 	uids     map[string]bool
+	pods     []corev1.Pod
 }
 
 func snapshot(ctx context.Context, c *workload.Cluster, js *jobset.JobSet) (status, error) {
@@ -365,6 +381,7 @@ func snapshot(ctx context.Context, c *workload.Cluster, js *jobset.JobSet) (stat
 		if p.DeletionTimestamp != nil {
 			continue
 		}
+		s.pods = append(s.pods, p)
 		s.uids[string(p.UID)] = true
 		for _, cs := range p.Status.InitContainerStatuses {
 			if cs.Name == "jobset-agent" {
@@ -394,14 +411,18 @@ func follow(ctx context.Context, c *workload.Cluster, js *jobset.JobSet, strateg
 		ours: "syncedEpoch", community: workload.CommunityCurrentAttempt,
 	}[strategy]
 	var running map[string]workload.PodState
+	var clock *podClock
+	if strategy != recreate {
+		clock = newPodClock(strategy, start, base.pods)
+	}
 	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		now, err := snapshot(ctx, c, js)
 		if err != nil {
 			return false, err
 		}
-		var pods corev1.PodList
-		if err := c.Client.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name}); err != nil {
-			return false, err
+		pods := corev1.PodList{Items: now.pods}
+		if clock != nil {
+			clock.observe(now.pods)
 		}
 		mark("failed_s", victimFailed(&pods, victim))
 		mark("deprecated_s", now.counters[deprecated] > base.counters[deprecated])
@@ -429,6 +450,9 @@ func follow(ctx context.Context, c *workload.Cluster, js *jobset.JobSet, strateg
 		return t, nil, fmt.Errorf("waiting for %d workers to run again (%d do): %w", w, len(running), err)
 	}
 	t.total = time.Since(start).Seconds()
+	if clock != nil {
+		t.pods = clock.steps()
+	}
 	return t, running, err
 }
 
