@@ -43,7 +43,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -294,6 +296,9 @@ func measure(ctx context.Context, c *workload.Cluster, o options, strategy strin
 			}
 		})
 		victim := names[run%len(names)]
+		if err := forgetFailures(ctx, c, ns, victim); err != nil {
+			return nil, err
+		}
 		base, err := snapshot(ctx, c, js)
 		if err != nil {
 			return nil, err
@@ -318,6 +323,18 @@ func measure(ctx context.Context, c *workload.Cluster, o options, strategy strin
 		before = after
 	}
 	return timelines, nil
+}
+
+// forgetFailures clears the controller's record of the Pod's earlier
+// failures in place: the runs fail the same few Pods on purpose, and at
+// the third failure within its window the controller would replace the
+// Pod off its node (on one node, the replacement never schedules).
+func forgetFailures(ctx context.Context, c *workload.Cluster, ns, pod string) error {
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, jobset.FailuresInPlaceAnnotation)
+	if _, err := c.Clientset.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("clearing the failures in place of %s: %w", pod, err)
+	}
+	return nil
 }
 
 // start creates the strategy's JobSet in a fresh namespace and waits for
