@@ -16,9 +16,14 @@ import (
 )
 
 // Live reports whether the Pod counts toward its group: it has not ended,
-// is not being deleted, and the controller has not marked it Failed.
+// is not being deleted, and the controller has not marked it Failed
+// (jobset.ReplacedOffNode). The mark, not the phase, says so: the
+// kubelet's status manager may write back, once, the running phase of a
+// status it computed before it saw the mark (it merges its own phase over
+// a terminal one it did not set) and ends the Pod only after; the mark's
+// condition, which no kubelet owns, stays through that write.
 func Live(pod *corev1.Pod) bool {
-	return pod.DeletionTimestamp == nil && !ended(pod) && !ReplacedOffNode(pod)
+	return pod.DeletionTimestamp == nil && !ended(pod) && !jobset.ReplacedOffNode(pod)
 }
 
 // Stopping reports whether the Pod's containers may still run though it
@@ -26,22 +31,7 @@ func Live(pod *corev1.Pod) bool {
 // marked it Failed and its kubelet has not reported every container
 // stopped (Pod.stopping, for a Pod of the API).
 func Stopping(pod *corev1.Pod) bool {
-	return (pod.DeletionTimestamp != nil && !ended(pod)) || (ReplacedOffNode(pod) && !containersStopped(pod))
-}
-
-// ReplacedOffNode reports whether the controller marked the Pod Failed for
-// failing in place again and again on its node. The mark, not the phase,
-// says so: the kubelet's status manager may write back, once, the running
-// phase of a status it computed before it saw the mark (it merges its own
-// phase over a terminal one it did not set) and ends the Pod only after;
-// the mark's condition, which no kubelet owns, stays through that write.
-func ReplacedOffNode(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == jobset.PodConditionReplacedOffNode {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	return (pod.DeletionTimestamp != nil && !ended(pod)) || (jobset.ReplacedOffNode(pod) && !containersStopped(pod))
 }
 
 // containersStopped: the Pod's status shows every container terminated,

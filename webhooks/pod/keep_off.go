@@ -47,7 +47,7 @@ func (w Webhook) nodesToKeepOff(ctx context.Context, pod *corev1.Pod) ([]string,
 				p = fresh
 			}
 		}
-		if replacedOffNode(p) && !slices.Contains(nodes, p.Spec.NodeName) {
+		if jobset.ReplacedOffNode(p) && !slices.Contains(nodes, p.Spec.NodeName) {
 			nodes = append(nodes, p.Spec.NodeName)
 		}
 	}
@@ -57,15 +57,6 @@ func (w Webhook) nodesToKeepOff(ctx context.Context, pod *corev1.Pod) ([]string,
 
 func ended(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-}
-
-func replacedOffNode(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == jobset.PodConditionReplacedOffNode && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // keepOff requires, in every node selector term of the Pod's required node

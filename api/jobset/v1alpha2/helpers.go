@@ -50,3 +50,12 @@ func MountsVolume(pod *corev1.PodSpec, volume string) bool {
 	}
 	return slices.ContainsFunc(pod.Containers, mounts) || slices.ContainsFunc(pod.InitContainers, mounts)
 }
+
+// ReplacedOffNode reports whether the controller marked the Pod Failed for
+// failing in place again and again on its node (the condition
+// PodConditionReplacedOffNode).
+func ReplacedOffNode(pod *corev1.Pod) bool {
+	return slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
+		return c.Type == PodConditionReplacedOffNode && c.Status == corev1.ConditionTrue
+	})
+}
