@@ -11,9 +11,9 @@
 # Knobs: B1_WORKERS (4,8,16), B1_RUNS (5), B1_STRATEGIES
 # (InPlaceRestart,CommunityInPlaceRestart,Recreate), B1_SINGLE_POD_FLOOR
 # (true: ours with one worker too, the floor each W's ratio is given to), B2_PODS (1000,5000,10000),
-# B2_RUNS (3: group restarts and I/O floors per size), B2_RECREATE=0 (skips
-# B2's Recreate floor), B2_AGENT_FLOWSCHEMA=1 (the agents in the install's
-# priority level of their own, agent/rbac/agents-flowcontrol.yaml), B2_AGENT_START
+# B2_RUNS (3: group restarts and I/O floors per size and way), B2_STRATEGIES
+# (InPlaceRestart,Recreate), B2_APF (shipped: install.yaml's flow schemas
+# and priority level; default: Kubernetes' alone), B2_AGENT_START
 # (a duration, 500ms say: how long each kubelet stand-in takes to run a
 # restarted agent again; by default at once, the kubelet's own work on
 # containers being B1's). B5_WORKERS (4: even, half of them on the faulted
@@ -46,22 +46,18 @@ if want B4; then
 fi
 
 if want B2; then
-  echo "B2: coordination at scale on envtest's apiserver, with the controller binary" >&2
+  echo "B2: group restart at scale on envtest's apiserver, in place and by Recreate, with the controller binary, kube-controller-manager and kube-scheduler" >&2
   KUBEBUILDER_ASSETS=$(tools/kubebin/build.sh etcd kube-apiserver kubectl)
   export KUBEBUILDER_ASSETS
+  kube=$(tools/kubebin/build.sh kube-controller-manager kube-scheduler)
   go build -o "$scratch/jobset-controller" ./controllers/cmd/jobset-controller
-  args=()
-  if [ "${B2_RECREATE:-1}" = 1 ]; then
-    kube=$(tools/kubebin/build.sh kube-controller-manager kube-scheduler)
-    args=(-kube-controller-manager "$kube/kube-controller-manager" -kube-scheduler "$kube/kube-scheduler")
-  fi
-  if [ "${B2_AGENT_FLOWSCHEMA:-0}" = 1 ]; then
-    args+=(-agent-flow-schema)
-  fi
+  go run ./images/cmd/render-manifests -install "$scratch/install.yaml"
+  args=(-apf "${B2_APF:-shipped}" -strategies "${B2_STRATEGIES:-InPlaceRestart,Recreate}")
   if [ -n "${B2_AGENT_START:-}" ]; then
     args+=(-agent-start "$B2_AGENT_START")
   fi
   go run ./tools/bench/coordination -pods "${B2_PODS:-1000,5000,10000}" -runs "${B2_RUNS:-3}" -controller "$scratch/jobset-controller" \
+    -install "$scratch/install.yaml" -kube-controller-manager "$kube/kube-controller-manager" -kube-scheduler "$kube/kube-scheduler" \
     "${args[@]}" | record
 fi
 

@@ -216,36 +216,16 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return resp, err
 }
 
-// agentFlowName names the agents' priority level and flow schema, as
-// agent/rbac/agents-flowcontrol.yaml ships them (-agent-flow-schema).
-const agentFlowName = "jobset-agents"
-
 // installAgentRBAC applies the agent's Role, RoleBinding and ServiceAccount
-// into ns and the epoch-only admission policy, as a cluster running
-// InPlaceRestart JobSets has them; with flowSchema, also the install's
-// priority level and flow schema for the agents: their watches of JobSets
-// and patches of Pods then queue in a level of their own, one flow per
-// namespace, instead of sharing workload-low's 6 queues of 50 as one flow
-// (every agent of a namespace is one user), where a group restart of
-// thousands is answered 429.
-func installAgentRBAC(ctx context.Context, env *framework.Environment, ns string, flowSchema bool) error {
+// into ns, as every namespace running InPlaceRestart JobSets has them (the
+// epoch-only admission policy is install.yaml's, applied once).
+func installAgentRBAC(env *framework.Environment, ns string) error {
 	root, err := framework.RepoRoot()
 	if err != nil {
 		return err
 	}
-	applies := [][]string{
-		{"apply", "--server-side", "-n", ns, "-f", root + "/agent/rbac/agent-rbac.yaml"},
-		{"apply", "--server-side", "-f", root + "/agent/rbac/epoch-only-policy.yaml"},
-	}
-	if flowSchema {
-		applies = append(applies, []string{"apply", "--server-side", "-f", root + "/agent/rbac/agents-flowcontrol.yaml"})
-	}
-	for _, args := range applies {
-		if _, err := env.Kubectl(args...); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = env.Kubectl("apply", "--server-side", "-n", ns, "-f", root+"/agent/rbac/agent-rbac.yaml")
+	return err
 }
 
 // waitForPolicy waits until the epoch-only policy is in force for an
@@ -344,10 +324,21 @@ func (k *kubelets) ensure(ctx context.Context, pods int) error {
 	return nil
 }
 
-// writer returns the status writer of Pod i, by its node's kubelet.
-func (k *kubelets) writer(i int, pod *corev1.Pod) *podStatusWriter {
+// writer returns the status writer of a Pod, by its node's kubelet.
+func (k *kubelets) writer(pod *corev1.Pod) *podStatusWriter {
+	return newPodStatusWriter(k.client(pod).Pods(pod.Namespace), pod.Name, pod.UID, pod.Status, &k.requests)
+}
+
+// deletePod is the kubelet's final delete of a Pod it stopped: at once,
+// and only the Pod it ran.
+func (k *kubelets) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	k.requests.Add(1)
+	return k.client(pod).Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0), Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})
+}
+
+func (k *kubelets) client(pod *corev1.Pod) corev1client.CoreV1Interface {
 	k.mu.Lock()
-	c := k.clients[i/podsPerNode]
-	k.mu.Unlock()
-	return newPodStatusWriter(c.Pods(pod.Namespace), pod.Name, pod.UID, pod.Status, &k.requests)
+	defer k.mu.Unlock()
+	return k.clients[nodeIndex(pod)]
 }

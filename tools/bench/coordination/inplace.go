@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
@@ -29,8 +27,10 @@ type inPlaceResult struct {
 	// The agents' requests: medians and maxima of a watch's opening and
 	// of a join (a Pod patch).
 	watchP50, watchMax, patchP50, patchMax float64
-	apiRequests                            int64
-	agentRequests, kubeletRequests         int64
+	// requests: what the API server served, from every client, until
+	// the kubelets wrote every status update and 1 s more.
+	requests                       apiRequestCounts
+	agentRequests, kubeletRequests int64
 	// The agents' answers 429 (Priority and Fairness) and other errors.
 	throttled, failed int64
 	// controllerCPU is until every barrier lifted; controllerCPUDrained
@@ -43,7 +43,7 @@ type inPlaceResult struct {
 // kubelets, and times runs group restarts, each triggered by the failure of
 // the first Pod's worker.
 func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, report func(inPlaceResult)) error {
-	w, err := b.newWorkload(ctx, "inplace", n, func(js *jobset.JobSet) ([]*corev1.Pod, error) { return b.podsOfJobs(ctx, js) })
+	w, err := b.newWorkload(ctx, "inplace", n, jobset.InPlaceRestart)
 	defer w.close(b.c)
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 			return err
 		}
 		progress("%s: group restart %d of %d", w.ns, run, runs)
-		requestsBefore, err := apiRequests(ctx, b.env.Config)
+		requestsBefore, err := apiRequestCountsNow(ctx, b.env.Config)
 		if err != nil {
 			return err
 		}
@@ -109,10 +109,6 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		if err != nil {
 			return err
 		}
-		requestsAfter, err := apiRequests(ctx, b.env.Config)
-		if err != nil {
-			return err
-		}
 		if err := g.drained(); err != nil {
 			return err
 		}
@@ -123,7 +119,11 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		if err != nil {
 			return err
 		}
-		r.apiRequests = requestsAfter - requestsBefore
+		requestsAfter, err := apiRequestCountsNow(ctx, b.env.Config)
+		if err != nil {
+			return err
+		}
+		r.requests = requestsAfter.minus(requestsBefore)
 		r.kubeletRequests = b.kubelets.requests.Load() - kubeletBefore
 		r.controllerCPU, r.controllerCPUDrained = cpuLifted-cpuBefore, cpuDrained-cpuBefore
 		if r.controllerPeakMiB, err = controller.peakMiB(); err != nil {

@@ -9,11 +9,8 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/fastjobset/jobset/agent/kubeclient"
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
-	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/bench/internal/summary"
 )
 
@@ -42,7 +39,7 @@ var (
 )
 
 func (b *bench) ioFloor(ctx context.Context, n, runs int, report func(ioFloorResult)) error {
-	w, err := b.newWorkload(ctx, "floor", n, func(js *jobset.JobSet) ([]*corev1.Pod, error) { return podsOfTemplate(js, n), nil })
+	w, err := b.newFloorWorkload(ctx, n)
 	defer w.close(b.c)
 	if err != nil {
 		return err
@@ -52,7 +49,7 @@ func (b *bench) ioFloor(ctx context.Context, n, runs int, report func(ioFloorRes
 			return err
 		}
 		progress("%s: I/O floor %d of %d", w.ns, run, runs)
-		before, err := apiRequests(ctx, b.env.Config)
+		before, err := apiRequestCountsNow(ctx, b.env.Config)
 		if err != nil {
 			return err
 		}
@@ -78,13 +75,13 @@ func (b *bench) ioFloor(ctx context.Context, n, runs int, report func(ioFloorRes
 		if err := errors.Join(errs...); err != nil {
 			return err
 		}
-		after, err := apiRequests(ctx, b.env.Config)
+		after, err := apiRequestCountsNow(ctx, b.env.Config)
 		if err != nil {
 			return err
 		}
 		report(ioFloorResult{seconds: seconds, lastWatch: since(start, &watches.last),
 			watchP50: summary.Percentile(watchTimes, 50), patchP50: summary.Percentile(patchTimes, 50),
-			requestsPerClient: float64(requests.count.Load()) / float64(n), apiRequests: after - before,
+			requestsPerClient: float64(requests.count.Load()) / float64(n), apiRequests: after.total - before.total,
 			throttled: requests.throttled.Load(), failed: requests.failed.Load()})
 	}
 	return nil

@@ -344,3 +344,79 @@ func (w *podStatusWriter) wait() error {
 	}
 	return w.err
 }
+
+// What a kubelet writes for a Pod outside a restart in place: the start of
+// a Pod bound to its node (every Pod's first, and Recreate's new Pods) in
+// three updates, as its status manager posts them:
+//
+//  1. accepted: Pending, the sandbox ready, every container being created;
+//  2. the agent sidecar running and past its startup probe: Initialized;
+//  3. the workers running: Running, Ready;
+//
+// and the end of a Pod that is being deleted, or whose worker failed under
+// restartPolicy Never: every container stopped and the Pod Failed, which
+// the kubelet follows, for a deleted Pod, with the final delete.
+
+// accepted is step 1 of a Pod's start.
+func accepted(s corev1.PodStatus, spec *corev1.PodSpec, at metav1.Time) corev1.PodStatus {
+	s = *s.DeepCopy()
+	s.Phase, s.StartTime, s.QOSClass = corev1.PodPending, &at, sidecar.QOSClass(*spec)
+	setCondition(&s, podReadyToStartContainers, corev1.ConditionTrue, "", at)
+	setCondition(&s, corev1.PodInitialized, corev1.ConditionFalse, "ContainersNotInitialized", at)
+	setCondition(&s, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", at)
+	setCondition(&s, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", at)
+	waiting := func(c corev1.Container) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptrTo(false),
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reasonPodInitializing}}}
+	}
+	s.InitContainerStatuses, s.ContainerStatuses = nil, nil
+	for _, c := range spec.InitContainers {
+		s.InitContainerStatuses = append(s.InitContainerStatuses, waiting(c))
+	}
+	for _, c := range spec.Containers {
+		s.ContainerStatuses = append(s.ContainerStatuses, waiting(c))
+	}
+	return s
+}
+
+// initialized is step 2: the agent runs and passed its startup probe.
+func initialized(s corev1.PodStatus, agent string, at metav1.Time) corev1.PodStatus {
+	return agentStarted(agentRunning(s, agent, at), agent, at)
+}
+
+// running is step 3: the workers run, and the Pod with them.
+func running(s corev1.PodStatus, at metav1.Time) corev1.PodStatus {
+	s = workersRunning(s, at)
+	s.Phase = corev1.PodRunning
+	return s
+}
+
+// stopped is the end of a Pod: the container named (every running one if
+// name is empty) exited with code, and the Pod Failed once none runs.
+func stopped(s corev1.PodStatus, name string, code int32, at metav1.Time) corev1.PodStatus {
+	s = *s.DeepCopy()
+	stillRunning := false
+	forEachContainer(&s, func(c *corev1.ContainerStatus) {
+		if name != "" && c.Name != name {
+			stillRunning = stillRunning || c.State.Running != nil
+			return
+		}
+		if c.State.Terminated != nil {
+			return
+		}
+		var started metav1.Time
+		if c.State.Running != nil {
+			started = c.State.Running.StartedAt
+		}
+		c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: code, Reason: "Error", StartedAt: started, FinishedAt: at, ContainerID: c.ContainerID}}
+		c.Ready, c.Started = false, ptrTo(false)
+	})
+	setCondition(&s, corev1.PodReady, corev1.ConditionFalse, "PodFailed", at)
+	setCondition(&s, corev1.ContainersReady, corev1.ConditionFalse, "PodFailed", at)
+	if !stillRunning {
+		s.Phase = corev1.PodFailed
+		setCondition(&s, podReadyToStartContainers, corev1.ConditionFalse, "", at)
+	}
+	return s
+}

@@ -18,7 +18,7 @@ import (
 
 func benchPodSpec(t *testing.T) corev1.PodSpec {
 	t.Helper()
-	js := newJobSet("ns", podsPerJob)
+	js := newJobSet("ns", podsPerJob, jobset.InPlaceRestart)
 	return js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
 }
 

@@ -1,37 +1,35 @@
 // Command coordination is benchmark B2 (docs/benchmark-definitions.md): the
-// control plane of an in-place group restart at scale, as a real cluster
-// would see it, without containers. A real kube-apiserver and etcd
-// (envtest), the real controller binary, and N agents running the real
-// agent code in this process against real Pod objects, each agent process
+// control plane of a group restart at scale, in place and by Recreate, as
+// a real cluster would see it, without containers. A real kube-apiserver
+// and etcd (envtest) with the install's RBAC, admission policy and (by
+// default) Priority and Fairness; kube-controller-manager's Job
+// controller and garbage collector and kube-scheduler, each under its own
+// identity (controlplane.go); the real controller binary as its
+// ServiceAccount; N Nodes, and a kubelet stand-in per node writing what a
+// kubelet writes (kubelet.go, standin.go). In place, N agents run the real
+// agent code in this process against the real Pods, each agent process
 // with its own TLS connection and its Pod's bound ServiceAccount token
-// (identity.go), and a kubelet stand-in per node writing the Pod status
-// updates a kubelet writes during RestartAllContainers (kubelet.go). One
-// worker fails (its kubelet reports the exit); the clock stops when all N
-// agents have lifted their barrier at the new synced epoch. An agent that
-// exits with the restart code is started again at once (the kubelet's own
-// time to restart a Pod is what B1 measures).
+// (identity.go); an agent that exits with the restart code is started
+// again at once (the kubelet's own time to restart a Pod is what B1
+// measures). One worker fails (its kubelet reports the exit):
 //
-// Side by side, in the same run and at the same N:
+//   - in place, the clock stops when all N agents have lifted their
+//     barrier at the new synced epoch (inplace.go);
+//   - by Recreate, when all N new Pods run and are ready (recreate.go);
 //
-//   - the protocol's I/O floor (iofloor.go): N fresh agent clients, no
-//     controller, each opening a watch on the JobSet and patching its Pod
-//     once, which is the least any agent-based design does per group
-//     restart;
+// and beside them, at the same N, the protocol's I/O floor (iofloor.go):
+// N fresh agent clients, no controller, each opening a watch on the JobSet
+// and patching its Pod once, the least any agent-based design does per
+// group restart.
 //
-//   - the control-plane floor of Recreate (recreate.go):
-//     kube-controller-manager's Job controller and kube-scheduler against
-//     the same apiserver, N Node objects, and the time from creating the
-//     Jobs to N Pods bound (no container starts, and the deletion of the
-//     old Pods is left out: a lower bound).
-//
-//     bench=coordination strategy=IOFloor pods=1000 seconds=<s> ...
-//     bench=coordination strategy=InPlaceRestart pods=1000 seconds=<s> ...
-//     bench=coordination strategy=Recreate pods=1000 seconds=<s>
-//     bench=coordination-summary pods=1000 seconds=<s> io_floor_s=<s> time_over_io_floor=<ratio> recreate_floor_s=<s> recreate_over_time=<ratio> ...
+//	bench=coordination strategy=IOFloor pods=1000 seconds=<s> ...
+//	bench=coordination strategy=InPlaceRestart pods=1000 seconds=<s> ...
+//	bench=coordination strategy=Recreate pods=1000 seconds=<s> ...
+//	bench=coordination-requests strategy=<s> pods=1000 all=<per Pod> patch_pods_status=<per Pod> ...
+//	bench=coordination-summary pods=1000 seconds=<s> io_floor_s=<s> time_over_io_floor=<ratio> recreate_s=<s> recreate_over_time=<ratio> ...
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -47,8 +45,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -62,27 +62,28 @@ import (
 const podsPerJob = 10
 
 type options struct {
-	sizes                      []int
-	runs                       int
-	agentFlowSchema            bool
-	agentStart                 time.Duration
-	recreateOnly               bool
-	controller, kcm, scheduler string
-	timeout                    time.Duration
+	sizes                               []int
+	runs                                int
+	strategies                          []string
+	shippedAPF                          bool
+	agentStart                          time.Duration
+	controller, kcm, scheduler, install string
+	timeout                             time.Duration
 }
 
 func main() {
 	var o options
-	var sizes string
+	var sizes, strategies, apf string
 	flag.StringVar(&sizes, "pods", "1000,5000,10000", "Comma-separated numbers of Pods (multiples of 10).")
-	flag.IntVar(&o.runs, "runs", 3, "Group restarts (and I/O floors) measured per number of Pods.")
+	flag.IntVar(&o.runs, "runs", 3, "Group restarts (and I/O floors) measured per number of Pods and way.")
+	flag.StringVar(&strategies, "strategies", "InPlaceRestart,Recreate", "Comma-separated ways to measure (the I/O floor goes with InPlaceRestart).")
 	flag.StringVar(&o.controller, "controller", "", "The jobset-controller binary (required).")
-	flag.StringVar(&o.kcm, "kube-controller-manager", "", "kube-controller-manager binary, for the Recreate floor (empty: skip it).")
-	flag.StringVar(&o.scheduler, "kube-scheduler", "", "kube-scheduler binary, for the Recreate floor.")
-	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "Give up on one configuration after this long.")
-	flag.BoolVar(&o.agentFlowSchema, "agent-flow-schema", false, "Apply the install's priority level for the agents (agent/rbac/agents-flowcontrol.yaml), which queues their requests instead of rejecting them; default: API Priority and Fairness as Kubernetes installs it.")
+	flag.StringVar(&o.install, "install", "", "install.yaml (required): the controller's identity and RBAC, the agents' admission policy, and Priority and Fairness come from it.")
+	flag.StringVar(&o.kcm, "kube-controller-manager", "", "The kube-controller-manager binary (required).")
+	flag.StringVar(&o.scheduler, "kube-scheduler", "", "The kube-scheduler binary (required).")
+	flag.DurationVar(&o.timeout, "timeout", 45*time.Minute, "Give up on one number of Pods (every way) after this long.")
+	flag.StringVar(&apf, "apf", "shipped", "API Priority and Fairness: shipped (install.yaml's flow schemas and priority level: the agents queue in a level of their own, the controller is kept out of it) or default (as Kubernetes installs it).")
 	flag.DurationVar(&o.agentStart, "agent-start", 0, "How long a kubelet takes, once it has removed a Pod's containers to restart them all, until the agent runs again (its container created and started); default: at once, as B2 is defined.")
-	flag.BoolVar(&o.recreateOnly, "recreate-only", false, "Measure only Recreate's control-plane floor.")
 	agentLog := flag.String("agent-log", "", "Write the agents' log (thousands of lines) to this file, for diagnosis.")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
@@ -92,11 +93,23 @@ func main() {
 		}
 		o.sizes = append(o.sizes, n)
 	}
-	if o.controller == "" {
-		fail(errors.New("-controller: the jobset-controller binary is required (tools/bench/run.sh builds it)"))
+	for _, s := range strings.Split(strategies, ",") {
+		if s != string(jobset.InPlaceRestart) && s != string(jobset.Recreate) {
+			fail(fmt.Errorf("-strategies: %q is neither %s nor %s", s, jobset.InPlaceRestart, jobset.Recreate))
+		}
+		o.strategies = append(o.strategies, s)
 	}
-	if (o.kcm == "") != (o.scheduler == "") {
-		fail(errors.New("-kube-controller-manager and -kube-scheduler go together"))
+	switch apf {
+	case "shipped", "default":
+		o.shippedAPF = apf == "shipped"
+	default:
+		fail(fmt.Errorf("-apf: %q is neither shipped nor default", apf))
+	}
+	for flagName, value := range map[string]string{"controller": o.controller, "install": o.install,
+		"kube-controller-manager": o.kcm, "kube-scheduler": o.scheduler} {
+		if value == "" {
+			fail(fmt.Errorf("-%s is required (tools/bench/run.sh builds it)", flagName))
+		}
 	}
 	if o.runs < 1 {
 		fail(errors.New("-runs: at least 1"))
@@ -137,16 +150,20 @@ type bench struct {
 	clientset kubernetes.Interface
 	kubelets  *kubelets
 	dir       string
-	// agentFlowSchema: see installAgentRBAC.
-	agentFlowSchema bool
 	// agentStart: see the flag -agent-start.
 	agentStart time.Duration
-	// kubeconfig is the administrator's, for the binaries.
-	kubeconfig string
+	// controllerBinary runs as the ServiceAccount of controllerKubeconfig.
+	controllerBinary, controllerKubeconfig string
+}
+
+// results are one size's medians, by way.
+type results struct {
+	ioFloor, inPlace, recreate float64
 }
 
 func run(o options) error {
-	if err := raiseOpenFileLimit(uint64(2*slices.Max(o.sizes) + 4096)); err != nil {
+	largest := slices.Max(o.sizes)
+	if err := raiseOpenFileLimit(uint64(2*largest + 4096)); err != nil {
 		return err
 	}
 	env, err := framework.Start()
@@ -160,7 +177,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	clientset, err := kubernetes.NewForConfig(admin)
+	// Built-in types only: protobuf, as kube-controller-manager and the
+	// kubelets use, for the watch of 10000 Pods.
+	builtIn := rest.CopyConfig(admin)
+	builtIn.ContentType = "application/vnd.kubernetes.protobuf"
+	clientset, err := kubernetes.NewForConfig(builtIn)
 	if err != nil {
 		return err
 	}
@@ -169,171 +190,164 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	b := &bench{env: env, c: c, clientset: clientset, kubelets: &kubelets{env: env}, dir: dir, agentFlowSchema: o.agentFlowSchema, agentStart: o.agentStart,
-		kubeconfig: filepath.Join(dir, "admin.kubeconfig")}
-	raw, err := env.Kubeconfig("bench-admin", "system:masters")
+	b := &bench{env: env, c: c, clientset: clientset, kubelets: &kubelets{env: env}, dir: dir, agentStart: o.agentStart,
+		controllerBinary: o.controller}
+	ctx := context.Background()
+	if err := kubeletRBAC(ctx, c); err != nil {
+		return err
+	}
+	if err := b.applyInstall(o.install, o.shippedAPF); err != nil {
+		return fmt.Errorf("applying %s: %w", o.install, err)
+	}
+	if b.controllerKubeconfig, err = b.controllerKubeconfigFor(ctx, controllerNamespace, controllerName); err != nil {
+		return err
+	}
+	stopControlPlane, err := b.startControlPlane(o.kcm, o.scheduler)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(b.kubeconfig, raw, 0o600); err != nil {
+	defer stopControlPlane()
+	progress("registering %d Nodes and their kubelets' clients", largest/podsPerNode)
+	if err := registerNodes(ctx, c, 0, largest/podsPerNode); err != nil {
 		return err
 	}
-	if err := kubeletRBAC(context.Background(), c); err != nil {
-		return err
+	if err := b.kubelets.ensure(ctx, largest); err != nil {
+		return fmt.Errorf("the kubelets' clients: %w", err)
 	}
 	apf := "default"
-	if o.agentFlowSchema {
-		apf = agentFlowName
+	if o.shippedAPF {
+		apf = "shipped"
 	}
-
-	floors := map[int]float64{}
-	inPlaceTimes := map[int]float64{}
+	medians := map[int]results{}
 	for _, n := range o.sizes {
-		if o.recreateOnly {
-			break
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
-		err := b.sized(ctx, o, apf, n, floors, inPlaceTimes)
+		ctx, cancel := context.WithTimeout(ctx, o.timeout)
+		r, err := b.sized(ctx, o, apf, n)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("%d Pods: %w", n, err)
 		}
-	}
-
-	recreate := map[int]float64{}
-	if o.kcm != "" {
-		if err := b.recreate(o, recreate); err != nil {
-			return err
-		}
+		medians[n] = r
 	}
 	for _, n := range o.sizes {
-		if o.recreateOnly {
-			break
+		r := medians[n]
+		kv := []any{"apf", apf, "pods", n}
+		if r.inPlace > 0 {
+			kv = append(kv, "seconds", r.inPlace, "io_floor_s", r.ioFloor, "time_over_io_floor", r.inPlace/r.ioFloor)
 		}
-		kv := []any{"apf", apf, "pods", n, "seconds", inPlaceTimes[n], "io_floor_s", floors[n], "time_over_io_floor", inPlaceTimes[n] / floors[n]}
-		if r, ok := recreate[n]; ok {
-			kv = append(kv, "recreate_floor_s", r, "recreate_over_time", r/inPlaceTimes[n])
+		if r.recreate > 0 {
+			kv = append(kv, "recreate_s", r.recreate)
+		}
+		if r.inPlace > 0 && r.recreate > 0 {
+			kv = append(kv, "recreate_over_time", r.recreate/r.inPlace)
 		}
 		summary.Print("coordination-summary", kv...)
 	}
 	return nil
 }
 
-// sized measures the I/O floor and then the group restarts at n Pods, each
-// -runs times, with a controller of its own (so that its peak memory is
-// this size's).
-func (b *bench) sized(ctx context.Context, o options, apf string, n int, floors, inPlaceTimes map[int]float64) error {
-	if err := b.kubelets.ensure(ctx, n); err != nil {
-		return fmt.Errorf("the kubelets' clients: %w", err)
-	}
-	var floorRuns []float64
-	err := b.ioFloor(ctx, n, o.runs, func(r ioFloorResult) {
-		floorRuns = append(floorRuns, r.seconds)
-		summary.Print("coordination", "strategy", "IOFloor", "apf", apf, "pods", n, "run", len(floorRuns), "seconds", r.seconds,
-			"last_watch_s", r.lastWatch, "watch_p50_s", r.watchP50, "patch_p50_s", r.patchP50, "requests_per_client", r.requestsPerClient, "throttled", r.throttled, "failed", r.failed, "api_requests", r.apiRequests)
-	})
-	if err != nil {
-		return fmt.Errorf("I/O floor: %w", err)
-	}
-	floors[n] = summary.Percentile(floorRuns, 50)
+// sized measures, at n Pods, each way -runs times: the I/O floor, the
+// group restart in place and by Recreate, each way with a controller of
+// its own (so that its peak memory is this size's and this way's).
+func (b *bench) sized(ctx context.Context, o options, apf string, n int) (results, error) {
+	var r results
+	if slices.Contains(o.strategies, string(jobset.InPlaceRestart)) {
+		var floors []float64
+		err := b.ioFloor(ctx, n, o.runs, func(f ioFloorResult) {
+			floors = append(floors, f.seconds)
+			summary.Print("coordination", "strategy", "IOFloor", "apf", apf, "pods", n, "run", len(floors), "seconds", f.seconds,
+				"last_watch_s", f.lastWatch, "watch_p50_s", f.watchP50, "patch_p50_s", f.patchP50, "requests_per_client", f.requestsPerClient,
+				"throttled", f.throttled, "failed", f.failed, "api_requests", f.apiRequests)
+		})
+		if err != nil {
+			return r, fmt.Errorf("I/O floor: %w", err)
+		}
+		r.ioFloor = summary.Percentile(floors, 50)
 
-	// Its log dates decisions to the nanosecond: when it deprecated the
-	// synced epoch (see deprecationLogged).
-	controller, err := startProcess(b.dir, fmt.Sprintf("jobset-controller-%d", n), o.controller, "--kubeconfig="+b.kubeconfig,
+		var times []float64
+		err = b.withController(fmt.Sprintf("jobset-controller-inplace-%d", n), func(controller *process) error {
+			return b.inPlace(ctx, controller, n, o.runs, func(p inPlaceResult) {
+				times = append(times, p.seconds)
+				summary.Print("coordination", "strategy", jobset.InPlaceRestart, "apf", apf, "pods", n, "run", len(times), "seconds", p.seconds,
+					"trigger_to_deprecation_s", p.deprecation, "deprecated_by", p.deprecatedBy, "failed_pod_rejoin_s", p.failedPodRejoin,
+					"first_restart_s", p.firstRestart, "last_restart_s", p.lastRestart, "last_join_s", p.lastJoin,
+					"watch_open_p50_s", p.watchP50, "watch_open_max_s", p.watchMax, "join_p50_s", p.patchP50, "join_max_s", p.patchMax,
+					"api_requests", p.requests.total, "rejected_429", p.requests.rejected, "agent_requests_per_agent", float64(p.agentRequests)/float64(n),
+					"agent_throttled", p.throttled, "agent_failed", p.failed,
+					"kubelet_requests_per_pod", float64(p.kubeletRequests)/float64(n),
+					"controller_cpu_s", p.controllerCPU, "controller_cpu_drained_s", p.controllerCPUDrained,
+					"controller_cpu_ms_per_pod", 1000*p.controllerCPUDrained/float64(n), "controller_peak_mib", p.controllerPeakMiB)
+				summary.Print("coordination-requests", append([]any{"strategy", jobset.InPlaceRestart, "apf", apf, "pods", n, "run", len(times)},
+					p.requests.perPod(n)...)...)
+			})
+		})
+		if err != nil {
+			return r, fmt.Errorf("restart strategy InPlaceRestart: %w", err)
+		}
+		r.inPlace = summary.Percentile(times, 50)
+	}
+	if slices.Contains(o.strategies, string(jobset.Recreate)) {
+		var times []float64
+		err := b.withController(fmt.Sprintf("jobset-controller-recreate-%d", n), func(controller *process) error {
+			return b.recreate(ctx, controller, n, o.runs, func(p recreateResult) {
+				times = append(times, p.seconds)
+				summary.Print("coordination", "strategy", jobset.Recreate, "apf", apf, "pods", n, "run", len(times), "seconds", p.seconds,
+					"first_deleting_s", p.firstDeleting, "last_gone_s", p.lastGone, "first_created_s", p.firstCreated,
+					"last_created_s", p.lastCreated, "last_bound_s", p.lastBound,
+					"api_requests", p.requests.total, "rejected_429", p.requests.rejected,
+					"kubelet_requests_per_pod", float64(p.kubeletRequests)/float64(n),
+					"controller_cpu_s", p.controllerCPU, "controller_cpu_ms_per_pod", 1000*p.controllerCPU/float64(n),
+					"controller_peak_mib", p.controllerPeakMiB)
+				summary.Print("coordination-requests", append([]any{"strategy", jobset.Recreate, "apf", apf, "pods", n, "run", len(times)},
+					p.requests.perPod(n)...)...)
+			})
+		})
+		if err != nil {
+			return r, fmt.Errorf("restart strategy Recreate: %w", err)
+		}
+		r.recreate = summary.Percentile(times, 50)
+	}
+	return r, nil
+}
+
+// withController runs the controller binary as its ServiceAccount while f
+// runs. Its log dates decisions to the nanosecond: when it deprecated the
+// synced epoch (see deprecationLogged).
+func (b *bench) withController(name string, f func(*process) error) error {
+	controller, err := startProcess(b.dir, name, b.controllerBinary, "--kubeconfig="+b.controllerKubeconfig,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-time-encoding=rfc3339nano")
 	if err != nil {
 		return err
 	}
 	defer controller.stop()
-	var times []float64
-	err = b.inPlace(ctx, controller, n, o.runs, func(r inPlaceResult) {
-		times = append(times, r.seconds)
-		summary.Print("coordination", "strategy", jobset.InPlaceRestart, "apf", apf, "pods", n, "run", len(times), "seconds", r.seconds,
-			"trigger_to_deprecation_s", r.deprecation, "deprecated_by", r.deprecatedBy, "failed_pod_rejoin_s", r.failedPodRejoin,
-			"first_restart_s", r.firstRestart, "last_restart_s", r.lastRestart, "last_join_s", r.lastJoin,
-			"watch_open_p50_s", r.watchP50, "watch_open_max_s", r.watchMax, "join_p50_s", r.patchP50, "join_max_s", r.patchMax,
-			"api_requests", r.apiRequests, "agent_requests_per_agent", float64(r.agentRequests)/float64(n),
-			"agent_throttled", r.throttled, "agent_failed", r.failed,
-			"kubelet_requests_per_pod", float64(r.kubeletRequests)/float64(n),
-			"controller_cpu_s", r.controllerCPU, "controller_cpu_drained_s", r.controllerCPUDrained,
-			"controller_peak_mib", r.controllerPeakMiB)
-	})
-	if err != nil {
-		return fmt.Errorf("InPlaceRestart: %w", err)
-	}
-	inPlaceTimes[n] = summary.Percentile(times, 50)
-	return nil
+	return f(controller)
 }
 
-// recreate measures Recreate's control-plane floor at every size.
-func (b *bench) recreate(o options, results map[int]float64) error {
-	kcm, err := startProcess(b.dir, "kube-controller-manager", o.kcm, "--kubeconfig="+b.kubeconfig,
-		"--controllers=job", "--leader-elect=false", "--secure-port=0",
-		"--kube-api-qps=1000", "--kube-api-burst=2000", "--concurrent-job-syncs=10")
-	if err != nil {
-		return err
-	}
-	defer kcm.stop()
-	scheduler, err := startProcess(b.dir, "kube-scheduler", o.scheduler, "--kubeconfig="+b.kubeconfig,
-		"--leader-elect=false", "--secure-port=0", "--kube-api-qps=1000", "--kube-api-burst=2000")
-	if err != nil {
-		return err
-	}
-	defer scheduler.stop()
-	nodes := 0
-	for _, n := range o.sizes {
-		ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
-		progress("Recreate floor, %d Pods: registering Nodes", n)
-		err := registerNodes(ctx, b.c, nodes, n)
-		nodes = max(nodes, n)
-		var seconds float64
-		if err == nil {
-			seconds, err = recreateFloor(ctx, b.c, n)
-		}
-		cancel()
-		if err != nil {
-			return fmt.Errorf("measuring the Recreate floor with %d Pods: %w", n, err)
-		}
-		results[n] = seconds
-		summary.Print("coordination", "strategy", jobset.Recreate, "pods", n, "seconds", seconds)
-	}
-	return nil
-}
-
-// apiRequests sums the API server's apiserver_request_total: every request
-// it served, from every client.
-func apiRequests(ctx context.Context, cfg *rest.Config) (int64, error) {
-	clientset, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return 0, err
-	}
-	raw, err := clientset.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("reading the API server's metrics: %w", err)
-	}
-	var total float64
-	scanner := bufio.NewScanner(strings.NewReader(string(raw)))
-	scanner.Buffer(make([]byte, 1<<20), 1<<20)
-	for scanner.Scan() {
-		line := scanner.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err == nil {
-			total += v
-		}
-	}
-	return int64(total), scanner.Err()
-}
-
-// cleanUp deletes what a configuration left, so that the next one does not
-// share the controller's cache with it (envtest runs no garbage collector).
+// cleanUp deletes what a configuration left and waits until its Pods are
+// gone, so that the next one does not share the controller's cache with
+// it and finds the Nodes free. The Job controller's tracking finalizers
+// are dropped here: its Jobs were deleted first, orphaning the Pods.
 func cleanUp(c client.Client, ns string) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	_ = c.DeleteAllOf(ctx, &jobset.JobSet{}, client.InNamespace(ns))
 	_ = c.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(ns), client.PropagationPolicy(metav1.DeletePropagationOrphan))
 	_ = c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0))
+	for {
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil || len(pods.Items) == 0 {
+			return
+		}
+		workqueue.ParallelizeUntil(ctx, 32, len(pods.Items), func(i int) {
+			pod := &pods.Items[i]
+			if len(pod.Finalizers) > 0 {
+				_ = c.Patch(ctx, pod, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+			}
+		})
+		if sleep(ctx, time.Second) != nil {
+			progress("%s: %d Pods left after 5 minutes", ns, len(pods.Items))
+			return
+		}
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

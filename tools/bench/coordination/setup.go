@@ -5,13 +5,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"strconv"
-	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
@@ -19,97 +17,111 @@ import (
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
-// workload is one configuration's namespace: a JobSet, its n Pods (Pod i
-// on node i/podsPerNode), their kubelets' status writers and their agents' tokens.
+// workload is one configuration's namespace: a JobSet, its n Pods (the
+// Job controller's, bound by the scheduler; or for the I/O floor, the
+// harness's, Pod i on node i/podsPerNode), their kubelets' status writers
+// and their agents' tokens.
 type workload struct {
 	ns      string
 	jobSet  *jobset.JobSet
 	pods    []*corev1.Pod
 	kubelet []*podStatusWriter
-	tokens  []string
-	roots   *x509.CertPool
-	host    string
+	// nodes are the kubelets of the Job controller's Pods (nil for the
+	// I/O floor's), stopped by close.
+	nodes     *nodeKubelets
+	stopNodes context.CancelFunc
+	tokens    []string
+	roots     *x509.CertPool
+	host      string
 }
 
-// newJobSet is the benchmark's JobSet of n Pods, restarting in place.
-func newJobSet(ns string, n int) *jobset.JobSet {
-	return wrappers.MakeJobSet("bench", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(1000).
-		EnableDNSHostnames(false).
-		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(int32(n / podsPerJob)).Pods(podsPerJob).InPlaceReady().Obj()).Obj()
+// newJobSet is the benchmark's JobSet of n Pods, restarting in place, or
+// recreating its Jobs: the same Pods either way, but that a Job under
+// Recreate fails with its first failed Pod, as Recreate's users set it.
+func newJobSet(ns string, n int, strategy jobset.JobSetRestartStrategy) *jobset.JobSet {
+	rj := wrappers.MakeReplicatedJob("workers").Replicas(int32(n / podsPerJob)).Pods(podsPerJob).InPlaceReady().Obj()
+	if strategy != jobset.InPlaceRestart {
+		rj.Template.Spec.BackoffLimit = ptr.To[int32](0)
+		rj.Template.Spec.PodReplacementPolicy = nil
+	}
+	return wrappers.MakeJobSet("bench", ns).RestartStrategy(strategy).MaxRestarts(1000).
+		EnableDNSHostnames(false).ReplicatedJob(rj).Obj()
 }
 
-// newWorkload creates a namespace with the agent's RBAC and policy and the
-// JobSet. pods gives the n Pods to create once the JobSet exists (from the
-// controller's Jobs, or without a controller from the JobSet's template).
-func (b *bench) newWorkload(ctx context.Context, prefix string, n int, pods func(*jobset.JobSet) ([]*corev1.Pod, error)) (*workload, error) {
+// newWorkload creates a namespace with the agent's RBAC and policy and a
+// JobSet of n Pods restarting by strategy, and waits for the controller's
+// Jobs' Pods to run: the Job controller creates them, the scheduler binds
+// them, their nodes' kubelets run them.
+func (b *bench) newWorkload(ctx context.Context, prefix string, n int, strategy jobset.JobSetRestartStrategy) (*workload, error) {
+	w, err := b.namespace(ctx, prefix, n, strategy)
+	if err != nil {
+		return w, err
+	}
+	nodesCtx, stop := context.WithCancel(ctx)
+	w.stopNodes = stop
+	if w.nodes, err = b.startKubelets(nodesCtx, w.ns); err != nil {
+		return w, err
+	}
+	if err := b.c.Create(ctx, w.jobSet); err != nil {
+		return w, err
+	}
+	progress("%s: %d Pods of %d Jobs created, bound and run", w.ns, n, n/podsPerJob)
+	if w.pods, err = w.nodes.waitRunning(ctx, n); err != nil {
+		return w, err
+	}
+	w.kubelet = make([]*podStatusWriter, n)
+	for i, pod := range w.pods {
+		w.kubelet[i] = w.nodes.writer(pod)
+		if err := w.kubelet[i].wait(); err != nil {
+			return w, err
+		}
+	}
+	return w, b.agentIdentities(ctx, w)
+}
+
+// newFloorWorkload creates a namespace with the agent's RBAC and policy, a
+// JobSet that no controller acts on, and n running Pods of its template
+// with no owner, Pod i on node i/podsPerNode: for the I/O floor.
+func (b *bench) newFloorWorkload(ctx context.Context, n int) (*workload, error) {
+	w, err := b.namespace(ctx, "floor", n, jobset.InPlaceRestart)
+	if err != nil {
+		return w, err
+	}
+	if err := b.c.Create(ctx, w.jobSet); err != nil {
+		return w, err
+	}
+	progress("%s: creating %d Pods, their running status (their kubelets) and their agents' tokens", w.ns, n)
+	if w.pods, w.kubelet, err = b.createPods(ctx, podsOfTemplate(w.jobSet, n)); err != nil {
+		return w, err
+	}
+	return w, b.agentIdentities(ctx, w)
+}
+
+func (b *bench) namespace(ctx context.Context, prefix string, n int, strategy jobset.JobSetRestartStrategy) (*workload, error) {
 	ns, err := framework.CreateNamespace(ctx, b.c, fmt.Sprintf("%s-%d", prefix, n))
 	if err != nil {
 		return nil, err
 	}
-	w := &workload{ns: ns, host: b.env.Config.Host}
+	w := &workload{ns: ns, host: b.env.Config.Host, jobSet: newJobSet(ns, n, strategy)}
 	if w.roots, err = caPool(b.env.Config); err != nil {
-		return nil, err
-	}
-	if err := installAgentRBAC(ctx, b.env, ns, b.agentFlowSchema); err != nil {
 		return w, err
 	}
-	w.jobSet = newJobSet(ns, n)
-	if err := b.c.Create(ctx, w.jobSet); err != nil {
-		return w, err
-	}
-	specs, err := pods(w.jobSet)
-	if err != nil {
-		return w, err
-	}
-	progress("%s: creating %d Pods, their running status (their kubelets) and their agents' tokens", ns, n)
-	if w.pods, w.kubelet, err = b.createPods(ctx, specs); err != nil {
-		return w, err
-	}
-	if w.tokens, err = agentTokens(ctx, b.clientset, ns, w.pods); err != nil {
-		return w, err
+	return w, installAgentRBAC(b.env, ns)
+}
+
+// agentIdentities issues the agents' tokens and waits until the epoch-only
+// admission policy is in force for them.
+func (b *bench) agentIdentities(ctx context.Context, w *workload) error {
+	var err error
+	if w.tokens, err = agentTokens(ctx, b.clientset, w.ns, w.pods); err != nil {
+		return err
 	}
 	api, closeConns, err := agentClient(w.host, podIP(0), w.roots, w.tokens[0], "bench-probe", nil)
 	if err != nil {
-		return w, err
+		return err
 	}
 	defer closeConns()
-	return w, waitForPolicy(ctx, api, ns, w.pods[0].Name)
-}
-
-// podsOfJobs waits for the controller's Jobs of js and returns their Pods
-// as the Job controller would create them: the Pod template's labels and
-// annotations, the completion index.
-func (b *bench) podsOfJobs(ctx context.Context, js *jobset.JobSet) ([]*corev1.Pod, error) {
-	want := int(js.Spec.ReplicatedJobs[0].Replicas)
-	var jobs batchv1.JobList
-	for {
-		if err := b.c.List(ctx, &jobs, client.InNamespace(js.Namespace)); err != nil {
-			return nil, err
-		}
-		if len(jobs.Items) == want {
-			break
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return nil, fmt.Errorf("waiting for %d Jobs (%d so far): %w", want, len(jobs.Items), err)
-		}
-	}
-	var pods []*corev1.Pod
-	for j := range jobs.Items {
-		job := &jobs.Items[j]
-		for i := range podsPerJob {
-			template := job.Spec.Template
-			pods = append(pods, &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{
-					Name:        fmt.Sprintf("%s-%d", job.Name, i),
-					Namespace:   js.Namespace,
-					Labels:      withEntry(template.Labels, batchv1.JobNameLabel, job.Name),
-					Annotations: withEntry(template.Annotations, batchv1.JobCompletionIndexAnnotation, strconv.Itoa(i)),
-				},
-				Spec: *template.Spec.DeepCopy(),
-			})
-		}
-	}
-	return pods, nil
+	return waitForPolicy(ctx, api, w.ns, w.pods[0].Name)
 }
 
 // podsOfTemplate returns n Pods of js's Pod template with no owner: for the
@@ -138,7 +150,7 @@ func (b *bench) createPods(ctx context.Context, pods []*corev1.Pod) ([]*corev1.P
 		if errs[i] = b.c.Create(ctx, pod); errs[i] != nil {
 			return
 		}
-		writers[i] = b.kubelets.writer(i, pod)
+		writers[i] = b.kubelets.writer(pod)
 		spec := pod.Spec
 		writers[i].set(ctx, false, func(corev1.PodStatus) corev1.PodStatus { return runningStatus(&spec, started) })
 		errs[i] = writers[i].wait()
@@ -146,17 +158,15 @@ func (b *bench) createPods(ctx context.Context, pods []*corev1.Pod) ([]*corev1.P
 	return pods, writers, errors.Join(errs...)
 }
 
-func withEntry(m map[string]string, key, value string) map[string]string {
-	out := map[string]string{key: value}
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // close deletes the workload's objects.
 func (w *workload) close(c client.Client) {
-	if w != nil && w.ns != "" {
+	if w == nil {
+		return
+	}
+	if w.stopNodes != nil {
+		w.stopNodes()
+	}
+	if w.ns != "" {
 		cleanUp(c, w.ns)
 	}
 }
