@@ -6,6 +6,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
@@ -48,6 +49,9 @@ type actions struct {
 	// events against it.
 	gather      *inplace.Gather
 	gatherKnown bool
+	// readinessHeld: the status holds the ready counts last written
+	// (holdReadyCounts), and so does every reconcile until the sync.
+	readinessHeld bool
 }
 
 // decide is the reconciler's one decision: from what a reconcile observed,
@@ -97,6 +101,10 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 			a.failedInPlace = failedInPlace(epochs.FailedInPlace, pods, o.now, o.repeatedFailures)
 		}
 		update.applyEpochs(epochs, snapshot)
+		if inplace.RestartInProgress(ptr.Deref(update.js.Status.SyncedEpoch, 0), ptr.Deref(update.js.Status.DeprecatedEpoch, 0)) {
+			holdReadyCounts(update.js.Status.ReplicatedJobsStatus, js.Status.ReplicatedJobsStatus)
+			a.readinessHeld = true
+		}
 		var report string
 		report, a.requeueAfter = stalledGather(update.js, currentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)
 		update.setGatherStalled(report)

@@ -28,6 +28,7 @@ type decided struct {
 	Expired            bool
 	RequeueAfter       time.Duration
 	Gathering          string // what the Pod tally is told: "unknown", "in sync" or the gather's epoch
+	ReadyJobs          int32  // the ready Jobs of the status written
 }
 
 func summarize(a actions) decided {
@@ -44,6 +45,9 @@ func summarize(a actions) decided {
 		st := a.status.js.Status
 		d.Restarts, d.InPlaceRestarts = st.Restarts, st.InPlaceRestarts
 		d.Synced, d.Deprecated = ptr.Deref(st.SyncedEpoch, 0), ptr.Deref(st.DeprecatedEpoch, 0)
+		for _, rj := range st.ReplicatedJobsStatus {
+			d.ReadyJobs += rj.Ready
+		}
 		for _, t := range []jobset.JobSetConditionType{jobset.JobSetCompleted, jobset.JobSetFailed, jobset.JobSetRestarting} {
 			if c := meta.FindStatusCondition(st.Conditions, string(t)); c != nil && c.Status == metav1.ConditionTrue {
 				d.Outcome = string(t)
@@ -135,10 +139,35 @@ func TestDecide(t *testing.T) {
 	both := func(jobs []batchv1.Job, mutate ...func(*corev1.Pod)) []corev1.Pod {
 		return []corev1.Pod{podOf(&jobs[0], mutate...), podOf(&jobs[1])}
 	}
+	// readyWritten: both Jobs were ready when the status was last written;
+	// restarting: a group restart gathers at epoch 2.
+	readyWritten := func(js *jobset.JobSet) *jobset.JobSet {
+		js.Status.ReplicatedJobsStatus = []jobset.ReplicatedJobStatus{{Name: "workers", Ready: 2, Active: 2}}
+		return js
+	}
+	restarting := func() *jobset.JobSet {
+		js := readyWritten(base())
+		js.Status.DeprecatedEpoch, js.Status.InPlaceRestarts = ptr.To[int32](1), 1
+		return js
+	}
 	cases := map[string]struct {
 		world world
 		want  decided
 	}{
+		"a group restart gathering, its Pods not ready: the ready counts written stand until the sync": {
+			world: world{js: restarting(), pods: func(jobs []batchv1.Job) []corev1.Pod { return both(jobs, joined("2")) }},
+			want: decided{Synced: 1, Deprecated: 1, InPlaceRestarts: 1, Gathering: "epoch 2", ReadyJobs: 2},
+		},
+		"the sync that ends a group restart writes the ready counts": {
+			world: world{js: restarting(), pods: func(jobs []batchv1.Job) []corev1.Pod {
+				return []corev1.Pod{podOf(&jobs[0], joined("2")), podOf(&jobs[1], joined("2"))}
+			}},
+			want: decided{Confirm: true, Synced: 2, Deprecated: 1, InPlaceRestarts: 1, Gathering: "in sync"},
+		},
+		"in sync, a Job no longer ready: its count written": {
+			world: world{js: readyWritten(base()), pods: func(jobs []batchv1.Job) []corev1.Pod { return both(jobs) }},
+			want:  decided{Synced: 1, Gathering: "in sync"},
+		},
 		"in sync, nothing to do": {
 			world: world{js: base(), pods: func(jobs []batchv1.Job) []corev1.Pod { return both(jobs) }},
 			want:  decided{Synced: 1, Gathering: "in sync"},

@@ -131,6 +131,22 @@ func replicatedJobsStatus(js *jobset.JobSet, c childJobs) []jobset.ReplicatedJob
 	return out
 }
 
+// holdReadyCounts keeps in status the ready counts last written. A group
+// restart in place takes the readiness of every Pod away and gives it
+// back, which moves the counts Job by Job as the Pods restart; and every
+// write of the JobSet goes to the watch of every Pod's agent, thousands of
+// deliveries a write while they gather. The sync that ends the restart
+// writes the counts with the epoch.
+func holdReadyCounts(status, written []jobset.ReplicatedJobStatus) {
+	for i := range status {
+		for _, w := range written {
+			if w.Name == status[i].Name {
+				status[i].Ready = w.Ready
+			}
+		}
+	}
+}
+
 // jobReady: the Job's ready and succeeded Pods reach its expected Pod count.
 func jobReady(job *batchv1.Job) bool {
 	expected := int32(1)

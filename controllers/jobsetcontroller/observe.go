@@ -116,6 +116,12 @@ func (o *observed) paced() bool {
 	return jobset.RestartStrategyOf(o.js) == jobset.InPlaceRestart && !finished(o.js)
 }
 
+// readsPods: the reconcile reads the JobSet's Pods, for the epoch protocol
+// and the group-member finalizer (which a finished JobSet lets go of).
+func (o *observed) readsPods() bool {
+	return jobset.RestartStrategyOf(o.js) == jobset.InPlaceRestart || finished(o.js)
+}
+
 // observe reads the JobSet's children from the cache.
 func (r *Reconciler) observe(ctx context.Context, js *jobset.JobSet) (*observed, error) {
 	o := &observed{js: js, now: r.clock.Now(), nodeLoss: r.nodeLoss, repeatedFailures: r.repeatedFailures,
@@ -126,7 +132,7 @@ func (r *Reconciler) observe(ctx context.Context, js *jobset.JobSet) (*observed,
 		return nil, fmt.Errorf("listing the Jobs of JobSet %s: %w", js.Name, err)
 	}
 	o.children = classifyJobs(js, jobs.Items)
-	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart || finished(js) {
+	if o.readsPods() {
 		var err error
 		if o.pods, err = r.listPods(ctx, js.Namespace, js.Name); err != nil {
 			return nil, err

@@ -2,12 +2,15 @@ package jobsetcontroller
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
-	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/controllers/inplace"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -15,6 +18,9 @@ import (
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // DefaultPausePerPod is how long, per Pod of an in-place JobSet, a Pod
@@ -49,26 +55,35 @@ type podEventPacer struct {
 	mu      sync.Mutex
 	last    map[types.NamespacedName]reconciled
 	tallies map[types.NamespacedName]*inplace.Tally
+	// podsUnread are the JobSets whose last reconcile read none of their
+	// Pods (running, and restarting by recreating their Jobs): no event
+	// of a Pod of theirs can change what the next one does.
+	podsUnread map[types.NamespacedName]bool
 }
 
 type reconciled struct {
 	at   time.Time
 	pods int
+	// readinessHeld: the reconcile left a group restart in place
+	// gathering, which holds the ready counts of the JobSet's status
+	// (holdReadyCounts) until its sync.
+	readinessHeld bool
 }
 
 func newPodEventPacer(c clock.PassiveClock) *podEventPacer {
-	return &podEventPacer{clock: c, last: map[types.NamespacedName]reconciled{}, tallies: map[types.NamespacedName]*inplace.Tally{}}
+	return &podEventPacer{clock: c, last: map[types.NamespacedName]reconciled{}, tallies: map[types.NamespacedName]*inplace.Tally{},
+		podsUnread: map[types.NamespacedName]bool{}}
 }
 
 // reconciled records the end of a reconcile of key that read pods Pods
-// and, when known, left its in-place group gathering at g (nil: in sync).
-// Not known: a reconcile that failed, a JobSet suspended or restarting
-// fully. lookAgain: events weighed against what the last one left may be
-// news now (inplace.Tally.Publish).
-func (p *podEventPacer) reconciled(key types.NamespacedName, pods int, known bool, g *inplace.Gather) (lookAgain bool) {
+// and, when known, left its in-place group gathering at g (nil: in sync),
+// its ready counts held or not. Not known: a reconcile that failed, a
+// JobSet suspended or restarting fully. lookAgain: events weighed against
+// what the last one left may be news now (inplace.Tally.Publish).
+func (p *podEventPacer) reconciled(key types.NamespacedName, pods int, known bool, g *inplace.Gather, readinessHeld bool) (lookAgain bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.last[key] = reconciled{at: p.clock.Now(), pods: pods}
+	p.last[key] = reconciled{at: p.clock.Now(), pods: pods, readinessHeld: known && readinessHeld}
 	t := p.tally(key)
 	defer p.dropIfEmpty(key, t)
 	if !known {
@@ -77,12 +92,26 @@ func (p *podEventPacer) reconciled(key types.NamespacedName, pods int, known boo
 	return t.Publish(g)
 }
 
+// readsPods records whether key's reconciles read its Pods. Those of a
+// JobSet that recreates its Jobs do not: its Pods' events, thousands in a
+// restart, would only bring reconciles that change nothing.
+func (p *podEventPacer) readsPods(key types.NamespacedName, reads bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if reads {
+		delete(p.podsUnread, key)
+	} else {
+		p.podsUnread[key] = true
+	}
+}
+
 // forget drops a JobSet that is gone. Its Pods' tally goes with their
 // deletion events.
 func (p *podEventPacer) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.last, key)
+	delete(p.podsUnread, key)
 	t := p.tally(key)
 	defer p.dropIfEmpty(key, t)
 	t.Forget()
@@ -99,6 +128,12 @@ func (p *podEventPacer) observe(key types.NamespacedName, name string, pod *core
 		return p.delay(key, DefaultPausePerPod)
 	}
 	return p.delay(key, DefaultQuietPausePerPod)
+}
+
+func (p *podEventPacer) unread(key types.NamespacedName) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.podsUnread[key]
 }
 
 // signs are the failure signals key's tally keeps (inplace.Tally.Signs).
@@ -158,6 +193,9 @@ func (p *podEventPacer) handler() handler.TypedEventHandler[client.Object, recon
 					continue
 				}
 				seen[req] = true
+				if p.unread(req.NamespacedName) {
+					continue
+				}
 				var pod *corev1.Pod // as the JobSet has it now: nil if it left
 				if o == now {
 					pod, _ = now.(*corev1.Pod)
@@ -180,6 +218,65 @@ func (p *podEventPacer) handler() handler.TypedEventHandler[client.Object, recon
 			enqueue(ctx, q, nil, e.Object)
 		},
 	}
+}
+
+// jobHandler enqueues the JobSet that controls a Job at each of its
+// events; at once, but for a change of the Job's ready count alone while
+// the JobSet holds its ready counts for a group restart in place: that
+// one waits the quiet pause. A group restart makes every Job's ready count
+// fall and rise again, Pod by Pod, and a reconcile reads every Pod of the
+// JobSet: reconciled at once, these would keep a core busy for the
+// length of the gather, to write nothing.
+func (p *podEventPacer) jobHandler() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	enqueue := func(q queue, job client.Object, quiet bool) {
+		owner := metav1.GetControllerOf(job)
+		if owner == nil || owner.Kind != "JobSet" || owner.APIVersion != jobset.GroupVersion.String() {
+			return
+		}
+		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: job.GetNamespace(), Name: owner.Name}}
+		if !quiet {
+			q.Add(req)
+			return
+		}
+		p.mu.Lock()
+		held := p.last[req.NamespacedName].readinessHeld
+		delay := p.delay(req.NamespacedName, DefaultQuietPausePerPod)
+		p.mu.Unlock()
+		if !held {
+			delay = 0
+		}
+		q.AddAfter(req, delay)
+	}
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		CreateFunc: func(_ context.Context, e ctrlevent.TypedCreateEvent[client.Object], q queue) {
+			enqueue(q, e.Object, false)
+		},
+		UpdateFunc: func(_ context.Context, e ctrlevent.TypedUpdateEvent[client.Object], q queue) {
+			before, bok := e.ObjectOld.(*batchv1.Job)
+			now, nok := e.ObjectNew.(*batchv1.Job)
+			enqueue(q, e.ObjectNew, bok && nok && readinessOnly(before, now))
+		},
+		DeleteFunc: func(_ context.Context, e ctrlevent.TypedDeleteEvent[client.Object], q queue) {
+			enqueue(q, e.Object, false)
+		},
+		GenericFunc: func(_ context.Context, e ctrlevent.TypedGenericEvent[client.Object], q queue) {
+			enqueue(q, e.Object, false)
+		},
+	}
+}
+
+// readinessOnly: between two versions of a Job, only its count of ready
+// Pods changed.
+func readinessOnly(before, now *batchv1.Job) bool {
+	if before.Generation != now.Generation || !before.DeletionTimestamp.Equal(now.DeletionTimestamp) ||
+		!maps.Equal(before.Labels, now.Labels) || !maps.Equal(before.Annotations, now.Annotations) ||
+		!slices.Equal(before.Finalizers, now.Finalizers) {
+		return false
+	}
+	b, n := before.Status, now.Status
+	b.Ready, n.Ready = nil, nil
+	return apiequality.Semantic.DeepEqual(b, n)
 }
 
 // markOf is what the tally keeps of a Pod (nil: gone), as epochSnapshot

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,7 +42,7 @@ func TestPodEventPacerDelay(t *testing.T) {
 			clock := testingclock.NewFakePassiveClock(start)
 			p := newPodEventPacer(clock)
 			if tc.pods >= 0 {
-				p.reconciled(key, tc.pods, false, nil)
+				p.reconciled(key, tc.pods, false, nil, false)
 			}
 			if tc.forget {
 				p.forget(key)
@@ -69,7 +70,7 @@ func TestPodEventPacerHandler(t *testing.T) {
 	ctx := context.Background()
 
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("a"), ObjectNew: pod("a")}, q)
-	p.reconciled(key, 2000, false, nil)
+	p.reconciled(key, 2000, false, nil, false)
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("b"), ObjectNew: pod("b")}, q)
 	h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: pod("c")}, q)
 	h.Delete(ctx, ctrlevent.TypedDeleteEvent[client.Object]{Object: pod("d")}, q)
@@ -77,6 +78,27 @@ func TestPodEventPacerHandler(t *testing.T) {
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("label removed"), ObjectNew: &corev1.Pod{}}, q)
 
 	q.expect(t, key, 0, 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond)
+}
+
+// The Pods of a JobSet whose reconciles read none (one that recreates its
+// Jobs, running) bring no reconcile; once its reconciles read them again
+// (it finished, and lets go of its Pods), their events do.
+func TestPodEventsOfAJobSetThatReadsNoPods(t *testing.T) {
+	p := newPodEventPacer(testingclock.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)))
+	key := types.NamespacedName{Namespace: "ns", Name: "js"}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", Labels: map[string]string{jobset.JobSetNameKey: "js"}}}
+	q := &recordingQueue{}
+	h := p.handler()
+	ctx := context.Background()
+
+	p.readsPods(key, false)
+	h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: pod}, q)
+	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod, ObjectNew: pod}, q)
+	h.Delete(ctx, ctrlevent.TypedDeleteEvent[client.Object]{Object: pod}, q)
+	p.readsPods(key, true)
+	h.Delete(ctx, ctrlevent.TypedDeleteEvent[client.Object]{Object: pod}, q)
+
+	q.expect(t, key, 0)
 }
 
 // While the group gathers, the events that cannot change the decision
@@ -96,7 +118,7 @@ func TestPodEventPacerHandlerDuringAGather(t *testing.T) {
 		h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: tallyPod(name, "1")}, q)
 	}
 	// The reconcile that deprecated epoch 1 (2000 Pods, for round pauses).
-	if p.reconciled(key, 2000, true, gatheringAt(2).gather) {
+	if p.reconciled(key, 2000, true, gatheringAt(2).gather, false) {
 		t.Fatal("reconciled: look again, with every Pod waiting")
 	}
 	restarting := func(p *corev1.Pod) {
@@ -140,6 +162,45 @@ func TestReconcilePublishesTheGather(t *testing.T) {
 	}
 	want[len(pods)-1] = time.Duration(len(pods)) * DefaultPausePerPod
 	q.expect(t, req.NamespacedName, want...)
+}
+
+// While a group restart holds the ready counts, a Job's change of its
+// ready count alone waits the quiet pause; any other change of a Job, and
+// every change once the counts are written again, is reconciled at once.
+func TestJobEventsPacedWhileTheReadyCountsAreHeld(t *testing.T) {
+	clock := testingclock.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	p := newPodEventPacer(clock)
+	key := types.NamespacedName{Namespace: "ns", Name: "js"}
+	q := &recordingQueue{}
+	h := p.jobHandler()
+	ctx := context.Background()
+	job := func(ready int32, mutate ...func(*batchv1.Job)) *batchv1.Job {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "js-workers-0", Generation: 1,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: jobset.GroupVersion.String(), Kind: "JobSet", Name: "js",
+				Controller: ptr.To(true)}}},
+			Status: batchv1.JobStatus{Active: 4, Ready: ptr.To(ready)}}
+		for _, m := range mutate {
+			m(j)
+		}
+		return j
+	}
+	failed := func(j *batchv1.Job) {
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+	}
+	notOurs := func(j *batchv1.Job) { j.OwnerReferences = nil }
+	update := func(before, now *batchv1.Job) {
+		h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: before, ObjectNew: now}, q)
+	}
+
+	p.reconciled(key, 2000, true, gatheringAt(2).gather, true)
+	update(job(4), job(3))
+	update(job(3), job(3, failed))
+	h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: job(0)}, q)
+	update(job(4, notOurs), job(3, notOurs))
+	p.reconciled(key, 2000, true, nil, false)
+	update(job(3), job(4))
+
+	q.expect(t, key, 10*time.Second, 0, 0, 0)
 }
 
 type added struct {

@@ -116,7 +116,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	}
 	return b.
 		For(&jobset.JobSet{}).
-		Owns(&batchv1.Job{}).
+		// Owned Jobs, with the pace a group restart's readiness changes take.
+		Watches(&batchv1.Job{}, r.pacer.jobHandler()).
 		Owns(&corev1.Service{}).
 		// A shared claim deleted by hand comes back while the JobSet runs.
 		Owns(&corev1.PersistentVolumeClaim{}).
@@ -194,11 +195,12 @@ func (r *Reconciler) releaseAll(ctx context.Context, js *jobset.JobSet, key type
 // JobSet left its group in (not known when it failed), and looks again
 // after a pause when events it weighed as quiet may be news now.
 func (r *Reconciler) publish(key types.NamespacedName, o *observed, a actions, result ctrl.Result, err error) (ctrl.Result, error) {
+	r.pacer.readsPods(key, o.readsPods())
 	if !o.paced() {
 		return result, err
 	}
 	known := err == nil && a.gatherKnown
-	if r.pacer.reconciled(key, len(o.pods), known, a.gather) && err == nil {
+	if r.pacer.reconciled(key, len(o.pods), known, a.gather, a.readinessHeld) && err == nil {
 		result.RequeueAfter = sooner(result.RequeueAfter, time.Duration(len(o.pods))*DefaultPausePerPod)
 	}
 	return result, err
