@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -150,13 +152,15 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 // requestCounter counts requests, marks when the last successful Pod
 // patch (a join) was answered, and keeps how long watches took to open
 // (new connection, TLS and authentication included for a process's first
-// request) and patches to be answered.
+// request) and patches to be answered, and what the watches delivered.
 type requestCounter struct {
 	count     atomic.Int64
 	lastPatch phase
 	// throttled counts the answers 429 (API Priority and Fairness
 	// rejecting a request: its queue is full); failed the other errors.
 	throttled, failed atomic.Int64
+	// events and eventBytes: what the watches delivered, every agent's.
+	events, eventBytes atomic.Int64
 
 	mu                 sync.Mutex
 	watchOpen, patched []float64
@@ -166,6 +170,8 @@ func (c *requestCounter) reset() {
 	c.count.Store(0)
 	c.throttled.Store(0)
 	c.failed.Store(0)
+	c.events.Store(0)
+	c.eventBytes.Store(0)
 	c.lastPatch.reset()
 	c.mu.Lock()
 	c.watchOpen, c.patched = nil, nil
@@ -212,8 +218,25 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			c.watchOpen = append(c.watchOpen, took)
 		}
 		c.mu.Unlock()
+		if req.URL.Query().Get("watch") == "true" {
+			resp.Body = &watchBody{ReadCloser: resp.Body, counter: c}
+		}
 	}
 	return resp, err
+}
+
+// watchBody counts a watch's events as the agent reads them: the API
+// server writes each as a line of JSON.
+type watchBody struct {
+	io.ReadCloser
+	counter *requestCounter
+}
+
+func (b *watchBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.counter.events.Add(int64(bytes.Count(p[:n], []byte{'\n'})))
+	b.counter.eventBytes.Add(int64(n))
+	return n, err
 }
 
 // installAgentRBAC applies the agent's Role, RoleBinding and ServiceAccount

@@ -31,6 +31,10 @@ type inPlaceResult struct {
 	// the kubelets wrote every status update and 1 s more.
 	requests                       apiRequestCounts
 	agentRequests, kubeletRequests int64
+	// events and eventBytes: what the agents' watches of the JobSet
+	// delivered, in all, until the kubelets' writes were done and 1 s
+	// more (the JobSet written n times is n events an agent).
+	events, eventBytes int64
 	// The agents' answers 429 (Priority and Fairness) and other errors.
 	throttled, failed int64
 	// controllerCPU is until every barrier lifted; controllerCPUDrained
@@ -124,6 +128,7 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 			return err
 		}
 		r.requests = requestsAfter.minus(requestsBefore)
+		r.events, r.eventBytes = requests.events.Load(), requests.eventBytes.Load()
 		r.kubeletRequests = b.kubelets.requests.Load() - kubeletBefore
 		r.controllerCPU, r.controllerCPUDrained = cpuLifted-cpuBefore, cpuDrained-cpuBefore
 		if r.controllerPeakMiB, err = controller.peakMiB(); err != nil {

@@ -272,6 +272,7 @@ func (b *bench) sized(ctx context.Context, o options, apf string, n int) (result
 					"first_restart_s", p.firstRestart, "last_restart_s", p.lastRestart, "last_join_s", p.lastJoin,
 					"watch_open_p50_s", p.watchP50, "watch_open_max_s", p.watchMax, "join_p50_s", p.patchP50, "join_max_s", p.patchMax,
 					"api_requests", p.requests.total, "rejected_429", p.requests.rejected, "agent_requests_per_agent", float64(p.agentRequests)/float64(n),
+					"jobset_events_per_agent", float64(p.events)/float64(n), "jobset_event_kib_per_agent", float64(p.eventBytes)/1024/float64(n),
 					"agent_throttled", p.throttled, "agent_failed", p.failed,
 					"kubelet_requests_per_pod", float64(p.kubeletRequests)/float64(n),
 					"controller_cpu_s", p.controllerCPU, "controller_cpu_drained_s", p.controllerCPUDrained,
