@@ -33,8 +33,9 @@ type inPlaceResult struct {
 	agentRequests, kubeletRequests int64
 	// events and eventBytes: what the agents' watches of the JobSet
 	// delivered, in all, until the kubelets' writes were done and 1 s
-	// more (the JobSet written n times is n events an agent).
-	events, eventBytes int64
+	// more (the JobSet written n times is n events an agent), and until
+	// the last barrier lifted.
+	events, eventBytes, eventsUntilLifted int64
 	// The agents' answers 429 (Priority and Fairness) and other errors.
 	throttled, failed int64
 	// controllerCPU is until every barrier lifted; controllerCPUDrained
@@ -90,7 +91,8 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		if err := g.waitLifted(ctx, int32(run+1)); err != nil {
 			return fmt.Errorf("group restart %d: %w", run, err)
 		}
-		r := inPlaceResult{seconds: time.Since(start).Seconds(),
+		eventsUntilLifted := requests.events.Load()
+		r := inPlaceResult{seconds: time.Since(start).Seconds(), eventsUntilLifted: eventsUntilLifted,
 			firstRestart: since(start, &g.restarts.first), lastRestart: since(start, &g.restarts.last),
 			lastJoin: since(start, &requests.lastPatch.last), agentRequests: requests.count.Load(),
 			// The first join after the failure is the failed Pod's: the
