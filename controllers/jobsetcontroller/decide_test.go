@@ -156,7 +156,7 @@ func TestDecide(t *testing.T) {
 	}{
 		"a group restart gathering, its Pods not ready: the ready counts written stand until the sync": {
 			world: world{js: restarting(), pods: func(jobs []batchv1.Job) []corev1.Pod { return both(jobs, joined("2")) }},
-			want: decided{Synced: 1, Deprecated: 1, InPlaceRestarts: 1, Gathering: "epoch 2", ReadyJobs: 2},
+			want:  decided{Synced: 1, Deprecated: 1, InPlaceRestarts: 1, Gathering: "epoch 2", ReadyJobs: 2},
 		},
 		"the sync that ends a group restart writes the ready counts": {
 			world: world{js: restarting(), pods: func(jobs []batchv1.Job) []corev1.Pod {

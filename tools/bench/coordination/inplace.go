@@ -24,6 +24,9 @@ type inPlaceResult struct {
 	deprecation, failedPodRejoin        float64
 	deprecatedBy                        string
 	firstRestart, lastRestart, lastJoin float64
+	// sync: when the controller wrote the synced epoch (its log), which
+	// the agents' watches then deliver.
+	sync float64
 	// The agents' requests: medians and maxima of a watch's opening and
 	// of a join (a Pod patch).
 	watchP50, watchMax, patchP50, patchMax float64
@@ -109,6 +112,11 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		if r.firstRestart > 0 {
 			r.deprecation = min(r.deprecation, r.firstRestart)
 		}
+		synced, _, err := logged(controller, start, jobset.ReasonInPlaceRestartCompleted)
+		if err != nil {
+			return fmt.Errorf("group restart %d: %w", run, err)
+		}
+		r.sync = synced.Sub(start).Seconds()
 		r.watchP50, r.watchMax, r.patchP50, r.patchMax = requests.latencies()
 		r.throttled, r.failed = requests.throttled.Load(), requests.failed.Load()
 		cpuLifted, err := controller.cpuSeconds()
@@ -148,6 +156,19 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 // machine's clock; a watch of the JobSet would add its own delay, which
 // the group restart's load makes longer than the time measured.
 func deprecationLogged(controller *process, start time.Time) (time.Time, string, error) {
+	at, msg, err := logged(controller, start, jobset.ReasonInPlaceRestartStarted)
+	if err != nil {
+		return at, "", err
+	}
+	if strings.Contains(msg, " joined epoch ") {
+		return at, "rejoin", nil
+	}
+	return at, "failure_signal", nil
+}
+
+// logged reads from the controller's log when, first after start, it
+// logged a decision for reason, and its message.
+func logged(controller *process, start time.Time, reason string) (time.Time, string, error) {
 	f, err := os.Open(controller.log)
 	if err != nil {
 		return time.Time{}, "", err
@@ -161,16 +182,12 @@ func deprecationLogged(controller *process, start time.Time) (time.Time, string,
 			Msg    string    `json:"msg"`
 			Reason string    `json:"reason"`
 		}
-		if json.Unmarshal(scanner.Bytes(), &line) != nil || line.Reason != jobset.ReasonInPlaceRestartStarted || line.TS.Before(start) {
-			continue
+		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Reason == reason && !line.TS.Before(start) {
+			return line.TS, line.Msg, nil
 		}
-		if strings.Contains(line.Msg, " joined epoch ") {
-			return line.TS, "rejoin", nil
-		}
-		return line.TS, "failure_signal", nil
 	}
 	if err := scanner.Err(); err != nil {
 		return time.Time{}, "", err
 	}
-	return time.Time{}, "", fmt.Errorf("the controller logged no %s since %s", jobset.ReasonInPlaceRestartStarted, start.Format(time.RFC3339Nano))
+	return time.Time{}, "", fmt.Errorf("the controller logged no %s since %s", reason, start.Format(time.RFC3339Nano))
 }

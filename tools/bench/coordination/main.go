@@ -269,7 +269,7 @@ func (b *bench) sized(ctx context.Context, o options, apf string, n int) (result
 				times = append(times, p.seconds)
 				summary.Print("coordination", "strategy", jobset.InPlaceRestart, "apf", apf, "pods", n, "run", len(times), "seconds", p.seconds,
 					"trigger_to_deprecation_s", p.deprecation, "deprecated_by", p.deprecatedBy, "failed_pod_rejoin_s", p.failedPodRejoin,
-					"first_restart_s", p.firstRestart, "last_restart_s", p.lastRestart, "last_join_s", p.lastJoin,
+					"first_restart_s", p.firstRestart, "last_restart_s", p.lastRestart, "last_join_s", p.lastJoin, "sync_s", p.sync,
 					"watch_open_p50_s", p.watchP50, "watch_open_max_s", p.watchMax, "join_p50_s", p.patchP50, "join_max_s", p.patchMax,
 					"api_requests", p.requests.total, "rejected_429", p.requests.rejected, "agent_requests_per_agent", float64(p.agentRequests)/float64(n),
 					"jobset_events_per_agent", float64(p.events)/float64(n), "jobset_events_per_agent_until_lifted", float64(p.eventsUntilLifted)/float64(n),
