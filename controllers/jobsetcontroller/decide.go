@@ -49,9 +49,6 @@ type actions struct {
 	// events against it.
 	gather      *inplace.Gather
 	gatherKnown bool
-	// readinessHeld: the status holds the ready counts last written
-	// (holdReadyCounts), and so does every reconcile until the sync.
-	readinessHeld bool
 }
 
 // decide is the reconciler's one decision: from what a reconcile observed,
@@ -102,8 +99,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 		}
 		update.applyEpochs(epochs, snapshot)
 		if inplace.RestartInProgress(ptr.Deref(update.js.Status.SyncedEpoch, 0), ptr.Deref(update.js.Status.DeprecatedEpoch, 0)) {
-			holdReadyCounts(update.js.Status.ReplicatedJobsStatus, js.Status.ReplicatedJobsStatus)
-			a.readinessHeld = true
+			holdReadyCounts(js, update.js.Status.ReplicatedJobsStatus, js.Status.ReplicatedJobsStatus)
 		}
 		var report string
 		report, a.requeueAfter = stalledGather(update.js, currentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)

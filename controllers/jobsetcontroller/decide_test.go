@@ -139,14 +139,14 @@ func TestDecide(t *testing.T) {
 	both := func(jobs []batchv1.Job, mutate ...func(*corev1.Pod)) []corev1.Pod {
 		return []corev1.Pod{podOf(&jobs[0], mutate...), podOf(&jobs[1])}
 	}
-	// readyWritten: both Jobs were ready when the status was last written;
-	// restarting: a group restart gathers at epoch 2.
-	readyWritten := func(js *jobset.JobSet) *jobset.JobSet {
-		js.Status.ReplicatedJobsStatus = []jobset.ReplicatedJobStatus{{Name: "workers", Ready: 2, Active: 2}}
+	// readyWritten: ready of the 2 Jobs were ready when the status was
+	// last written; restarting: a group restart gathers at epoch 2.
+	readyWritten := func(js *jobset.JobSet, ready int32) *jobset.JobSet {
+		js.Status.ReplicatedJobsStatus = []jobset.ReplicatedJobStatus{{Name: "workers", Ready: ready, Active: 2}}
 		return js
 	}
-	restarting := func() *jobset.JobSet {
-		js := readyWritten(base())
+	restarting := func(ready int32) *jobset.JobSet {
+		js := readyWritten(base(), ready)
 		js.Status.DeprecatedEpoch, js.Status.InPlaceRestarts = ptr.To[int32](1), 1
 		return js
 	}
@@ -154,18 +154,22 @@ func TestDecide(t *testing.T) {
 		world world
 		want  decided
 	}{
-		"a group restart gathering, its Pods not ready: the ready counts written stand until the sync": {
-			world: world{js: restarting(), pods: func(jobs []batchv1.Job) []corev1.Pod { return both(jobs, joined("2")) }},
-			want:  decided{Synced: 1, Deprecated: 1, InPlaceRestarts: 1, Gathering: "epoch 2", ReadyJobs: 2},
+		"a group restart gathering, its Jobs all ready when last written and none now: that they are not all ready is written": {
+			world: world{js: restarting(2), pods: func(jobs []batchv1.Job) []corev1.Pod { return both(jobs, joined("2")) }},
+			want:  decided{Synced: 1, Deprecated: 1, InPlaceRestarts: 1, Gathering: "epoch 2"},
+		},
+		"a group restart gathering, its Jobs not all ready when last written: the ready count written stands until the sync": {
+			world: world{js: restarting(1), pods: func(jobs []batchv1.Job) []corev1.Pod { return both(jobs, joined("2")) }},
+			want:  decided{Synced: 1, Deprecated: 1, InPlaceRestarts: 1, Gathering: "epoch 2", ReadyJobs: 1},
 		},
 		"the sync that ends a group restart writes the ready counts": {
-			world: world{js: restarting(), pods: func(jobs []batchv1.Job) []corev1.Pod {
+			world: world{js: restarting(1), pods: func(jobs []batchv1.Job) []corev1.Pod {
 				return []corev1.Pod{podOf(&jobs[0], joined("2")), podOf(&jobs[1], joined("2"))}
 			}},
 			want: decided{Confirm: true, Synced: 2, Deprecated: 1, InPlaceRestarts: 1, Gathering: "in sync"},
 		},
 		"in sync, a Job no longer ready: its count written": {
-			world: world{js: readyWritten(base()), pods: func(jobs []batchv1.Job) []corev1.Pod { return both(jobs) }},
+			world: world{js: readyWritten(base(), 1), pods: func(jobs []batchv1.Job) []corev1.Pod { return both(jobs) }},
 			want:  decided{Synced: 1, Gathering: "in sync"},
 		},
 		"in sync, nothing to do": {

@@ -131,16 +131,23 @@ func replicatedJobsStatus(js *jobset.JobSet, c childJobs) []jobset.ReplicatedJob
 	return out
 }
 
-// holdReadyCounts keeps in status the ready counts last written. A group
-// restart in place takes the readiness of every Pod away and gives it
-// back, which moves the counts Job by Job as the Pods restart; and every
-// write of the JobSet goes to the watch of every Pod's agent, thousands of
-// deliveries a write while they gather. The sync that ends the restart
-// writes the counts with the epoch.
-func holdReadyCounts(status, written []jobset.ReplicatedJobStatus) {
+// holdReadyCounts keeps in status the ready count last written of each
+// replicatedJob whose Jobs are all ready, or not, as they were when it was
+// written. A group restart in place takes the readiness of every Pod away,
+// Job by Job as its Pods restart, and every write of the JobSet goes to
+// the watch of every Pod's agent, thousands of deliveries a write while
+// they gather. What a reader of the counts acts on is whether all of a
+// replicatedJob's Jobs are ready (Kueue's PodsReady): that is written at
+// once, the rest with the sync that ends the restart.
+func holdReadyCounts(js *jobset.JobSet, status, written []jobset.ReplicatedJobStatus) {
+	replicas := map[string]int32{}
+	for _, rj := range js.Spec.ReplicatedJobs {
+		replicas[rj.Name] = rj.Replicas
+	}
+	allReady := func(s jobset.ReplicatedJobStatus) bool { return s.Ready+s.Succeeded >= replicas[s.Name] }
 	for i := range status {
 		for _, w := range written {
-			if w.Name == status[i].Name {
+			if w.Name == status[i].Name && allReady(w) == allReady(status[i]) {
 				status[i].Ready = w.Ready
 			}
 		}

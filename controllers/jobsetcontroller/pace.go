@@ -64,10 +64,6 @@ type podEventPacer struct {
 type reconciled struct {
 	at   time.Time
 	pods int
-	// readinessHeld: the reconcile left a group restart in place
-	// gathering, which holds the ready counts of the JobSet's status
-	// (holdReadyCounts) until its sync.
-	readinessHeld bool
 }
 
 func newPodEventPacer(c clock.PassiveClock) *podEventPacer {
@@ -76,14 +72,14 @@ func newPodEventPacer(c clock.PassiveClock) *podEventPacer {
 }
 
 // reconciled records the end of a reconcile of key that read pods Pods
-// and, when known, left its in-place group gathering at g (nil: in sync),
-// its ready counts held or not. Not known: a reconcile that failed, a
-// JobSet suspended or restarting fully. lookAgain: events weighed against
-// what the last one left may be news now (inplace.Tally.Publish).
-func (p *podEventPacer) reconciled(key types.NamespacedName, pods int, known bool, g *inplace.Gather, readinessHeld bool) (lookAgain bool) {
+// and, when known, left its in-place group gathering at g (nil: in sync).
+// Not known: a reconcile that failed, a JobSet suspended or restarting
+// fully. lookAgain: events weighed against what the last one left may be
+// news now (inplace.Tally.Publish).
+func (p *podEventPacer) reconciled(key types.NamespacedName, pods int, known bool, g *inplace.Gather) (lookAgain bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.last[key] = reconciled{at: p.clock.Now(), pods: pods, readinessHeld: known && readinessHeld}
+	p.last[key] = reconciled{at: p.clock.Now(), pods: pods}
 	t := p.tally(key)
 	defer p.dropIfEmpty(key, t)
 	if !known {
@@ -221,31 +217,27 @@ func (p *podEventPacer) handler() handler.TypedEventHandler[client.Object, recon
 }
 
 // jobHandler enqueues the JobSet that controls a Job at each of its
-// events; at once, but for a change of the Job's ready count alone while
-// the JobSet holds its ready counts for a group restart in place: that
-// one waits the quiet pause. A group restart makes every Job's ready count
-// fall and rise again, Pod by Pod, and a reconcile reads every Pod of the
-// JobSet: reconciled at once, these would keep a core busy for the
-// length of the gather, to write nothing.
+// events, at once; but for a change of the Job's count of ready Pods
+// alone. A reconcile reads of it only whether the Job is ready (all its
+// Pods), so a change that leaves that as it was brings no reconcile, and
+// one that changes it waits the short pause of an in-place JobSet's Pod
+// events: a group restart makes every Job unready and ready again, and a
+// reconcile reads every Pod of the JobSet.
 func (p *podEventPacer) jobHandler() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
-	enqueue := func(q queue, job client.Object, quiet bool) {
+	enqueue := func(q queue, job client.Object, paced bool) {
 		owner := metav1.GetControllerOf(job)
 		if owner == nil || owner.Kind != "JobSet" || owner.APIVersion != jobset.GroupVersion.String() {
 			return
 		}
 		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: job.GetNamespace(), Name: owner.Name}}
-		if !quiet {
+		if !paced {
 			q.Add(req)
 			return
 		}
 		p.mu.Lock()
-		held := p.last[req.NamespacedName].readinessHeld
-		delay := p.delay(req.NamespacedName, DefaultQuietPausePerPod)
+		delay := p.delay(req.NamespacedName, DefaultPausePerPod)
 		p.mu.Unlock()
-		if !held {
-			delay = 0
-		}
 		q.AddAfter(req, delay)
 	}
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
@@ -255,7 +247,12 @@ func (p *podEventPacer) jobHandler() handler.TypedEventHandler[client.Object, re
 		UpdateFunc: func(_ context.Context, e ctrlevent.TypedUpdateEvent[client.Object], q queue) {
 			before, bok := e.ObjectOld.(*batchv1.Job)
 			now, nok := e.ObjectNew.(*batchv1.Job)
-			enqueue(q, e.ObjectNew, bok && nok && readinessOnly(before, now))
+			switch {
+			case !bok || !nok || !readinessOnly(before, now):
+				enqueue(q, e.ObjectNew, false)
+			case jobReady(before) != jobReady(now):
+				enqueue(q, e.ObjectNew, true)
+			}
 		},
 		DeleteFunc: func(_ context.Context, e ctrlevent.TypedDeleteEvent[client.Object], q queue) {
 			enqueue(q, e.Object, false)

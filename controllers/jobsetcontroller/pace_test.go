@@ -42,7 +42,7 @@ func TestPodEventPacerDelay(t *testing.T) {
 			clock := testingclock.NewFakePassiveClock(start)
 			p := newPodEventPacer(clock)
 			if tc.pods >= 0 {
-				p.reconciled(key, tc.pods, false, nil, false)
+				p.reconciled(key, tc.pods, false, nil)
 			}
 			if tc.forget {
 				p.forget(key)
@@ -70,7 +70,7 @@ func TestPodEventPacerHandler(t *testing.T) {
 	ctx := context.Background()
 
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("a"), ObjectNew: pod("a")}, q)
-	p.reconciled(key, 2000, false, nil, false)
+	p.reconciled(key, 2000, false, nil)
 	h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: pod("b"), ObjectNew: pod("b")}, q)
 	h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: pod("c")}, q)
 	h.Delete(ctx, ctrlevent.TypedDeleteEvent[client.Object]{Object: pod("d")}, q)
@@ -118,7 +118,7 @@ func TestPodEventPacerHandlerDuringAGather(t *testing.T) {
 		h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: tallyPod(name, "1")}, q)
 	}
 	// The reconcile that deprecated epoch 1 (2000 Pods, for round pauses).
-	if p.reconciled(key, 2000, true, gatheringAt(2).gather, false) {
+	if p.reconciled(key, 2000, true, gatheringAt(2).gather) {
 		t.Fatal("reconciled: look again, with every Pod waiting")
 	}
 	restarting := func(p *corev1.Pod) {
@@ -164,20 +164,22 @@ func TestReconcilePublishesTheGather(t *testing.T) {
 	q.expect(t, req.NamespacedName, want...)
 }
 
-// While a group restart holds the ready counts, a Job's change of its
-// ready count alone waits the quiet pause; any other change of a Job, and
-// every change once the counts are written again, is reconciled at once.
-func TestJobEventsPacedWhileTheReadyCountsAreHeld(t *testing.T) {
+// A change of a Job's count of ready Pods alone brings a reconcile only
+// when the Job becomes ready or stops being ready, after the short pause;
+// any other change of a Job is reconciled at once.
+func TestJobEventsByReadiness(t *testing.T) {
 	clock := testingclock.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	p := newPodEventPacer(clock)
 	key := types.NamespacedName{Namespace: "ns", Name: "js"}
 	q := &recordingQueue{}
 	h := p.jobHandler()
 	ctx := context.Background()
+	// job has 4 Pods, ready of them.
 	job := func(ready int32, mutate ...func(*batchv1.Job)) *batchv1.Job {
 		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "js-workers-0", Generation: 1,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: jobset.GroupVersion.String(), Kind: "JobSet", Name: "js",
 				Controller: ptr.To(true)}}},
+			Spec:   batchv1.JobSpec{Parallelism: ptr.To[int32](4), Completions: ptr.To[int32](4)},
 			Status: batchv1.JobStatus{Active: 4, Ready: ptr.To(ready)}}
 		for _, m := range mutate {
 			m(j)
@@ -192,15 +194,17 @@ func TestJobEventsPacedWhileTheReadyCountsAreHeld(t *testing.T) {
 		h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: before, ObjectNew: now}, q)
 	}
 
-	p.reconciled(key, 2000, true, gatheringAt(2).gather, true)
-	update(job(4), job(3))
+	p.reconciled(key, 2000, true, gatheringAt(2).gather)
+	update(job(4), job(3)) // no longer ready
+	update(job(3), job(2))
+	update(job(1), job(0))
+	update(job(3), job(4)) // ready again
 	update(job(3), job(3, failed))
 	h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: job(0)}, q)
 	update(job(4, notOurs), job(3, notOurs))
-	p.reconciled(key, 2000, true, nil, false)
-	update(job(3), job(4))
 
-	q.expect(t, key, 10*time.Second, 0, 0, 0)
+	short := 100 * time.Millisecond
+	q.expect(t, key, short, short, 0, 0)
 }
 
 type added struct {

@@ -116,7 +116,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	}
 	return b.
 		For(&jobset.JobSet{}).
-		// Owned Jobs, with the pace a group restart's readiness changes take.
+		// Owned Jobs, at the pace of their readiness changes.
 		Watches(&batchv1.Job{}, r.pacer.jobHandler()).
 		Owns(&corev1.Service{}).
 		// A shared claim deleted by hand comes back while the JobSet runs.
@@ -200,7 +200,7 @@ func (r *Reconciler) publish(key types.NamespacedName, o *observed, a actions, r
 		return result, err
 	}
 	known := err == nil && a.gatherKnown
-	if r.pacer.reconciled(key, len(o.pods), known, a.gather, a.readinessHeld) && err == nil {
+	if r.pacer.reconciled(key, len(o.pods), known, a.gather) && err == nil {
 		result.RequeueAfter = sooner(result.RequeueAfter, time.Duration(len(o.pods))*DefaultPausePerPod)
 	}
 	return result, err

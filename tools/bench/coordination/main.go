@@ -339,11 +339,14 @@ func cleanUp(c client.Client, ns string) {
 		if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil || len(pods.Items) == 0 {
 			return
 		}
+		// A Pod the garbage collector deleted meanwhile waits out its grace
+		// period for a kubelet that no longer runs: deleted again, at once.
 		workqueue.ParallelizeUntil(ctx, 32, len(pods.Items), func(i int) {
 			pod := &pods.Items[i]
 			if len(pod.Finalizers) > 0 {
 				_ = c.Patch(ctx, pod, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
 			}
+			_ = c.Delete(ctx, pod, client.GracePeriodSeconds(0))
 		})
 		if sleep(ctx, time.Second) != nil {
 			progress("%s: %d Pods left after 5 minutes", ns, len(pods.Items))
