@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,10 +10,11 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
+
+	"github.com/fastjobset/jobset/images/manifest"
 )
 
 // The control plane both ways share, each component under the identity a
@@ -53,45 +51,26 @@ const controllerNamespace, controllerName = "jobset-system", "jobset-controller"
 
 // applyInstall applies install's identities, RBAC and admission policy,
 // and with shippedAPF its flow schemas and priority level.
-func (b *bench) applyInstall(install string, shippedAPF bool) error {
-	raw, err := os.ReadFile(install)
+func (b *bench) applyInstall(ctx context.Context, install string, shippedAPF bool) error {
+	objs, err := manifest.Read(install)
 	if err != nil {
 		return err
 	}
-	var kept bytes.Buffer
+	var kept []*unstructured.Unstructured
 	controllerAccount := false
-	decoder := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	for {
-		var obj unstructured.Unstructured
-		if err := decoder.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return fmt.Errorf("reading %s: %w", install, err)
-		}
+	for _, obj := range objs {
 		kind := obj.GetKind()
 		if kind == "ServiceAccount" && obj.GetNamespace() == controllerNamespace && obj.GetName() == controllerName {
 			controllerAccount = true
 		}
-		if !identityKinds[kind] && !(shippedAPF && flowControlKinds[kind]) {
-			continue
+		if identityKinds[kind] || (shippedAPF && flowControlKinds[kind]) {
+			kept = append(kept, obj)
 		}
-		doc, err := obj.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		kept.Write(doc)
-		kept.WriteString("\n")
 	}
 	if !controllerAccount {
 		return fmt.Errorf("%s has no ServiceAccount %s/%s for the controller", install, controllerNamespace, controllerName)
 	}
-	path := filepath.Join(b.dir, "install-applied.json")
-	if err := os.WriteFile(path, kept.Bytes(), 0o600); err != nil {
-		return err
-	}
-	_, err = b.env.Kubectl("apply", "--server-side", "-f", path)
-	return err
+	return manifest.ApplyObjects(ctx, b.c, kept)
 }
 
 // controllerKubeconfigFor writes a kubeconfig of the controller's

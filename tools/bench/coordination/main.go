@@ -196,7 +196,7 @@ func run(o options) error {
 	if err := kubeletRBAC(ctx, c); err != nil {
 		return err
 	}
-	if err := b.applyInstall(o.install, o.shippedAPF); err != nil {
+	if err := b.applyInstall(ctx, o.install, o.shippedAPF); err != nil {
 		return fmt.Errorf("applying %s: %w", o.install, err)
 	}
 	if b.controllerKubeconfig, err = b.controllerKubeconfigFor(ctx, controllerNamespace, controllerName); err != nil {
