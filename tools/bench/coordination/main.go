@@ -208,7 +208,7 @@ func run(o options) error {
 	}
 	defer stopControlPlane()
 	progress("registering %d Nodes and their kubelets' clients", largest/podsPerNode)
-	if err := registerNodes(ctx, c, 0, largest/podsPerNode); err != nil {
+	if err := registerNodes(ctx, c, largest/podsPerNode); err != nil {
 		return err
 	}
 	if err := b.kubelets.ensure(ctx, largest); err != nil {

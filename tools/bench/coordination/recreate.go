@@ -44,14 +44,13 @@ type recreateResult struct {
 // (k8s.io/component-helpers/nodedeclaredfeatures).
 const restartAllContainersFeature = "RestartAllContainersOnContainerExits"
 
-// registerNodes adds Ready Nodes from index have up to want, each with room
-// for podsPerNode Pods.
-func registerNodes(ctx context.Context, c client.Client, have, want int) error {
-	errs := make([]error, want-have)
-	workqueue.ParallelizeUntil(ctx, 32, want-have, func(i int) {
+// registerNodes adds n Ready Nodes, each with room for podsPerNode Pods.
+func registerNodes(ctx context.Context, c client.Client, n int) error {
+	errs := make([]error, n)
+	workqueue.ParallelizeUntil(ctx, 32, n, func(i int) {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
-			Name:   nodeName(have + i),
-			Labels: map[string]string{corev1.LabelHostname: nodeName(have + i)},
+			Name:   nodeName(i),
+			Labels: map[string]string{corev1.LabelHostname: nodeName(i)},
 		}}
 		if errs[i] = c.Create(ctx, node); errs[i] != nil {
 			return
