@@ -18,10 +18,11 @@ import (
 // Live reports whether the Pod counts toward its group: it has not ended,
 // is not being deleted, and the controller has not marked it Failed
 // (jobset.ReplacedOffNode). The mark, not the phase, says so: the
-// kubelet's status manager may write back, once, the running phase of a
-// status it computed before it saw the mark (it merges its own phase over
-// a terminal one it did not set) and ends the Pod only after; the mark's
-// condition, which no kubelet owns, stays through that write.
+// kubelet's status manager may write back the running phase of a status
+// it computed before it saw the mark (it merges its own phase over a
+// terminal one it did not set), until the controller marks the Pod Failed
+// again; the mark's condition, which no kubelet owns, stays through that
+// write.
 func Live(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp == nil && !ended(pod) && !jobset.ReplacedOffNode(pod)
 }

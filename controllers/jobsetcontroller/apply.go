@@ -42,6 +42,9 @@ func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Re
 	if err := r.markLost(ctx, o.js, a.lost); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.failAgain(ctx, a.failAgain); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.holdMembers(ctx, a.adopt); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -366,9 +369,17 @@ func (r *Reconciler) markFailed(ctx context.Context, pod *corev1.Pod, condition 
 		conditions = append(conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse,
 			Reason: reason, Message: why, LastTransitionTime: metav1.NewTime(notReadySince)})
 	}
-	status, err := json.Marshal(map[string]any{"status": map[string]any{
-		"phase": corev1.PodFailed, "reason": reason, "message": why, "conditions": conditions,
-	}})
+	return r.writeFailed(ctx, pod, reason, why, conditions)
+}
+
+// writeFailed patches the Pod's status to phase Failed, with reason and
+// message, merging conditions into those it has.
+func (r *Reconciler) writeFailed(ctx context.Context, pod *corev1.Pod, reason, why string, conditions []corev1.PodCondition) error {
+	fields := map[string]any{"phase": corev1.PodFailed, "reason": reason, "message": why}
+	if len(conditions) > 0 {
+		fields["conditions"] = conditions
+	}
+	status, err := json.Marshal(map[string]any{"status": fields})
 	if err != nil {
 		return err
 	}
@@ -378,4 +389,25 @@ func (r *Reconciler) markFailed(ctx context.Context, pod *corev1.Pod, condition 
 		return fmt.Errorf("marking Pod %s Failed: %w", pod.Name, err)
 	}
 	return nil
+}
+
+// failAgain marks Failed again the Pods replaced off their node whose
+// kubelet wrote its own phase back over the mark, with the reason and
+// message of the mark, which stays as it was.
+func (r *Reconciler) failAgain(ctx context.Context, pods []*corev1.Pod) error {
+	var errs []error
+	for _, pod := range pods {
+		reason, why := ReasonRepeatedFailures, ""
+		for _, c := range pod.Status.Conditions {
+			if c.Type == ConditionReplacedOffNode {
+				reason, why = c.Reason, c.Message
+			}
+		}
+		ctrl.LoggerFrom(ctx).Info("Marking a Pod replaced off its node Failed again: its kubelet wrote its phase back over the mark",
+			"pod", klog.KObj(pod), "node", pod.Spec.NodeName, "phase", pod.Status.Phase)
+		if err := r.writeFailed(ctx, pod, reason, why, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

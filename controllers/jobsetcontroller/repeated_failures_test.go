@@ -1,6 +1,7 @@
 package jobsetcontroller
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +48,31 @@ func TestRecordFailureInPlace(t *testing.T) {
 	}
 	if f := failedInPlace("w-0", []corev1.Pod{*pod("")}, now, repeatedFailures{}); f != nil {
 		t.Errorf("with the policy off: %+v", f)
+	}
+}
+
+func TestPhaseWrittenBack(t *testing.T) {
+	marked := corev1.PodCondition{Type: ConditionReplacedOffNode, Status: corev1.ConditionTrue, Reason: ReasonRepeatedFailures}
+	pod := func(name string, phase corev1.PodPhase, conditions ...corev1.PodCondition) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Phase: phase, Conditions: conditions}}
+	}
+	deleting := pod("marked-deleting", corev1.PodRunning, marked)
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	pods := []corev1.Pod{
+		pod("marked-failed", corev1.PodFailed, marked),
+		pod("marked-written-back-running", corev1.PodRunning, marked),
+		pod("marked-written-back-pending", corev1.PodPending, marked),
+		pod("marked-succeeded", corev1.PodSucceeded, marked),
+		deleting,
+		pod("unmarked-running", corev1.PodRunning),
+		pod("marked-false", corev1.PodRunning, corev1.PodCondition{Type: ConditionReplacedOffNode, Status: corev1.ConditionFalse}),
+	}
+	var got []string
+	for _, p := range phaseWrittenBack(pods) {
+		got = append(got, p.Name)
+	}
+	want := []string{"marked-written-back-running", "marked-written-back-pending"}
+	if !slices.Equal(got, want) {
+		t.Errorf("marked Failed again: %v; want %v", got, want)
 	}
 }

@@ -95,7 +95,7 @@ func stalledGather(js *jobset.JobSet, pods []*corev1.Pod, expected int32, now ti
 		report += fmt.Sprintf("; %d expected Pods do not exist (see the Jobs' events)", missing)
 	}
 	if len(stopping) > 0 {
-		report += fmt.Sprintf("; %d are being deleted and have not stopped, and the group syncs only once they have (their workers may run an older epoch): %s",
+		report += fmt.Sprintf("; %d are being deleted or were marked Failed and have not stopped, and the group syncs only once they have (their workers may run an older epoch): %s",
 			len(stopping), boundedList(stopping, len(stopping)))
 	}
 	if len(unheld) > 0 {

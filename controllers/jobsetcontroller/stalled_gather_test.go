@@ -97,7 +97,7 @@ func TestStalledGather(t *testing.T) {
 			[]string{"its agent is waiting: ImagePullBackOff: Back-off pulling image"}, 0},
 		{"a Pod of the group still stopping", groupRestarting(),
 			[]*corev1.Pod{agentPod("w-0", "4", running), agentPod("w-1", "4", running), stopping}, 2, start.Add(6 * time.Minute),
-			[]string{"1 are being deleted and have not stopped, and the group syncs only once they have", "w-1-old"}, 0},
+			[]string{"1 are being deleted or were marked Failed and have not stopped, and the group syncs only once they have", "w-1-old"}, 0},
 		{"a Pod the controller could not hold", groupRestarting(),
 			[]*corev1.Pod{unheldMember}, 1, start.Add(6 * time.Minute),
 			[]string{"1 do not carry the finalizer jobset.sigs.k8s.io/group-member", "can it patch Pods?", "w-0"}, 0},

@@ -709,16 +709,26 @@ var _ = Describe("In-place restart", func() {
 
 		// Its agent joined epoch 4 before the mark, and its kubelet's status
 		// manager merges the phase it last computed over a terminal one it
-		// did not set: the Pod looks running again until the kubelet stops
-		// it. The group is still a rank short, and the marked Pod's worker
-		// may run until then.
-		By("its kubelet writes back a running status made before it saw the mark; the peer joins epoch 4")
+		// did not set: the Pod looks running again. Its kubelet, whose
+		// latest copy of the Pod is then that one, would never stop it, nor
+		// would its Job replace it: the controller marks it Failed again.
+		// The group is still a rank short, and the marked Pod's worker may
+		// run until its kubelet stops it.
+		By("its kubelet writes back a running status made before it saw the mark: marked Failed again; the peer joins epoch 4")
 		running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 		kubeletReports(pods[0], func(s *corev1.PodStatus) {
 			s.Phase = corev1.PodRunning
+			s.Reason, s.Message = "", ""
 			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: running}}
 			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: running}}
 		})
+		Eventually(func(g Gomega) {
+			p := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pods[0]), p)).To(Succeed())
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodFailed))
+			g.Expect(p.Status.Reason).To(Equal(jobsetcontroller.ReasonRepeatedFailures))
+			g.Expect(p.Status.Message).To(ContainSubstring("failed in place 3 times"))
+		}).Should(Succeed())
 		agentJoins(pods[1], "4")
 		noStatusWrite(js, pods[1])
 
