@@ -12,6 +12,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,6 +60,9 @@ type podEventPacer struct {
 	// Pods (running, and restarting by recreating their Jobs): no event
 	// of a Pod of theirs can change what the next one does.
 	podsUnread map[types.NamespacedName]bool
+	// unreadyJobs holds, per JobSet and replicatedJob, the Jobs whose last
+	// event showed them not ready (jobHandler).
+	unreadyJobs map[types.NamespacedName]map[string]sets.Set[string]
 }
 
 type reconciled struct {
@@ -68,7 +72,7 @@ type reconciled struct {
 
 func newPodEventPacer(c clock.PassiveClock) *podEventPacer {
 	return &podEventPacer{clock: c, last: map[types.NamespacedName]reconciled{}, tallies: map[types.NamespacedName]*inplace.Tally{},
-		podsUnread: map[types.NamespacedName]bool{}}
+		podsUnread: map[types.NamespacedName]bool{}, unreadyJobs: map[types.NamespacedName]map[string]sets.Set[string]{}}
 }
 
 // reconciled records the end of a reconcile of key that read pods Pods
@@ -108,6 +112,7 @@ func (p *podEventPacer) forget(key types.NamespacedName) {
 	defer p.mu.Unlock()
 	delete(p.last, key)
 	delete(p.podsUnread, key)
+	delete(p.unreadyJobs, key)
 	t := p.tally(key)
 	defer p.dropIfEmpty(key, t)
 	t.Forget()
@@ -219,48 +224,94 @@ func (p *podEventPacer) handler() handler.TypedEventHandler[client.Object, recon
 // jobHandler enqueues the JobSet that controls a Job at each of its
 // events, at once; but for a change of the Job's count of ready Pods
 // alone. A reconcile reads of it only whether the Job is ready (all its
-// Pods), so a change that leaves that as it was brings no reconcile, and
-// one that changes it waits the short pause of an in-place JobSet's Pod
-// events: a group restart makes every Job unready and ready again, and a
-// reconcile reads every Pod of the JobSet.
+// Pods), so a change that leaves that as it was brings no reconcile. One
+// that changes it waits a pause of an in-place JobSet's Pod events, as a
+// group restart makes every Job unready and ready again and a reconcile
+// reads every Pod of the JobSet: the short pause when it changes whether
+// all the Jobs of its replicatedJob are ready, which is what a reader of
+// the status's ready counts acts on (Kueue's PodsReady); otherwise the
+// quiet pause while the in-place group gathers, whose decision reads no
+// Job's readiness (and the counts it holds: holdReadyCounts), the short
+// one in sync.
 func (p *podEventPacer) jobHandler() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
-	enqueue := func(q queue, job client.Object, paced bool) {
+	// enqueue records whether the Job is ready (gone: deleted) and enqueues
+	// its JobSet: at once unless paced.
+	enqueue := func(q queue, job client.Object, gone, paced bool) {
 		owner := metav1.GetControllerOf(job)
 		if owner == nil || owner.Kind != "JobSet" || owner.APIVersion != jobset.GroupVersion.String() {
 			return
 		}
 		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: job.GetNamespace(), Name: owner.Name}}
-		if !paced {
-			q.Add(req)
-			return
-		}
 		p.mu.Lock()
-		delay := p.delay(req.NamespacedName, DefaultPausePerPod)
+		allReadyChanged := p.observeJob(req.NamespacedName, job, gone)
+		perPod := DefaultPausePerPod
+		if t := p.tallies[req.NamespacedName]; !allReadyChanged && t != nil && t.Gathering() {
+			perPod = DefaultQuietPausePerPod
+		}
+		delay := p.delay(req.NamespacedName, perPod)
 		p.mu.Unlock()
+		if !paced {
+			delay = 0
+		}
 		q.AddAfter(req, delay)
 	}
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
 		CreateFunc: func(_ context.Context, e ctrlevent.TypedCreateEvent[client.Object], q queue) {
-			enqueue(q, e.Object, false)
+			enqueue(q, e.Object, false, false)
 		},
 		UpdateFunc: func(_ context.Context, e ctrlevent.TypedUpdateEvent[client.Object], q queue) {
 			before, bok := e.ObjectOld.(*batchv1.Job)
 			now, nok := e.ObjectNew.(*batchv1.Job)
 			switch {
 			case !bok || !nok || !readinessOnly(before, now):
-				enqueue(q, e.ObjectNew, false)
+				enqueue(q, e.ObjectNew, false, false)
 			case jobReady(before) != jobReady(now):
-				enqueue(q, e.ObjectNew, true)
+				enqueue(q, e.ObjectNew, false, true)
 			}
 		},
 		DeleteFunc: func(_ context.Context, e ctrlevent.TypedDeleteEvent[client.Object], q queue) {
-			enqueue(q, e.Object, false)
+			enqueue(q, e.Object, true, false)
 		},
 		GenericFunc: func(_ context.Context, e ctrlevent.TypedGenericEvent[client.Object], q queue) {
-			enqueue(q, e.Object, false)
+			enqueue(q, e.Object, false, false)
 		},
 	}
+}
+
+// observeJob records whether key's Job is ready as its event showed it
+// (gone: deleted), and reports whether that changed whether every Job of
+// its replicatedJob is, as far as their events showed them; p.mu is held.
+func (p *podEventPacer) observeJob(key types.NamespacedName, obj client.Object, gone bool) (allReadyChanged bool) {
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return true
+	}
+	byReplicatedJob := p.unreadyJobs[key]
+	if byReplicatedJob == nil {
+		byReplicatedJob = map[string]sets.Set[string]{}
+		p.unreadyJobs[key] = byReplicatedJob
+	}
+	name := job.Labels[jobset.ReplicatedJobNameKey]
+	unready := byReplicatedJob[name]
+	if unready == nil {
+		unready = sets.New[string]()
+		byReplicatedJob[name] = unready
+	}
+	allReadyBefore := unready.Len() == 0
+	if gone || jobReady(job) {
+		unready.Delete(job.Name)
+	} else {
+		unready.Insert(job.Name)
+	}
+	allReady := unready.Len() == 0
+	if allReady {
+		delete(byReplicatedJob, name)
+		if len(byReplicatedJob) == 0 {
+			delete(p.unreadyJobs, key)
+		}
+	}
+	return allReady != allReadyBefore
 }
 
 // readinessOnly: between two versions of a Job, only its count of ready

@@ -2,6 +2,7 @@ package jobsetcontroller
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -205,6 +206,52 @@ func TestJobEventsByReadiness(t *testing.T) {
 
 	short := 100 * time.Millisecond
 	q.expect(t, key, short, short, 0, 0)
+}
+
+// While the in-place group gathers, a Job's readiness matters to a reconcile
+// only when whether all the Jobs of its replicatedJob are ready changes
+// (what Kueue's PodsReady reads of the status); the other changes wait the
+// quiet pause. In sync, every change waits the short one: it is written.
+func TestJobReadinessPacedByTheReplicatedJob(t *testing.T) {
+	clock := testingclock.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	p := newPodEventPacer(clock)
+	key := types.NamespacedName{Namespace: "ns", Name: "js"}
+	h := p.jobHandler()
+	ctx := context.Background()
+	// job is Job i of replicatedJob workers, of 4 Pods, ready of them.
+	job := func(i int, ready int32) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("js-workers-%d", i), Generation: 1,
+			Labels: map[string]string{jobset.ReplicatedJobNameKey: "workers"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: jobset.GroupVersion.String(), Kind: "JobSet", Name: "js",
+				Controller: ptr.To(true)}}},
+			Spec:   batchv1.JobSpec{Parallelism: ptr.To[int32](4), Completions: ptr.To[int32](4)},
+			Status: batchv1.JobStatus{Active: 4, Ready: ptr.To(ready)}}
+	}
+	update := func(q *recordingQueue, i int, before, now int32) {
+		h.Update(ctx, ctrlevent.TypedUpdateEvent[client.Object]{ObjectOld: job(i, before), ObjectNew: job(i, now)}, q)
+	}
+	created := &recordingQueue{}
+	for i := range 3 {
+		h.Create(ctx, ctrlevent.TypedCreateEvent[client.Object]{Object: job(i, 4)}, created)
+	}
+	created.expect(t, key, 0, 0, 0)
+
+	short, quiet := 100*time.Millisecond, 10*time.Second
+	gathering := &recordingQueue{}
+	p.reconciled(key, 2000, true, gatheringAt(2).gather)
+	update(gathering, 0, 4, 3) // the first Job down: workers no longer all ready
+	update(gathering, 1, 4, 0)
+	update(gathering, 1, 0, 4)
+	update(gathering, 0, 3, 4) // the last one up: all ready again
+	gathering.expect(t, key, short, quiet, quiet, short)
+
+	inSync := &recordingQueue{}
+	p.reconciled(key, 2000, true, nil)
+	update(inSync, 2, 4, 3)
+	update(inSync, 1, 4, 3)
+	h.Delete(ctx, ctrlevent.TypedDeleteEvent[client.Object]{Object: job(2, 3)}, inSync)
+	update(inSync, 1, 3, 4)
+	inSync.expect(t, key, short, short, 0, short)
 }
 
 type added struct {
