@@ -6,8 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
@@ -25,8 +30,11 @@ type inPlaceResult struct {
 	deprecatedBy                        string
 	firstRestart, lastRestart, lastJoin float64
 	// sync: when the controller wrote the synced epoch (its log), which
-	// the agents' watches then deliver.
-	sync float64
+	// the agents' watches then deliver. Before it: when a watch of the
+	// Pods (the harness's own, beside the controller's) showed the last
+	// join, when the reconcile that synced began, how long its fresh read
+	// of the Pods took, and when it had decided (its log at -v=2).
+	sync, lastJoinSeen, syncBegan, syncFreshRead, syncDecided float64
 	// The agents' requests: medians and maxima of a watch's opening and
 	// of a join (a Pod patch).
 	watchP50, watchMax, patchP50, patchMax float64
@@ -89,6 +97,8 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		if err != nil {
 			return err
 		}
+		joins := &joinWatch{epoch: strconv.Itoa(run + 1), pods: n, joined: map[types.UID]bool{}}
+		w.nodes.setObserver(joins.observe)
 		start := time.Now()
 		g.fail(0) // its kubelet reports the exit and restarts the Pod
 		if err := g.waitLifted(ctx, int32(run+1)); err != nil {
@@ -117,6 +127,13 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 			return fmt.Errorf("group restart %d: %w", run, err)
 		}
 		r.sync = synced.Sub(start).Seconds()
+		w.nodes.setObserver(nil)
+		r.lastJoinSeen = joins.last(start)
+		began, decided, freshRead, err := syncReconcile(controller, start, synced)
+		if err != nil {
+			return fmt.Errorf("group restart %d: %w", run, err)
+		}
+		r.syncBegan, r.syncDecided, r.syncFreshRead = began.Sub(start).Seconds(), decided.Sub(start).Seconds(), freshRead
 		r.watchP50, r.watchMax, r.patchP50, r.patchMax = requests.latencies()
 		r.throttled, r.failed = requests.throttled.Load(), requests.failed.Load()
 		cpuLifted, err := controller.cpuSeconds()
@@ -190,4 +207,77 @@ func logged(controller *process, start time.Time, reason string) (time.Time, str
 		return time.Time{}, "", err
 	}
 	return time.Time{}, "", fmt.Errorf("the controller logged no %s since %s", reason, start.Format(time.RFC3339Nano))
+}
+
+// joinWatch dates when the harness's watch of the Pods showed the last of
+// its Pods at epoch: when the controller's watch could have shown it too.
+type joinWatch struct {
+	epoch string
+	pods  int
+
+	mu     sync.Mutex
+	joined map[types.UID]bool
+	lastAt time.Time
+}
+
+func (j *joinWatch) observe(pod *corev1.Pod, deleted bool) {
+	if deleted || pod.Annotations[jobset.EpochKey] != j.epoch {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.joined[pod.UID] {
+		return
+	}
+	j.joined[pod.UID] = true
+	if len(j.joined) == j.pods {
+		j.lastAt = time.Now()
+	}
+}
+
+// last is when the last Pod showed the epoch, in seconds since start (0:
+// not every Pod did).
+func (j *joinWatch) last(start time.Time) float64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.lastAt.IsZero() {
+		return 0
+	}
+	return j.lastAt.Sub(start).Seconds()
+}
+
+// syncReconcile finds, in the controller's log, the reconcile that wrote
+// the sync logged at synced: the last confirmed one to have decided
+// before it. It returns when that reconcile began and decided, and how
+// long its fresh read took in seconds.
+func syncReconcile(controller *process, start, synced time.Time) (began, decided time.Time, freshRead float64, err error) {
+	f, err := os.Open(controller.log)
+	if err != nil {
+		return began, decided, 0, err
+	}
+	defer f.Close()
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(make([]byte, 1<<20), 1<<20)
+	for scanner.Scan() {
+		var line struct {
+			TS        time.Time `json:"ts"`
+			Msg       string    `json:"msg"`
+			Confirmed bool      `json:"confirmed"`
+			DecidedIn float64   `json:"decidedIn"`
+			FreshRead float64   `json:"freshRead"`
+		}
+		if json.Unmarshal(scanner.Bytes(), &line) != nil || line.Msg != "Reconciling" || !line.Confirmed ||
+			line.TS.Before(start) || line.TS.After(synced) {
+			continue
+		}
+		decided, freshRead = line.TS, line.FreshRead
+		began = line.TS.Add(-time.Duration(line.DecidedIn * float64(time.Second)))
+	}
+	if err := scanner.Err(); err != nil {
+		return began, decided, 0, err
+	}
+	if decided.IsZero() {
+		return began, decided, 0, fmt.Errorf("the controller logged no confirmed reconcile before its sync at %s (is it at -v=2?)", synced.Format(time.RFC3339Nano))
+	}
+	return began, decided, freshRead, nil
 }

@@ -269,7 +269,8 @@ func (b *bench) sized(ctx context.Context, o options, apf string, n int) (result
 				times = append(times, p.seconds)
 				summary.Print("coordination", "strategy", jobset.InPlaceRestart, "apf", apf, "pods", n, "run", len(times), "seconds", p.seconds,
 					"trigger_to_deprecation_s", p.deprecation, "deprecated_by", p.deprecatedBy, "failed_pod_rejoin_s", p.failedPodRejoin,
-					"first_restart_s", p.firstRestart, "last_restart_s", p.lastRestart, "last_join_s", p.lastJoin, "sync_s", p.sync,
+					"first_restart_s", p.firstRestart, "last_restart_s", p.lastRestart, "last_join_s", p.lastJoin, "last_join_seen_s", p.lastJoinSeen,
+					"sync_reconcile_began_s", p.syncBegan, "sync_fresh_read_s", p.syncFreshRead, "sync_decided_s", p.syncDecided, "sync_s", p.sync,
 					"watch_open_p50_s", p.watchP50, "watch_open_max_s", p.watchMax, "join_p50_s", p.patchP50, "join_max_s", p.patchMax,
 					"api_requests", p.requests.total, "rejected_429", p.requests.rejected, "agent_requests_per_agent", float64(p.agentRequests)/float64(n),
 					"jobset_events_per_agent", float64(p.events)/float64(n), "jobset_events_per_agent_until_lifted", float64(p.eventsUntilLifted)/float64(n),
@@ -313,10 +314,11 @@ func (b *bench) sized(ctx context.Context, o options, apf string, n int) (result
 
 // withController runs the controller binary as its ServiceAccount while f
 // runs. Its log dates decisions to the nanosecond: when it deprecated the
-// synced epoch (see deprecationLogged).
+// synced epoch (see deprecationLogged); at -v=2, it dates every reconcile
+// (see syncReconcile).
 func (b *bench) withController(name string, f func(*process) error) error {
 	controller, err := startProcess(b.dir, name, b.controllerBinary, "--kubeconfig="+b.controllerKubeconfig,
-		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-time-encoding=rfc3339nano")
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-time-encoding=rfc3339nano", "--zap-log-level=2")
 	if err != nil {
 		return err
 	}
