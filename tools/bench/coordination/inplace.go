@@ -186,27 +186,50 @@ func deprecationLogged(controller *process, start time.Time) (time.Time, string,
 // logged reads from the controller's log when, first after start, it
 // logged a decision for reason, and its message.
 func logged(controller *process, start time.Time, reason string) (time.Time, string, error) {
+	var at time.Time
+	var msg string
+	err := readLog(controller, func(line logLine) bool {
+		if line.Reason == reason && !line.TS.Before(start) {
+			at, msg = line.TS, line.Msg
+			return false
+		}
+		return true
+	})
+	if err == nil && at.IsZero() {
+		err = fmt.Errorf("the controller logged no %s since %s", reason, start.Format(time.RFC3339Nano))
+	}
+	return at, msg, err
+}
+
+// logLine is what the harness reads of a line of the controller's log.
+type logLine struct {
+	TS     time.Time `json:"ts"`
+	Msg    string    `json:"msg"`
+	Reason string    `json:"reason"`
+	// Of a reconcile's "Reconciling", at -v=2: whether it confirmed its
+	// decision on a fresh read, and durations in seconds.
+	Confirmed bool    `json:"confirmed"`
+	DecidedIn float64 `json:"decidedIn"`
+	FreshRead float64 `json:"freshRead"`
+}
+
+// readLog hands each JSON line of the controller's log to next until it
+// returns false.
+func readLog(controller *process, next func(logLine) bool) error {
 	f, err := os.Open(controller.log)
 	if err != nil {
-		return time.Time{}, "", err
+		return err
 	}
 	defer f.Close()
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(make([]byte, 1<<20), 1<<20)
 	for scanner.Scan() {
-		var line struct {
-			TS     time.Time `json:"ts"`
-			Msg    string    `json:"msg"`
-			Reason string    `json:"reason"`
-		}
-		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Reason == reason && !line.TS.Before(start) {
-			return line.TS, line.Msg, nil
+		var line logLine
+		if json.Unmarshal(scanner.Bytes(), &line) == nil && !next(line) {
+			return nil
 		}
 	}
-	if err := scanner.Err(); err != nil {
-		return time.Time{}, "", err
-	}
-	return time.Time{}, "", fmt.Errorf("the controller logged no %s since %s", reason, start.Format(time.RFC3339Nano))
+	return scanner.Err()
 }
 
 // joinWatch dates when the harness's watch of the Pods showed the last of
@@ -251,33 +274,15 @@ func (j *joinWatch) last(start time.Time) float64 {
 // before it. It returns when that reconcile began and decided, and how
 // long its fresh read took in seconds.
 func syncReconcile(controller *process, start, synced time.Time) (began, decided time.Time, freshRead float64, err error) {
-	f, err := os.Open(controller.log)
-	if err != nil {
-		return began, decided, 0, err
-	}
-	defer f.Close()
-	scanner := bufio.NewScanner(f)
-	scanner.Buffer(make([]byte, 1<<20), 1<<20)
-	for scanner.Scan() {
-		var line struct {
-			TS        time.Time `json:"ts"`
-			Msg       string    `json:"msg"`
-			Confirmed bool      `json:"confirmed"`
-			DecidedIn float64   `json:"decidedIn"`
-			FreshRead float64   `json:"freshRead"`
+	err = readLog(controller, func(line logLine) bool {
+		if line.Msg == "Reconciling" && line.Confirmed && !line.TS.Before(start) && !line.TS.After(synced) {
+			decided, freshRead = line.TS, line.FreshRead
+			began = line.TS.Add(-time.Duration(line.DecidedIn * float64(time.Second)))
 		}
-		if json.Unmarshal(scanner.Bytes(), &line) != nil || line.Msg != "Reconciling" || !line.Confirmed ||
-			line.TS.Before(start) || line.TS.After(synced) {
-			continue
-		}
-		decided, freshRead = line.TS, line.FreshRead
-		began = line.TS.Add(-time.Duration(line.DecidedIn * float64(time.Second)))
+		return !line.TS.After(synced)
+	})
+	if err == nil && decided.IsZero() {
+		err = fmt.Errorf("the controller logged no confirmed reconcile before its sync at %s (is it at -v=2?)", synced.Format(time.RFC3339Nano))
 	}
-	if err := scanner.Err(); err != nil {
-		return began, decided, 0, err
-	}
-	if decided.IsZero() {
-		return began, decided, 0, fmt.Errorf("the controller logged no confirmed reconcile before its sync at %s (is it at -v=2?)", synced.Format(time.RFC3339Nano))
-	}
-	return began, decided, freshRead, nil
+	return began, decided, freshRead, err
 }
