@@ -140,12 +140,6 @@ func (t *Tally) ReadsSignals() bool {
 	return t.known && t.gather == nil
 }
 
-// Gathering reports whether the last decision published left the group
-// gathering.
-func (t *Tally) Gathering() bool {
-	return t.known && t.gather != nil
-}
-
 // Publish records what a decision left the group in: gathering at g, or in
 // sync (g nil). It reports whether to look again: when that changed, the
 // events weighed against the last one may be news now (a joined Pod's

@@ -228,11 +228,12 @@ func (p *podEventPacer) handler() handler.TypedEventHandler[client.Object, recon
 // that changes it waits a pause of an in-place JobSet's Pod events, as a
 // group restart makes every Job unready and ready again and a reconcile
 // reads every Pod of the JobSet: the short pause when it changes whether
-// all the Jobs of its replicatedJob are ready, which is what a reader of
-// the status's ready counts acts on (Kueue's PodsReady); otherwise the
-// quiet pause while the in-place group gathers, whose decision reads no
-// Job's readiness (and the counts it holds: holdReadyCounts), the short
-// one in sync.
+// all the Jobs of its replicatedJob are ready, which is what the readers
+// of the status's ready counts act on (Kueue's PodsReady, the startup
+// policy); otherwise the quiet pause. The epoch decision reads no Job's
+// readiness, and every status write goes to the watch of every Pod's
+// agent: the counts between follow, at most a quiet pause late, in a few
+// writes instead of one a Job.
 func (p *podEventPacer) jobHandler() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 	// enqueue records whether the Job is ready (gone: deleted) and enqueues
@@ -246,7 +247,7 @@ func (p *podEventPacer) jobHandler() handler.TypedEventHandler[client.Object, re
 		p.mu.Lock()
 		allReadyChanged := p.observeJob(req.NamespacedName, job, gone)
 		perPod := DefaultPausePerPod
-		if t := p.tallies[req.NamespacedName]; !allReadyChanged && t != nil && t.Gathering() {
+		if !allReadyChanged {
 			perPod = DefaultQuietPausePerPod
 		}
 		delay := p.delay(req.NamespacedName, perPod)

@@ -208,10 +208,10 @@ func TestJobEventsByReadiness(t *testing.T) {
 	q.expect(t, key, short, short, 0, 0)
 }
 
-// While the in-place group gathers, a Job's readiness matters to a reconcile
-// only when whether all the Jobs of its replicatedJob are ready changes
-// (what Kueue's PodsReady reads of the status); the other changes wait the
-// quiet pause. In sync, every change waits the short one: it is written.
+// A Job's readiness is waited for at the short pause only when it changes
+// whether all the Jobs of its replicatedJob are ready (what Kueue's
+// PodsReady reads of the status); the other changes wait the quiet pause,
+// the group in sync or gathering.
 func TestJobReadinessPacedByTheReplicatedJob(t *testing.T) {
 	clock := testingclock.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	p := newPodEventPacer(clock)
@@ -249,9 +249,9 @@ func TestJobReadinessPacedByTheReplicatedJob(t *testing.T) {
 	p.reconciled(key, 2000, true, nil)
 	update(inSync, 2, 4, 3)
 	update(inSync, 1, 4, 3)
-	h.Delete(ctx, ctrlevent.TypedDeleteEvent[client.Object]{Object: job(2, 3)}, inSync)
 	update(inSync, 1, 3, 4)
-	inSync.expect(t, key, short, short, 0, short)
+	h.Delete(ctx, ctrlevent.TypedDeleteEvent[client.Object]{Object: job(2, 3)}, inSync) // at once, as any change but readiness
+	inSync.expect(t, key, short, quiet, quiet, 0)
 }
 
 type added struct {
