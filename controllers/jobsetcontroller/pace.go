@@ -49,7 +49,8 @@ const DefaultPausePerPod = 50 * time.Microsecond
 const DefaultQuietPausePerPod = 5 * time.Millisecond
 
 // podEventPacer remembers, per JobSet, when its last reconcile ended and
-// how many Pods it read, and tallies its Pods' events.
+// how many Pods it read, tallies its Pods' events, and follows which of
+// its Jobs are ready.
 type podEventPacer struct {
 	clock clock.PassiveClock
 
