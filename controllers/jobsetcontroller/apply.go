@@ -398,10 +398,8 @@ func (r *Reconciler) failAgain(ctx context.Context, pods []*corev1.Pod) error {
 	var errs []error
 	for _, pod := range pods {
 		reason, why := ReasonRepeatedFailures, ""
-		for _, c := range pod.Status.Conditions {
-			if c.Type == ConditionReplacedOffNode {
-				reason, why = c.Reason, c.Message
-			}
+		if c := podCondition(pod, ConditionReplacedOffNode); c != nil {
+			reason, why = c.Reason, c.Message
 		}
 		ctrl.LoggerFrom(ctx).Info("Marking a Pod replaced off its node Failed again: its kubelet wrote its phase back over the mark",
 			"pod", klog.KObj(pod), "node", pod.Spec.NodeName, "phase", pod.Status.Phase)

@@ -247,15 +247,15 @@ func (p *podEventPacer) jobHandler() handler.TypedEventHandler[client.Object, re
 		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: job.GetNamespace(), Name: owner.Name}}
 		p.mu.Lock()
 		allReadyChanged := p.observeJob(req.NamespacedName, job, gone)
-		perPod := DefaultPausePerPod
-		if !allReadyChanged {
-			perPod = DefaultQuietPausePerPod
+		var delay time.Duration
+		if paced {
+			perPod := DefaultPausePerPod
+			if !allReadyChanged {
+				perPod = DefaultQuietPausePerPod
+			}
+			delay = p.delay(req.NamespacedName, perPod)
 		}
-		delay := p.delay(req.NamespacedName, perPod)
 		p.mu.Unlock()
-		if !paced {
-			delay = 0
-		}
 		q.AddAfter(req, delay)
 	}
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
