@@ -22,6 +22,7 @@ import (
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
+	"github.com/fastjobset/jobset/api/version"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/controllers/leadership"
 	"github.com/fastjobset/jobset/controllers/placementcontroller"
@@ -76,9 +77,14 @@ func main() {
 		"After this many failures in place of the same Pod within --repeated-failure-window, the Pod is replaced on another node instead (0: never).")
 	flag.DurationVar(&o.repeatedFailureWindow, "repeated-failure-window", jobsetcontroller.DefaultRepeatedFailureWindow,
 		"The window of --repeated-failure-limit.")
+	printVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if *printVersion {
+		fmt.Println(version.String("jobset-controller"))
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
 	if err := o.validate(); err != nil {

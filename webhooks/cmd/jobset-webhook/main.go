@@ -38,6 +38,7 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
+	"github.com/fastjobset/jobset/api/version"
 	jobsetwebhook "github.com/fastjobset/jobset/webhooks/jobsetwebhook"
 	podwebhook "github.com/fastjobset/jobset/webhooks/pod"
 )
@@ -86,9 +87,14 @@ func main() {
 	flag.Func("agent-memory", "Memory request and limit (equal) of injected agents, a quantity such as 32Mi (default "+sidecar.DefaultMemory.String()+").", quantityFlag("agent-memory", &o.agent.Memory))
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus metrics endpoint (\"0\" disables it).")
+	printVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if *printVersion {
+		fmt.Println(version.String("jobset-webhook"))
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
 	if exitCode < 1 || exitCode > 255 {

@@ -1,0 +1,23 @@
+package version
+
+import (
+	"regexp"
+	"runtime"
+	"testing"
+)
+
+// A release is MAJOR.MINOR.PATCH, with an optional pre-release such as
+// -rc.1, as the changelog's headings name it: a leading v, a second line or
+// an empty file must fail here, not in a release.
+func TestVersionIsSemantic(t *testing.T) {
+	if !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`).MatchString(Version) {
+		t.Errorf("Version = %q, want MAJOR.MINOR.PATCH[-PRERELEASE] (the file VERSION)", Version)
+	}
+}
+
+func TestString(t *testing.T) {
+	want := "jobset-agent " + Version + " (" + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")"
+	if got := String("jobset-agent"); got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
