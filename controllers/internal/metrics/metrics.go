@@ -3,11 +3,23 @@
 package metrics
 
 import (
+	"runtime"
+
 	"github.com/prometheus/client_golang/prometheus"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/fastjobset/jobset/api/version"
 )
 
 var (
+	// BuildInfo says which version each replica runs, for a rollout to be
+	// followed and a dashboard to be read against the right release notes.
+	BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: "jobset",
+		Name:      "build_info",
+		Help:      "Always 1; its labels are the controller's version and the Go toolchain that built it.",
+	}, []string{"version", "go_version"})
+
 	// JobSetsCompleted counts JobSets that reached the Completed state.
 	JobSetsCompleted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Subsystem: "jobset",
@@ -76,8 +88,9 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(JobSetsCompleted, JobSetsFailed, JobSetRestarts,
+	crmetrics.Registry.MustRegister(BuildInfo, JobSetsCompleted, JobSetsFailed, JobSetRestarts,
 		InPlaceRestarts, InPlaceRestartDuration, NodeLossReplacements, RepeatedFailureReplacements, SyncedEpoch, DeprecatedEpoch)
+	BuildInfo.WithLabelValues(version.Version, runtime.Version()).Set(1)
 }
 
 // SetEpochs mirrors an InPlaceRestart JobSet's status epochs. It is called on

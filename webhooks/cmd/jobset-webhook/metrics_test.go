@@ -1,0 +1,25 @@
+package main
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/fastjobset/jobset/api/version"
+)
+
+// The webhook's metrics endpoint serves controller-runtime's registry, with
+// the same jobset_build_info as the controller's.
+func TestBuildInfo(t *testing.T) {
+	want := `
+# HELP jobset_build_info Always 1; its labels are the webhook's version and the Go toolchain that built it.
+# TYPE jobset_build_info gauge
+jobset_build_info{go_version="` + runtime.Version() + `",version="` + version.Version + `"} 1
+`
+	if err := testutil.GatherAndCompare(crmetrics.Registry, strings.NewReader(want), "jobset_build_info"); err != nil {
+		t.Error(err)
+	}
+}
