@@ -60,18 +60,18 @@ func (u *statusUpdate) logOnly(reason, note string) {
 
 // apply records a decision of the restart machine in the status.
 func (u *statusUpdate) apply(d decision) {
-	ns := u.js.Namespace
+	ns, name := u.js.Namespace, u.js.Name
 	switch d.kind {
 	case completeJobSet:
 		u.setCondition(jobset.JobSetCompleted, metav1.ConditionTrue, d.reason, d.terminalMessage())
 		u.js.Status.TerminalState = string(jobset.JobSetCompleted)
 		u.event(corev1.EventTypeNormal, d.reason, "Complete", d.message)
-		u.recorded = append(u.recorded, func() { metrics.JobSetsCompleted.WithLabelValues(ns).Inc() })
+		u.recorded = append(u.recorded, func() { metrics.JobSetCompleted(ns, name) })
 	case failJobSet:
 		u.setCondition(jobset.JobSetFailed, metav1.ConditionTrue, d.reason, d.terminalMessage())
 		u.js.Status.TerminalState = string(jobset.JobSetFailed)
 		u.event(corev1.EventTypeWarning, d.reason, "Fail", d.message)
-		u.recorded = append(u.recorded, func() { metrics.JobSetsFailed.WithLabelValues(ns, d.reason).Inc() })
+		u.recorded = append(u.recorded, func() { metrics.JobSetFailed(ns, name, d.reason) })
 	case restartJobSet:
 		u.js.Status.Restarts++
 		if d.countsTowardMax {

@@ -91,13 +91,14 @@ func checkOriginalUntouched(t *testing.T, before, after *jobset.JobSet) {
 	}
 }
 
-// counters reads the counters apply records, for the namespace and failure
+// counters reads the counters apply records, for the JobSet and failure
 // reason given.
-func counters(ns, failReason string) map[string]float64 {
+func counters(ns, name, failReason string) map[string]float64 {
 	return map[string]float64{
-		"completed": testutil.ToFloat64(metrics.JobSetsCompleted.WithLabelValues(ns)),
-		"failed":    testutil.ToFloat64(metrics.JobSetsFailed.WithLabelValues(ns, failReason)),
-		"restarts":  testutil.ToFloat64(metrics.JobSetRestarts.WithLabelValues(ns)),
+		"completed":        testutil.ToFloat64(metrics.JobSetsCompleted.WithLabelValues(name, ns)),
+		"failed":           testutil.ToFloat64(metrics.JobSetsFailed.WithLabelValues(name, ns)),
+		"failed by reason": testutil.ToFloat64(metrics.JobSetsFailedByReason.WithLabelValues(ns, failReason)),
+		"restarts":         testutil.ToFloat64(metrics.JobSetRestarts.WithLabelValues(ns)),
 	}
 }
 
@@ -140,7 +141,7 @@ func TestStatusUpdateApply(t *testing.T) {
 				TerminalState: string(jobset.JobSetFailed),
 			},
 			wantEvents:  []event{{corev1.EventTypeWarning, jobset.ReasonReachedMaxRestarts, "Fail", "reached maxRestarts 2"}},
-			wantCounted: map[string]float64{"failed": 1},
+			wantCounted: map[string]float64{"failed": 1, "failed by reason": 1},
 		},
 		"restart counting toward maxRestarts: both counters move": {
 			js: statusTestJobSet(restarted),
@@ -188,7 +189,7 @@ func TestStatusUpdateApply(t *testing.T) {
 			// A namespace of its own: the counters are process-wide.
 			tc.js.Namespace = "apply-" + t.Name()
 			before := tc.js.DeepCopy()
-			start := counters(tc.js.Namespace, tc.d.reason)
+			start := counters(tc.js.Namespace, tc.js.Name, tc.d.reason)
 			u := nextReconcile(t, tc.js)
 			u.apply(tc.d)
 
@@ -202,14 +203,14 @@ func TestStatusUpdateApply(t *testing.T) {
 
 			// Queued, not recorded: apply counts nothing until the write
 			// runs the recorded functions.
-			if diff := cmp.Diff(start, counters(tc.js.Namespace, tc.d.reason)); diff != "" {
+			if diff := cmp.Diff(start, counters(tc.js.Namespace, tc.js.Name, tc.d.reason)); diff != "" {
 				t.Fatalf("counters moved before the write (-before +after):\n%s", diff)
 			}
 			for _, record := range u.recorded {
 				record()
 			}
 			moved := map[string]float64{}
-			for k, v := range counters(tc.js.Namespace, tc.d.reason) {
+			for k, v := range counters(tc.js.Namespace, tc.js.Name, tc.d.reason) {
 				if delta := v - start[k]; delta != 0 {
 					moved[k] = delta
 				}

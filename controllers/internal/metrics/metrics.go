@@ -20,18 +20,28 @@ var (
 		Help:      "Always 1; its labels are the controller's version and the Go toolchain that built it.",
 	}, []string{"version", "go_version"})
 
-	// JobSetsCompleted counts JobSets that reached the Completed state.
+	// JobSetsCompleted and JobSetsFailed have community JobSet's names and
+	// labels, for its dashboards and alerts to work unchanged. As in
+	// community, a JobSet's series outlive the JobSet: deleting them would
+	// make a sum over them fall, which rate() and increase() read as a
+	// counter reset.
 	JobSetsCompleted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Subsystem: "jobset",
 		Name:      "completed_total",
 		Help:      "JobSets that completed, counted once each, when the Completed condition was persisted.",
-	}, []string{"namespace"})
-
-	// JobSetsFailed counts JobSets that reached the Failed state.
+	}, []string{"jobset_name", "namespace"})
 	JobSetsFailed = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Subsystem: "jobset",
 		Name:      "failed_total",
 		Help:      "JobSets that failed, counted once each, when the Failed condition was persisted.",
+	}, []string{"jobset_name", "namespace"})
+
+	// JobSetsFailedByReason keeps the reason, which community's
+	// jobset_failed_total does not carry, under a name of its own.
+	JobSetsFailedByReason = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: "jobset",
+		Name:      "failed_by_reason_total",
+		Help:      "JobSets that failed, by the reason of their Failed condition, counted when it was persisted.",
 	}, []string{"namespace", "reason"})
 
 	// JobSetRestarts counts full restarts (every child Job recreated).
@@ -88,9 +98,21 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(BuildInfo, JobSetsCompleted, JobSetsFailed, JobSetRestarts,
+	crmetrics.Registry.MustRegister(BuildInfo, JobSetsCompleted, JobSetsFailed, JobSetsFailedByReason, JobSetRestarts,
 		InPlaceRestarts, InPlaceRestartDuration, NodeLossReplacements, RepeatedFailureReplacements, SyncedEpoch, DeprecatedEpoch)
 	BuildInfo.WithLabelValues(version.Version, runtime.Version()).Set(1)
+}
+
+// JobSetCompleted counts a JobSet whose Completed condition was persisted.
+func JobSetCompleted(namespace, name string) {
+	JobSetsCompleted.WithLabelValues(name, namespace).Inc()
+}
+
+// JobSetFailed counts a JobSet whose Failed condition was persisted, with
+// the condition's reason.
+func JobSetFailed(namespace, name, reason string) {
+	JobSetsFailed.WithLabelValues(name, namespace).Inc()
+	JobSetsFailedByReason.WithLabelValues(namespace, reason).Inc()
 }
 
 // SetEpochs mirrors an InPlaceRestart JobSet's status epochs. It is called on

@@ -24,3 +24,36 @@ jobset_build_info{go_version="` + runtime.Version() + `",version="` + version.Ve
 		t.Error(err)
 	}
 }
+
+// jobset_completed_total and jobset_failed_total carry community JobSet's
+// labels, jobset_name and namespace, and nothing more; the reason of a
+// failure is counted apart.
+func TestTerminalCountersHaveCommunityLabels(t *testing.T) {
+	JobSetsCompleted.Reset()
+	JobSetsFailed.Reset()
+	JobSetsFailedByReason.Reset()
+
+	JobSetCompleted("team-a", "trainer")
+	JobSetFailed("team-a", "eval", "FailedJobs")
+	JobSetFailed("team-a", "eval-2", "FailedJobs")
+	JobSetFailed("team-b", "eval", "ReachedMaxRestarts")
+
+	want := `
+# HELP jobset_completed_total JobSets that completed, counted once each, when the Completed condition was persisted.
+# TYPE jobset_completed_total counter
+jobset_completed_total{jobset_name="trainer",namespace="team-a"} 1
+# HELP jobset_failed_total JobSets that failed, counted once each, when the Failed condition was persisted.
+# TYPE jobset_failed_total counter
+jobset_failed_total{jobset_name="eval",namespace="team-a"} 1
+jobset_failed_total{jobset_name="eval-2",namespace="team-a"} 1
+jobset_failed_total{jobset_name="eval",namespace="team-b"} 1
+# HELP jobset_failed_by_reason_total JobSets that failed, by the reason of their Failed condition, counted when it was persisted.
+# TYPE jobset_failed_by_reason_total counter
+jobset_failed_by_reason_total{namespace="team-a",reason="FailedJobs"} 2
+jobset_failed_by_reason_total{namespace="team-b",reason="ReachedMaxRestarts"} 1
+`
+	if err := testutil.GatherAndCompare(crmetrics.Registry, strings.NewReader(want),
+		"jobset_completed_total", "jobset_failed_total", "jobset_failed_by_reason_total"); err != nil {
+		t.Error(err)
+	}
+}

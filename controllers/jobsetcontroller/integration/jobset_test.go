@@ -100,7 +100,7 @@ var _ = Describe("JobSet controller", func() {
 			Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobset.ReasonAllJobsCompleted))
 
 			By("counting the completion once, however often the JobSet is reconciled again")
-			completed := metrics.JobSetsCompleted.WithLabelValues(ns)
+			completed := metrics.JobSetsCompleted.WithLabelValues(js.Name, ns)
 			Eventually(func() float64 { return testutil.ToFloat64(completed) }).Should(Equal(1.0))
 			for i := range 3 {
 				Eventually(func() error {
