@@ -4,5 +4,5 @@
 // them with tools/update-generated.sh. Its other tests keep the layout: the
 // README's table names every folder, and the imports respect the folders'
 // kinds (what ships depends on no test or tooling code, the webhooks on no
-// controller package).
+// controller package), and CHANGELOG.md's first entry is the version.
 package codegen
