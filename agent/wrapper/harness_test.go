@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -196,7 +197,10 @@ func (a *agent) expectEnd() {
 	select {
 	case m := <-a.received:
 		a.t.Fatalf("received %+v, want the connection to end", m)
-	case <-a.ended:
+	case err := <-a.ended:
+		if !errors.Is(err, io.EOF) {
+			a.t.Fatalf("the connection ended with %v, want the wrapper to close it (EOF)", err)
+		}
 	case <-time.After(patience):
 		a.t.Fatalf("the connection did not end within %s", patience)
 	}

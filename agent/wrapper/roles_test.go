@@ -179,7 +179,7 @@ func appendLine(path, line string) {
 	if err != nil {
 		panic(err)
 	}
-	defer f.Close() //nolint:errcheck // written already
+	defer f.Close()
 	if _, err := f.WriteString(line + "\n"); err != nil {
 		panic(err)
 	}
@@ -191,7 +191,7 @@ func readLines(path string) []string {
 	if err != nil {
 		return nil
 	}
-	defer f.Close() //nolint:errcheck // read only
+	defer f.Close()
 	var lines []string
 	for s := bufio.NewScanner(f); s.Scan(); {
 		lines = append(lines, s.Text())

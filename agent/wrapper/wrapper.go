@@ -194,7 +194,7 @@ func Run(cfg Config) int {
 			w.logf("cannot listen for the agent on %s (%v): running the worker without one", cfg.Control, err)
 		} else {
 			w.listening = true
-			defer l.Close() //nolint:errcheck // removes the socket; nothing to do if it fails
+			defer l.Close() // removes the socket file
 			go w.accept(l)
 		}
 	}

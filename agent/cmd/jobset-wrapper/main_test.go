@@ -34,7 +34,7 @@ func TestBinaryIsStaticAndLinksNoClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close() //nolint:errcheck // read only
+	defer f.Close()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			t.Errorf("%s asks for a program interpreter: it is linked dynamically", path)
