@@ -81,6 +81,11 @@ const (
 	DefaultFenceAfterSeconds = 15
 )
 
+// The worker wrapper (agent/wrapper) and the agent find its control socket
+// through this variable, set in both containers to a path in the volume
+// they share.
+const EnvWrapperControl = "JOBSET_WRAPPER_CONTROL"
+
 // RequiredEnv are the variables the agent cannot start without, each set
 // from the downward API field that FieldPathOf gives.
 var RequiredEnv = []string{EnvNamespace, EnvPodName, EnvJobSetName}

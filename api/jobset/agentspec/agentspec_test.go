@@ -20,6 +20,7 @@ func TestWireValuesAreStable(t *testing.T) {
 		"config error exit":     {ExitConfigError, 2},
 		"fatal exit":            {ExitFatal, 3},
 		"token mount path":      {TokenMountPath, "/var/run/secrets/kubernetes.io/serviceaccount"},
+		"wrapper control env":   {EnvWrapperControl, "JOBSET_WRAPPER_CONTROL"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", name, tc.got, tc.want)
