@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,16 @@ type Agent struct {
 	// round trip; set while a watch is open.
 	mu      sync.Mutex
 	rewatch context.CancelFunc
+	// view is what the witness role reads of the JobSet (witness.go).
+	view jobSetView
+
+	// The witness role: the peers' answers during a silence, the promises
+	// this agent made, how it reaches a peer.
+	witnesses  witnesses
+	promises   *promises
+	hostname   string
+	peerClient *http.Client
+	witnessURL func(host, subdomain string) string
 }
 
 // Option configures an Agent.
@@ -54,6 +65,18 @@ func WithListener(l net.Listener) Option {
 	return func(a *Agent) { a.listener = l }
 }
 
+// WithWitnessURL replaces how the agent reaches a peer's witness endpoint
+// by its hostname (tests, where peers listen on loopback).
+func WithWitnessURL(url func(host, subdomain string) string) Option {
+	return func(a *Agent) { a.witnessURL = url }
+}
+
+// WithHostname replaces the Pod's hostname, which names it among its
+// peers (tests).
+func WithHostname(name string) Option {
+	return func(a *Agent) { a.hostname = name }
+}
+
 // WithSleep replaces how the agent waits between retries (tests).
 func WithSleep(sleep func(context.Context, time.Duration) error) Option {
 	return func(a *Agent) { a.backoff.sleep, a.denials.sleep = sleep, sleep }
@@ -62,7 +85,21 @@ func WithSleep(sleep func(context.Context, time.Duration) error) Option {
 // New builds an agent talking to the API server through api.
 func New(cfg Config, api *kubeclient.Client, opts ...Option) *Agent {
 	a := &Agent{cfg: cfg, api: api, barrier: newBarrier(), backoff: newBackoff(), denials: newBackoff(),
-		contact: newContact(time.Now, api.LinkSlack())}
+		contact:    newContact(time.Now, api.LinkSlack()),
+		witnessURL: peerURL(cfg.BarrierPort),
+		// Peers are Pods of the cluster's network: no proxy of the
+		// environment applies.
+		peerClient: &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, Timeout: witnessTimeout},
+	}
+	a.hostname, _ = os.Hostname()
+	kept, err := loadPromises(cfg.StateDir, bootClock)
+	if err != nil {
+		// Whatever the earlier agent promised, this one keeps the
+		// longest promise it could have made.
+		klog.ErrorS(err, "Keeping the longest promise an earlier agent of this Pod may have made")
+		kept = &promises{clock: bootClock, until: bootClock() + promiseFor}
+	}
+	a.promises = kept
 	for _, opt := range opts {
 		opt(a)
 	}
@@ -87,7 +124,9 @@ func (a *Agent) Run(ctx context.Context) int {
 			return agentspec.ExitFatal
 		}
 	}
-	server := &http.Server{Handler: a.cfg.handler(a.barrier), ReadHeaderTimeout: 5 * time.Second}
+	handler := a.cfg.handler(a.barrier)
+	handler.HandleFunc(agentspec.WitnessPath, a.serveWitness)
+	server := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			klog.ErrorS(err, "Barrier server stopped")
@@ -99,7 +138,7 @@ func (a *Agent) Run(ctx context.Context) int {
 	defer stop()
 	var fenced atomic.Bool
 	if a.cfg.FenceAfter > 0 {
-		go a.fence(ctx, a.cfg.FenceAfter, a.endWatch, func() { fenced.Store(true); stop() })
+		go a.fence(ctx, a.endWatch, func() { fenced.Store(true); stop() })
 	}
 	restart := a.follow(ctx)
 	switch {
@@ -185,6 +224,7 @@ func (a *Agent) consume(ctx context.Context, w *kubeclient.Watcher, resourceVers
 			}
 			a.backoff.reset()
 			resourceVersion = js.Metadata.ResourceVersion
+			a.setJobSetView(js)
 			restart, err := a.observe(ctx, Epochs{Synced: js.Status.SyncedEpoch, Deprecated: js.Status.DeprecatedEpoch})
 			switch {
 			case restart:
@@ -200,12 +240,75 @@ func (a *Agent) consume(ctx context.Context, w *kubeclient.Watcher, resourceVers
 // schema guarantees int32 values).
 type jobSet struct {
 	Metadata struct {
+		Name            string `json:"name"`
+		UID             string `json:"uid"`
 		ResourceVersion string `json:"resourceVersion"`
 	} `json:"metadata"`
+	Spec   jobSetSpec `json:"spec"`
 	Status struct {
+		Restarts        int32 `json:"restarts"`
 		SyncedEpoch     int32 `json:"syncedEpoch"`
 		DeprecatedEpoch int32 `json:"deprecatedEpoch"`
 	} `json:"status"`
+}
+
+// jobSetSpec is what the agent reads of the JobSet's spec: the group's
+// Pods' hostnames, for the witness role.
+type jobSetSpec struct {
+	Network *struct {
+		EnableDNSHostnames *bool  `json:"enableDNSHostnames"`
+		Subdomain          string `json:"subdomain"`
+	} `json:"network"`
+	ReplicatedJobs []replicatedJob `json:"replicatedJobs"`
+}
+
+type replicatedJob struct {
+	Name     string `json:"name"`
+	Replicas int32  `json:"replicas"`
+	Template struct {
+		Spec struct {
+			Parallelism *int32 `json:"parallelism"`
+			Completions *int32 `json:"completions"`
+			Template    struct {
+				Spec struct {
+					InitContainers []struct {
+						RestartPolicy      string `json:"restartPolicy"`
+						RestartPolicyRules []struct {
+							Action string `json:"action"`
+						} `json:"restartPolicyRules"`
+					} `json:"initContainers"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	} `json:"template"`
+}
+
+// runsTheAgent: the replicatedJob's Pods run an agent (a sidecar that
+// restarts its whole Pod), as the controller tells the in-place group.
+func (rj replicatedJob) runsTheAgent() bool {
+	for _, c := range rj.Template.Spec.Template.Spec.InitContainers {
+		if c.RestartPolicy != "Always" {
+			continue
+		}
+		for _, rule := range c.RestartPolicyRules {
+			if rule.Action == "RestartAllContainers" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (a *Agent) setJobSetView(js jobSet) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.view = jobSetView{uid: js.Metadata.UID, attempt: js.Status.Restarts, peers: peerSpaceOf(js.Metadata.Name, js.Spec)}
+}
+
+func (a *Agent) jobSetView() jobSetView {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.view
 }
 
 func decodeJobSet(raw json.RawMessage) (jobSet, error) {
@@ -255,6 +358,13 @@ var errFencedAgain = errors.New("fenced again before the barrier lifted")
 // Pod's, which a stale read of the JobSet leads to) is not retried as it
 // is: join returns the error, and the JobSet is read again.
 func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
+	if err := a.promises.wait(ctx, e, func(left time.Duration) {
+		a.barrier.hold("joining epoch %d once a promise made to a peer runs out in %s", e, left.Round(time.Second))
+		klog.InfoS("Waiting before joining: this Pod vouched for a peer out of contact with the API server, and promised to write no later epoch meanwhile",
+			"epoch", e, "wait", left.Round(time.Millisecond))
+	}); err != nil {
+		return false, nil
+	}
 	a.barrier.hold("joining epoch %d: writing the Pod's %s annotation", e, agentspec.EpochAnnotation)
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, agentspec.EpochAnnotation, agentspec.FormatEpoch(e))
 	for ctx.Err() == nil {

@@ -94,7 +94,7 @@ func (b *barrier) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "barrier down:", reason)
 }
 
-func (c Config) handler(b *barrier) http.Handler {
+func (c Config) handler(b *barrier) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle(c.BarrierPath, b)
 	mux.HandleFunc(agentspec.HealthPath, func(w http.ResponseWriter, _ *http.Request) {

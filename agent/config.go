@@ -21,6 +21,14 @@ type Config struct {
 	// FenceAfter: how long without contact with the API server before the
 	// agent stops its running worker (fence.go); 0: never.
 	FenceAfter time.Duration
+	// FenceWitnesses: how many peers on other nodes must vouch that the
+	// silence is shared before a running worker rides it out (0: none is
+	// asked); FenceDeferLimit: the longest silence that rides out.
+	FenceWitnesses  int
+	FenceDeferLimit time.Duration
+	// NodeName names the agent's node to its peers; StateDir keeps its
+	// promises to them for the agents that follow in the Pod (witness.go).
+	NodeName, StateDir string
 }
 
 // ConfigFromEnv reads and validates the configuration. Every problem is
@@ -34,6 +42,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		BarrierPort:     agentspec.DefaultBarrierPort,
 		BarrierPath:     agentspec.DefaultBarrierPath,
 		FenceAfter:      DefaultFenceAfter,
+		FenceWitnesses:  agentspec.DefaultFenceWitnesses,
+		FenceDeferLimit: agentspec.DefaultFenceDeferLimitSeconds * time.Second,
+		NodeName:        getenv(agentspec.EnvNodeName),
+		StateDir:        getenv(agentspec.EnvStateDir),
 	}
 	var errs []error
 	for _, v := range []struct {
@@ -79,6 +91,26 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 				agentspec.EnvFenceAfterSeconds, raw, agentspec.MaxFenceAfterSeconds))
 		}
 		c.FenceAfter = time.Duration(seconds) * time.Second
+	}
+	if raw := getenv(agentspec.EnvFenceWitnesses); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 || n > agentspec.MaxFenceWitnesses {
+			errs = append(errs, fmt.Errorf("%s=%q: must be a whole number from 0 (fence alone, asking no peer) to %d, the peers on other nodes that must vouch for a shared outage",
+				agentspec.EnvFenceWitnesses, raw, agentspec.MaxFenceWitnesses))
+		}
+		c.FenceWitnesses = n
+	}
+	if raw := getenv(agentspec.EnvFenceDeferLimitSeconds); raw != "" {
+		seconds, err := strconv.Atoi(raw)
+		if err != nil || seconds < 0 || seconds > agentspec.MaxFenceDeferLimitSeconds {
+			errs = append(errs, fmt.Errorf("%s=%q: must be a whole number of seconds from 0 to %d, the longest API server outage a worker rides out",
+				agentspec.EnvFenceDeferLimitSeconds, raw, agentspec.MaxFenceDeferLimitSeconds))
+		}
+		c.FenceDeferLimit = time.Duration(seconds) * time.Second
+	}
+	if c.StateDir != "" && !strings.HasPrefix(c.StateDir, "/") {
+		errs = append(errs, fmt.Errorf("%s=%q: must be an absolute path, a directory of the Pod (an emptyDir) that outlives the agent's container",
+			agentspec.EnvStateDir, c.StateDir))
 	}
 	return c, errors.Join(errs...)
 }

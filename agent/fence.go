@@ -128,14 +128,30 @@ func (c *contact) tick() (silence time.Duration, stalled bool) {
 	return now.Sub(c.silentSince), stalled
 }
 
-// fence watches the silence until ctx ends. After a stall it asks for a
-// fresh watch (rewatch). Once the agent joined an epoch (or a worker may
-// run) and the silence reaches after, it stops the agent (stop) if the
-// barrier lifted, and otherwise keeps it down until the agent writes its
-// epoch again.
-func (a *Agent) fence(ctx context.Context, after time.Duration, rewatch, stop func()) {
+// silence is how long the agent has been out of contact, as the last tick
+// left it (0: in contact).
+func (c *contact) silence() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.silentSince.IsZero() {
+		return 0
+	}
+	return c.now().Sub(c.silentSince)
+}
+
+// fenceLimits are the agent's settings for Fence.
+func (c Config) fenceLimits() FenceLimits {
+	return FenceLimits{After: c.FenceAfter, DeferLimit: c.FenceDeferLimit, Witnesses: c.FenceWitnesses}
+}
+
+// fence watches the silence until ctx ends, and acts as Fence decides.
+// After a stall it asks for a fresh watch (rewatch), and forgets what its
+// witnesses said: their promises may have run out meanwhile. stop stops
+// the running worker.
+func (a *Agent) fence(ctx context.Context, rewatch, stop func()) {
 	ticker := time.NewTicker(fenceTick)
 	defer ticker.Stop()
+	limits := a.cfg.fenceLimits()
 	for {
 		select {
 		case <-ctx.Done():
@@ -147,16 +163,25 @@ func (a *Agent) fence(ctx context.Context, after time.Duration, rewatch, stop fu
 			klog.InfoS("The agent did not run for a while (a frozen or starved node): opening the watch again to confirm contact with the API server", "silence", silence.Round(time.Millisecond))
 			rewatch()
 		}
-		if silence < after || (a.epoch.Load() == 0 && !a.barrier.isLifted()) || a.barrier.isFenced() {
-			continue
+		if stalled || silence == 0 {
+			a.witnesses.forget()
 		}
-		if a.barrier.fence(fmt.Sprintf("no contact with the API server for %s: the agent writes epoch %d again before the worker starts", after, a.epoch.Load())) {
-			klog.InfoS("No contact with the API server for the fence time: stopping the worker (restarting the Pod in place), as its rank may be replaced meanwhile",
-				"epoch", a.epoch.Load(), "silence", silence.Round(time.Millisecond), "fenceAfter", after)
+		state := Silence{For: silence, Joined: a.epoch.Load() != 0, Lifted: a.barrier.isLifted(), Fenced: a.barrier.isFenced(),
+			Witnessed: a.witnesses.state(a.contact.now())}
+		switch Fence(state, limits) {
+		case HoldBarrier:
+			if a.barrier.fence(fmt.Sprintf("no contact with the API server for %s: the agent writes epoch %d again before the worker starts", limits.After, a.epoch.Load())) {
+				continue // lifted meanwhile: the next tick sees a running worker
+			}
+			klog.InfoS("No contact with the API server for the fence time: the worker, which waits at the barrier, starts only once the agent has written its epoch again, as its rank may be replaced meanwhile",
+				"epoch", a.epoch.Load(), "silence", silence.Round(time.Millisecond), "fenceAfter", limits.After)
+		case AskWitnesses:
+			a.askWitnesses(ctx)
+		case StopWorker:
+			klog.InfoS("No contact with the API server for the fence time, and the silence is not shared (or lasted past the defer limit): stopping the worker (restarting the Pod in place), as its rank may be replaced meanwhile",
+				"epoch", a.epoch.Load(), "silence", silence.Round(time.Millisecond), "fenceAfter", limits.After, "deferLimit", limits.DeferLimit)
 			stop()
 			return
 		}
-		klog.InfoS("No contact with the API server for the fence time: the worker, which waits at the barrier, starts only once the agent has written its epoch again, as its rank may be replaced meanwhile",
-			"epoch", a.epoch.Load(), "silence", silence.Round(time.Millisecond), "fenceAfter", after)
 	}
 }

@@ -1,5 +1,7 @@
 package agent
 
+import "time"
+
 // Action is what the agent does after seeing a JobSet status.
 type Action int
 
@@ -35,5 +37,87 @@ func Next(epoch int32, status Epochs) Action {
 		return Lift
 	default:
 		return Wait
+	}
+}
+
+// FenceAction is what the agent does about a silence from the API server.
+type FenceAction int
+
+const (
+	// CarryOn: nothing to do (in contact, or nothing runs that a
+	// replacement could run beside).
+	CarryOn FenceAction = iota
+	// HoldBarrier: keep a worker that waits at the barrier there until the
+	// agent has written its epoch again.
+	HoldBarrier
+	// AskWitnesses: ask peers on other nodes whether they are out of
+	// contact too.
+	AskWitnesses
+	// StopWorker: stop the running worker (the one route to the restart
+	// exit for a silence).
+	StopWorker
+)
+
+func (a FenceAction) String() string {
+	return [...]string{"CarryOn", "HoldBarrier", "AskWitnesses", "StopWorker"}[a]
+}
+
+// Witnessed is what the agent heard from its peers during a silence.
+type Witnessed int
+
+const (
+	// NotAsked: no peer asked since the silence began, or the promises
+	// the agent held are due to be asked again.
+	NotAsked Witnessed = iota
+	// Vouched: enough peers on other nodes, silent too, promised to write
+	// no epoch beyond the agent's for a while: the silence is shared, and
+	// no group can move past the agent's epoch without them.
+	Vouched
+	// Alone: a peer is in contact, or too few vouched.
+	Alone
+)
+
+// Silence is the agent's state as the fence sees it.
+type Silence struct {
+	// For is how long the agent has been out of contact (0: in contact).
+	For time.Duration
+	// Joined: the agent joined an epoch. Lifted: its barrier lifted (the
+	// worker may run). Fenced: the barrier waits for the agent to write
+	// its epoch again.
+	Joined, Lifted, Fenced bool
+	Witnessed              Witnessed
+}
+
+// FenceLimits are the agent's fence settings.
+type FenceLimits struct {
+	// After: the fence time (0: never fence). DeferLimit: the longest
+	// silence witnesses can ride out. Witnesses: how many must vouch (0:
+	// none is asked).
+	After, DeferLimit time.Duration
+	Witnesses         int
+}
+
+// Fence decides what the agent does about a silence. A replacement can run
+// beside the Pod's worker only once the controller declared the Pod lost,
+// which it does only after a silence longer than the fence time, and only
+// while few enough nodes of the group are silent that the agent could not
+// have been vouched for (docs/controller.md, "Shared silence"). So a
+// running worker stops at the fence time unless the silence is shared, and
+// at the defer limit whatever; a waiting one just stays at the barrier.
+func Fence(s Silence, l FenceLimits) FenceAction {
+	switch {
+	case l.After <= 0 || s.For < l.After:
+		return CarryOn
+	case !s.Lifted:
+		if !s.Joined || s.Fenced {
+			return CarryOn
+		}
+		return HoldBarrier
+	case l.Witnesses <= 0 || s.For >= l.DeferLimit || s.Witnessed == Alone:
+		return StopWorker
+	case s.Witnessed == Vouched:
+		return CarryOn
+	default:
+		return AskWitnesses
 	}
 }

@@ -84,6 +84,37 @@ var _ = Describe("Control-plane faults", Serial, Label("local-cluster", "faults"
 		})
 	}
 
+	// Nothing failed: an API server outage that every node shares must
+	// stop no worker and cost no restart, however long the agents' fence
+	// time (their peers on the other node vouch that the silence is
+	// shared).
+	for _, outage := range outages {
+		It(fmt.Sprintf("keeps every worker running while a group trains through an API server outage of %d s", int(outage.Seconds())), func(ctx context.Context) {
+			js := example(ns, "story1-inplace.yaml")
+			Expect(k8sClient.Create(ctx, js)).To(Succeed())
+			before := waitForSyncedWorkers(ctx, js, 4)
+			status := getJobSet(ctx, js).Status
+
+			By(fmt.Sprintf("killing the API server, for %s", outage))
+			plane.run(ctx, "kill", "kube-apiserver")
+			time.Sleep(outage) // the outage is the scenario, not a wait for something
+			plane.run(ctx, "start", "kube-apiserver")
+			waitForAPIServer(ctx)
+
+			By("every worker still runs, never restarted; no epoch moved and nothing is counted")
+			// A fenced worker would have shown its restart by the time its
+			// kubelet's status writes came back; the window covers that.
+			Consistently(func(g Gomega) {
+				g.Expect(runningWorkers(g, ctx, js)).To(Equal(before))
+			}).WithTimeout(20 * time.Second).WithPolling(2 * time.Second).Should(Succeed())
+			after := getJobSet(ctx, js).Status
+			Expect(after.SyncedEpoch).To(Equal(status.SyncedEpoch), "synced epoch")
+			Expect(after.DeprecatedEpoch).To(Equal(status.DeprecatedEpoch), "deprecated epoch")
+			Expect(after.InPlaceRestarts).To(Equal(status.InPlaceRestarts), "group restarts counted")
+			Expect(after.Restarts).To(Equal(status.Restarts), "full restarts")
+		})
+	}
+
 	It("replaces a leader killed 0.4 s into a group restart", func(ctx context.Context) {
 		By("an undisturbed group restart first, for comparison")
 		js := example(ns, "story1-inplace.yaml")

@@ -247,24 +247,31 @@ func example(ns, file string) *jobset.JobSet {
 func waitForSyncedWorkers(ctx context.Context, js *jobset.JobSet, want int) map[string]podState {
 	var states map[string]podState
 	Eventually(func(g Gomega) {
-		var pods corev1.PodList
-		g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace),
-			client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
-		states = map[string]podState{}
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-				continue
-			}
-			s := podState{uid: p.UID, restarts: map[string]int32{}}
-			for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
-				g.Expect(cs.State.Running).NotTo(BeNil(), "%s/%s not running", p.Name, cs.Name)
-				g.Expect(ptr.Deref(cs.Started, false)).To(BeTrue(), "%s/%s not started (barrier)", p.Name, cs.Name)
-				s.restarts[cs.Name] = cs.RestartCount
-			}
-			states[p.Name] = s
-		}
+		states = runningWorkers(g, ctx, js)
 		g.Expect(states).To(HaveLen(want))
 	}).Should(Succeed())
+	return states
+}
+
+// runningWorkers is the state of js's running Pods by name, each with
+// every container running and started (the barrier lifted).
+func runningWorkers(g Gomega, ctx context.Context, js *jobset.JobSet) map[string]podState {
+	var pods corev1.PodList
+	g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace),
+		client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
+	states := map[string]podState{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		s := podState{uid: p.UID, restarts: map[string]int32{}}
+		for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			g.Expect(cs.State.Running).NotTo(BeNil(), "%s/%s not running", p.Name, cs.Name)
+			g.Expect(ptr.Deref(cs.Started, false)).To(BeTrue(), "%s/%s not started (barrier)", p.Name, cs.Name)
+			s.restarts[cs.Name] = cs.RestartCount
+		}
+		states[p.Name] = s
+	}
 	return states
 }
 

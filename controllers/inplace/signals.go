@@ -32,12 +32,12 @@ func Live(pod *corev1.Pod) bool {
 // marked it Failed and its kubelet has not reported every container
 // stopped (Pod.stopping, for a Pod of the API).
 func Stopping(pod *corev1.Pod) bool {
-	return (pod.DeletionTimestamp != nil && !ended(pod)) || (jobset.ReplacedOffNode(pod) && !containersStopped(pod))
+	return (pod.DeletionTimestamp != nil && !ended(pod)) || (jobset.ReplacedOffNode(pod) && !ContainersStopped(pod))
 }
 
-// containersStopped: the Pod's status shows every container terminated,
+// ContainersStopped reports whether the Pod's status shows every container terminated,
 // as the kubelet reports a Pod it stopped.
-func containersStopped(pod *corev1.Pod) bool {
+func ContainersStopped(pod *corev1.Pod) bool {
 	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for _, s := range statuses {
 			if s.State.Terminated == nil {

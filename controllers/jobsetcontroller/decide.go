@@ -122,7 +122,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	a.lost, lostLookAgain = lostMembers(update.js, o.pods, o.nodeLoss, o.now)
 	a.requeueAfter = sooner(a.requeueAfter, lostLookAgain)
 	var confirmRelease bool
-	a.release, confirmRelease = releases(update.js, o.pods, jobs)
+	a.release, confirmRelease = releases(update.js, o.pods, jobs, o.nodeLoss)
 	a.confirm = a.confirm || confirmRelease
 	if d.kind == keepRunning && inPlaceRestartEnabled(update.js) {
 		a.gather, a.gatherKnown = gatherOf(update.js), true
@@ -135,7 +135,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 // Pods, and goes once its ttlSecondsAfterFinished is over.
 func decideFinished(o *observed) actions {
 	a := actions{deleteJobs: o.children.active}
-	a.release, _ = releases(o.js, o.pods, nil)
+	a.release, _ = releases(o.js, o.pods, nil, o.nodeLoss)
 	if remaining, ok := ttlRemaining(o.js, o.now); ok {
 		a.expired, a.requeueAfter = remaining <= 0, max(remaining, 0)
 	}

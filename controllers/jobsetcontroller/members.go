@@ -73,9 +73,15 @@ func keepsMembers(js *jobset.JobSet) bool {
 // releasable reports whether the controller is done with a Pod that holds
 // the group-member finalizer. js is nil when the JobSet is gone; jobs are
 // the JobSet's current Jobs by name.
-func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job) bool {
+func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job, loss nodeLoss) bool {
 	if !keepsMembers(js) {
 		return true
+	}
+	if declaredLost(pod) && loss.mayRunUnheard(pod) {
+		// Kept readable: while it may run, its node counts among the
+		// JobSet's silent ones (nodeLoss.sharedSilence), of whatever
+		// restart attempt.
+		return false
 	}
 	if !ofCurrentAttempt(js, pod) {
 		return true // of an earlier attempt, which a full restart deletes, or of another JobSet of the name
@@ -127,11 +133,11 @@ func indexComplete(job *batchv1.Job, pod *corev1.Pod) bool {
 // while running, and its release must be decided on a fresh read of its
 // Job: the cache may not show yet that the Job counted its index complete,
 // and releasing it would lose the only trace.
-func releases(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job) (release []*corev1.Pod, confirm bool) {
+func releases(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, loss nodeLoss) (release []*corev1.Pod, confirm bool) {
 	byName := jobsByName(jobs)
 	for i := range pods {
 		pod := &pods[i]
-		if holdsMember(pod) && releasable(js, pod, byName) {
+		if holdsMember(pod) && releasable(js, pod, byName, loss) {
 			release = append(release, pod)
 			confirm = confirm || (keepsMembers(js) && leftWhileRunning(pod))
 		}

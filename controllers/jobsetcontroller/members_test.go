@@ -3,6 +3,7 @@ package jobsetcontroller
 import (
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -55,6 +56,21 @@ func TestReleasable(t *testing.T) {
 	succeeded := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
 	accounted := func(p *corev1.Pod) { p.Finalizers = []string{jobset.GroupMemberFinalizer} }
 	indexOneComplete := func(j *batchv1.Job) { j.Status.CompletedIndexes = "0-1" }
+	declaredLost := func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodFailed
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonNodeLost})
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+		p.DeletionTimestamp = &now
+	}
+	stopped := func(p *corev1.Pod) {
+		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
+	}
+	// silentFor: node-a has not renewed its Lease for that long.
+	silentFor := func(d time.Duration) nodeLoss {
+		return nodeLoss{threshold: DefaultNodeLossThreshold, silence: func(node string) (time.Duration, time.Duration, bool) {
+			return d, 10 * time.Second, node == "node-a"
+		}}
+	}
 
 	cases := []struct {
 		name string
@@ -104,7 +120,30 @@ func TestReleasable(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := releasable(tc.js, tc.pod, tc.jobs); got != tc.want {
+			if got := releasable(tc.js, tc.pod, tc.jobs, nodeLoss{}); got != tc.want {
+				t.Errorf("releasable = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	lostCases := []struct {
+		name string
+		js   *jobset.JobSet
+		pod  *corev1.Pod
+		jobs map[string]*batchv1.Job
+		want bool
+		loss nodeLoss
+	}{
+		// Declared lost, it counts among the JobSet's silent nodes while
+		// it may run (nodeLoss.sharedSilence), so it stays readable.
+		{"declared lost, on a node still silent, not reported stopped: held", running(), member(declaredLost), job(), false, silentFor(time.Minute)},
+		{"declared lost, of an earlier attempt, on a node still silent: held", running(), member(declaredLost, func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1" }), job(), false, silentFor(time.Minute)},
+		{"declared lost, its kubelet reported it stopped", running(), member(declaredLost, stopped), job(), true, silentFor(time.Minute)},
+		{"declared lost, its node renews again: its kubelet stops it", running(), member(declaredLost), job(), true, silentFor(2 * time.Second)},
+		{"declared lost, its node gone", running(), member(declaredLost, func(p *corev1.Pod) { p.Spec.NodeName = "node-gone" }), job(), true, silentFor(time.Minute)},
+	}
+	for _, tc := range lostCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := releasable(tc.js, tc.pod, tc.jobs, tc.loss); got != tc.want {
 				t.Errorf("releasable = %v, want %v", got, tc.want)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
+	"github.com/fastjobset/jobset/controllers/nodeloss"
 )
 
 // A node that dies, hangs or is cut off from the API server keeps its Node
@@ -38,6 +39,22 @@ import (
 // once, within K. A Pod whose agent does not fence (FENCE_AFTER_SECONDS=0)
 // is never declared lost: only an administrator can (the out-of-service
 // taint, or deleting the Node).
+//
+// Shared silence. An agent whose peers on other nodes are out of contact
+// too keeps its worker running past F (agent/witness.go): an API server
+// outage that every node shares stops nothing. Its witnesses promised to
+// join no later epoch meanwhile, so the group cannot move on without them
+// unless they are declared lost as well. So a member is declared lost after
+// the bound above only while few enough nodes of the JobSet are silent:
+// at most w, the least FENCE_WITNESSES of the group's agents, counting
+// every suspect node that still runs a Pod of the JobSet, including Pods
+// already declared lost whose kubelet has not reported them stopped (their
+// finalizer keeps them readable until then: releasable). An agent and its
+// w witnesses are w+1 silent nodes, so the last of them could not have been
+// declared lost while the others still ran. Past that count, a member is
+// declared lost only after its agent's defer limit (FENCE_DEFER_LIMIT_SECONDS)
+// plus R and K: by then its agent stopped its worker whatever its peers
+// said (docs/controller.md, "Shared silence").
 
 // NodeSilence reports how long a node's kubelet has been silent as the
 // controller saw it, and its renew interval; known is false for a node it
@@ -73,11 +90,12 @@ type lostMember struct {
 // lostMembers picks the members of the JobSet's in-place group whose node
 // has been silent past their bound at now, and when to look again for one
 // whose node is silent but not yet past it (0: none is).
-func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.Time) (lost []lostMember, lookAgain time.Duration) {
+func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.Time) (members []lostMember, lookAgain time.Duration) {
 	if loss.silence == nil || loss.threshold <= 0 || !keepsMembers(js) {
 		return nil, 0
 	}
 	_, group := inPlaceGroup(js)
+	silent, witnesses := loss.sharedSilence(js, pods)
 	for i := range pods {
 		pod := &pods[i]
 		node := pod.Spec.NodeName
@@ -85,48 +103,151 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 			(!inplace.Live(pod) && !inplace.Stopping(pod)) {
 			continue
 		}
-		fence, fences := agentFence(pod)
-		if !fences {
+		fence := agentFence(pod)
+		if !fence.fences {
 			continue
 		}
 		silence, interval, known := loss.silence(node)
 		if !known {
 			continue
 		}
-		bound := max(loss.threshold, fence+interval+fenceRestart)
+		bound, deferred := loss.bounds(fence, interval)
+		lost := nodeloss.Lost(silence, bound, deferred, silent, witnesses)
+		why := fmt.Sprintf("the bound is %s: the agent's fence of %s, a renew interval of %s and the kubelet's restart of the Pod", bound, fence.after, interval)
+		if witnesses > 0 && silent > witnesses {
+			bound = deferred
+			why = fmt.Sprintf("%d nodes of the JobSet are silent at once, more than the %d its agents' witnesses allow: the bound is the agent's defer limit of %s, a renew interval of %s and the kubelet's restart of the Pod",
+				silent, witnesses, fence.deferLimit, interval)
+		}
 		switch {
-		case silence >= bound:
-			lost = append(lost, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), why: fmt.Sprintf(
-				"node %s has not renewed its Lease for %s (the bound is %s: the agent's fence of %s, a renew interval of %s and the kubelet's restart of the Pod)",
-				node, silence.Round(time.Second), bound, fence, interval)})
+		case lost:
+			members = append(members, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), why: fmt.Sprintf(
+				"node %s has not renewed its Lease for %s (%s)", node, silence.Round(time.Second), why)})
 		case suspect(silence, interval):
 			if wait := bound - silence; lookAgain == 0 || wait < lookAgain {
 				lookAgain = wait
 			}
 		}
 	}
-	return lost, lookAgain
+	return members, lookAgain
 }
 
-// agentFence is the fence time of the Pod's agent, and false when it does
-// not fence (or its value cannot be read from its spec: a value from a
-// ConfigMap, say).
-func agentFence(pod *corev1.Pod) (time.Duration, bool) {
-	i := sidecar.Index(pod.Spec)
-	if i < 0 {
-		return 0, false
+// bounds are a member's bound while its group's silence is not shared,
+// and once it may be.
+func (l nodeLoss) bounds(f agentFenceSettings, renewInterval time.Duration) (bound, deferred time.Duration) {
+	bound = max(l.threshold, f.after+renewInterval+fenceRestart)
+	deferred = bound
+	if f.witnesses > 0 {
+		// Past its defer limit, the agent stops its worker and vouches for
+		// no one; every promise it made before runs out within a promise's
+		// length, and the agents that relied on one have asked again and
+		// stopped their own workers.
+		deferred = max(bound, f.deferLimit+renewInterval+fenceRestart+agentspec.WitnessPromiseSeconds*time.Second)
 	}
-	for _, env := range pod.Spec.InitContainers[i].Env {
-		if env.Name != agentspec.EnvFenceAfterSeconds {
+	return bound, deferred
+}
+
+// sharedSilence counts the silent nodes that may still run a Pod of the
+// JobSet's group, of any restart attempt (mayRunUnheard), and tells the
+// least number of witnesses the group's agents ask for (0: none asks, and
+// every agent fences alone).
+func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod) (silent, witnesses int) {
+	_, group := inPlaceGroup(js)
+	nodes := map[string]bool{}
+	for i := range pods {
+		pod := &pods[i]
+		if pod.Labels[jobset.JobSetUIDKey] != string(js.UID) || !group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
 			continue
 		}
-		seconds, err := strconv.Atoi(env.Value)
-		if env.ValueFrom != nil || err != nil || seconds <= 0 {
-			return 0, false
+		unheard := l.mayRunUnheard(pod)
+		if !unheard && !inplace.Live(pod) {
+			continue
 		}
-		return time.Duration(seconds) * time.Second, true
+		if w := agentFence(pod).witnesses; w > 0 && (witnesses == 0 || w < witnesses) {
+			witnesses = w
+		}
+		if unheard {
+			nodes[pod.Spec.NodeName] = true
+		}
 	}
-	return agentspec.DefaultFenceAfterSeconds * time.Second, true
+	return len(nodes), witnesses
+}
+
+// mayRunUnheard reports whether the Pod's containers may run on a node the
+// controller does not hear from (a suspect): it is a member or leaving, or
+// it was declared lost and its kubelet has not reported it stopped; and
+// its node has been silent for less than the longest its agent may ride
+// out (past that, its agent stopped its worker whatever its peers said).
+// Once the node renews again, its kubelet stops a Pod declared lost.
+func (l nodeLoss) mayRunUnheard(pod *corev1.Pod) bool {
+	if l.silence == nil || pod.Spec.NodeName == "" {
+		return false
+	}
+	if !inplace.Live(pod) && !inplace.Stopping(pod) && !(declaredLost(pod) && !inplace.ContainersStopped(pod)) {
+		return false
+	}
+	silence, interval, known := l.silence(pod.Spec.NodeName)
+	if !known || !suspect(silence, interval) {
+		return false
+	}
+	fence := agentFence(pod)
+	if !fence.fences {
+		return true
+	}
+	_, deferred := l.bounds(fence, interval)
+	return silence < deferred
+}
+
+// declaredLost: the controller marked the Pod Failed for its node's loss.
+func declaredLost(pod *corev1.Pod) bool {
+	c := podCondition(pod, corev1.DisruptionTarget)
+	return c != nil && c.Status == corev1.ConditionTrue && c.Reason == ReasonNodeLost
+}
+
+// agentFenceSettings is what the Pod's agent does about a silence, read
+// from its spec.
+type agentFenceSettings struct {
+	// fences: the agent stops its worker after a silence of after; it does
+	// not (FENCE_AFTER_SECONDS=0), or the value cannot be read from the
+	// spec (a value from a ConfigMap, say).
+	fences bool
+	after  time.Duration
+	// witnesses and deferLimit: FENCE_WITNESSES and
+	// FENCE_DEFER_LIMIT_SECONDS; a value the spec does not give is taken
+	// at its most cautious (one witness, the longest limit).
+	witnesses  int
+	deferLimit time.Duration
+}
+
+func agentFence(pod *corev1.Pod) agentFenceSettings {
+	i := sidecar.Index(pod.Spec)
+	if i < 0 {
+		return agentFenceSettings{}
+	}
+	f := agentFenceSettings{fences: true, after: agentspec.DefaultFenceAfterSeconds * time.Second,
+		witnesses: agentspec.DefaultFenceWitnesses, deferLimit: agentspec.DefaultFenceDeferLimitSeconds * time.Second}
+	for _, env := range pod.Spec.InitContainers[i].Env {
+		value, err := strconv.Atoi(env.Value)
+		known := env.ValueFrom == nil && err == nil && value >= 0
+		switch env.Name {
+		case agentspec.EnvFenceAfterSeconds:
+			f.fences, f.after = known && value > 0, time.Duration(value)*time.Second
+		case agentspec.EnvFenceWitnesses:
+			f.witnesses = value
+			if !known {
+				f.witnesses = 1
+			}
+		case agentspec.EnvFenceDeferLimitSeconds:
+			f.deferLimit = time.Duration(value) * time.Second
+			if !known {
+				f.deferLimit = agentspec.MaxFenceDeferLimitSeconds * time.Second
+			}
+		}
+	}
+	if !f.fences {
+		return agentFenceSettings{}
+	}
+	return f
 }
 
 // suspect: a node silent for more than a renew interval and a half missed

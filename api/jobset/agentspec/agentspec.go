@@ -79,6 +79,53 @@ const (
 	// restart without stopping running workers, short enough that the
 	// controller's node-loss bound stays well under a minute.
 	DefaultFenceAfterSeconds = 15
+
+	// EnvFenceWitnesses: how many peers on other nodes, out of contact
+	// too, must vouch for an agent before it keeps its worker running
+	// past its fence time (0: it never asks, and fences alone). The
+	// controller declares a member lost only while no more nodes of its
+	// group are silent than the least value of its members: the same
+	// number on both sides is what makes a shared outage stop nothing and
+	// a replacement safe.
+	EnvFenceWitnesses = "FENCE_WITNESSES"
+	// DefaultFenceWitnesses: one witness tells a shared outage from a cut;
+	// a second node of the group silent at once waits for the defer limit.
+	DefaultFenceWitnesses = 1
+	// MaxFenceWitnesses bounds EnvFenceWitnesses: each silent agent asks
+	// a few times as many peers, every few seconds.
+	MaxFenceWitnesses = 16
+	// EnvFenceDeferLimitSeconds: the longest silence an agent rides out
+	// on its witnesses' word; past it, it fences whatever they say.
+	EnvFenceDeferLimitSeconds = "FENCE_DEFER_LIMIT_SECONDS"
+	// DefaultFenceDeferLimitSeconds: longer than a managed control plane's
+	// upgrade; the controller replaces the members of more silent nodes
+	// than the witnesses allow only after it.
+	DefaultFenceDeferLimitSeconds = 600
+	// MaxFenceDeferLimitSeconds bounds EnvFenceDeferLimitSeconds.
+	MaxFenceDeferLimitSeconds = 86400
+	// EnvNodeName is the node the agent's Pod runs on (downward API
+	// spec.nodeName): a witness names its node, as the asker counts nodes,
+	// not Pods.
+	EnvNodeName = "NODE_NAME"
+	// EnvStateDir is a directory that outlives the agent's container (an
+	// emptyDir of the Pod): a witness's promise binds the agents that
+	// follow it in the Pod too. Without it, the agent promises nothing.
+	EnvStateDir = "AGENT_STATE_DIR"
+	// StateVolumeName and StateMountPath: the emptyDir injection mounts at
+	// EnvStateDir.
+	StateVolumeName = "jobset-agent-state"
+	StateMountPath  = "/var/run/jobset-agent"
+)
+
+// The witness endpoint, on the barrier port: an agent out of contact with
+// the API server asks its peers there whether they are too
+// (agent/witness.go).
+const (
+	WitnessPath = "/witness"
+	// WitnessPromiseSeconds: how long a witness that vouched for a peer
+	// writes no epoch. The asker asks again after a third of it and, if
+	// no longer vouched for, stops its worker within the rest.
+	WitnessPromiseSeconds = 30
 )
 
 // The worker wrapper (agent/wrapper) and the agent find its control socket
@@ -96,6 +143,7 @@ var FieldPathOf = map[string]string{
 	EnvNamespace:  "metadata.namespace",
 	EnvPodName:    "metadata.name",
 	EnvJobSetName: "metadata.annotations['" + JobSetNameKey + "']",
+	EnvNodeName:   "spec.nodeName",
 }
 
 // Exit codes of the agent. Only the restart exit code is a request; the

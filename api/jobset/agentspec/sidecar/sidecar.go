@@ -73,8 +73,10 @@ func Inject(job *batchv1.JobSpec, o Options) {
 		agent.Resources = corev1.ResourceRequirements{}
 	}
 	pod.InitContainers = append(pod.InitContainers, agent)
-	if !slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == agentspec.TokenVolumeName }) {
-		pod.Volumes = append(pod.Volumes, TokenVolume())
+	for _, volume := range []corev1.Volume{TokenVolume(), StateVolume()} {
+		if !slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == volume.Name }) {
+			pod.Volumes = append(pod.Volumes, volume)
+		}
 	}
 	if pod.AutomountServiceAccountToken == nil {
 		pod.AutomountServiceAccountToken = ptr.To(false)
@@ -115,6 +117,14 @@ func TokenVolume() corev1.Volume {
 	}}}
 }
 
+// StateVolume is the agent's state directory, which outlives its
+// container: a promise it made to a peer binds the agents that follow it
+// in the Pod (agentspec.EnvStateDir).
+func StateVolume() corev1.Volume {
+	return corev1.Volume{Name: agentspec.StateVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+		SizeLimit: ptr.To(resource.MustParse("1Mi"))}}}
+}
+
 // SecurityContext is the agent's: what the restricted Pod Security
 // Standard asks of a container, and a read-only root filesystem.
 func SecurityContext() *corev1.SecurityContext {
@@ -146,11 +156,17 @@ func Resources(o Options) corev1.ResourceRequirements {
 // startup probe holds the workers back until the barrier lifts, which
 // reads its credentials from TokenVolume.
 func Container(o Options) corev1.Container {
-	env := make([]corev1.EnvVar, 0, len(agentspec.RequiredEnv)+1)
+	env := make([]corev1.EnvVar, 0, len(agentspec.RequiredEnv)+3)
 	for _, name := range agentspec.RequiredEnv {
 		env = append(env, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: agentspec.FieldPathOf[name]}}})
 	}
+	// Its node names it to its peers; its state directory keeps its
+	// promises to them (agent/witness.go).
+	env = append(env,
+		corev1.EnvVar{Name: agentspec.EnvNodeName, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: agentspec.FieldPathOf[agentspec.EnvNodeName]}}},
+		corev1.EnvVar{Name: agentspec.EnvStateDir, Value: agentspec.StateMountPath})
 	if o.RestartExitCode != 0 && o.RestartExitCode != agentspec.DefaultRestartExitCode {
 		env = append(env, corev1.EnvVar{Name: agentspec.EnvRestartExitCode, Value: strconv.Itoa(int(o.RestartExitCode))})
 	}
@@ -168,8 +184,10 @@ func Container(o Options) corev1.Container {
 		Env:             env,
 		Resources:       Resources(o),
 		SecurityContext: SecurityContext(),
-		VolumeMounts: []corev1.VolumeMount{{
-			Name: agentspec.TokenVolumeName, MountPath: agentspec.TokenMountPath, ReadOnly: true}},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: agentspec.TokenVolumeName, MountPath: agentspec.TokenMountPath, ReadOnly: true},
+			{Name: agentspec.StateVolumeName, MountPath: agentspec.StateMountPath},
+		},
 	}
 }
 

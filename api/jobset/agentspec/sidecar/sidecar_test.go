@@ -94,7 +94,7 @@ func TestInjectGivesTheTokenToTheAgentOnly(t *testing.T) {
 	if pod.ServiceAccountName != agentspec.ServiceAccountName {
 		t.Errorf("serviceAccountName = %q, want %q: a projected token needs one, and the agent's Role is for it", pod.ServiceAccountName, agentspec.ServiceAccountName)
 	}
-	if diff := cmp.Diff([]corev1.Volume{TokenVolume()}, pod.Volumes); diff != "" {
+	if diff := cmp.Diff([]corev1.Volume{TokenVolume(), StateVolume()}, pod.Volumes); diff != "" {
 		t.Errorf("volumes (-want +got):\n%s", diff)
 	}
 	for _, c := range append(pod.InitContainers, pod.Containers...) {
@@ -104,7 +104,7 @@ func TestInjectGivesTheTokenToTheAgentOnly(t *testing.T) {
 		}
 		want := []string(nil)
 		if c.Name == agentspec.ContainerName {
-			want = []string{agentspec.TokenVolumeName + ":" + agentspec.TokenMountPath}
+			want = []string{agentspec.TokenVolumeName + ":" + agentspec.TokenMountPath, agentspec.StateVolumeName + ":" + agentspec.StateMountPath}
 		}
 		if diff := cmp.Diff(want, mounts); diff != "" {
 			t.Errorf("container %s mounts (-want +got):\n%s", c.Name, diff)

@@ -1,0 +1,353 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+)
+
+// An API server that every node loses (a restart, an upgrade, a failover)
+// must stop no worker; a node that alone loses it must stop its worker
+// before the controller replaces its rank. The agent cannot tell the two
+// apart by itself, so a silent agent with a running worker asks peers of
+// its group on other nodes, over the Pod network, whether they are out of
+// contact too.
+//
+// A peer in contact says so, and the asker stops its worker. A silent peer
+// that joined no epoch beyond the asker's promises to write none for
+// agentspec.WitnessPromiseSeconds: the group cannot sync past the asker's
+// epoch without that peer, unless the controller declares the peer lost
+// too. The controller declares members lost only while no more nodes of the
+// group are silent than the witnesses an agent needs (FENCE_WITNESSES), so
+// it cannot replace an agent and all of its witnesses while each still
+// runs (docs/controller.md, "Shared silence"). The asker asks again after
+// a third of the promise; when it is no longer vouched for, the rest of the
+// promise covers its worker's stop.
+//
+// Peers are found by name, not through the API server: the group's Pods
+// have stable DNS hostnames (<jobset>-<replicatedJob>-<job>-<index>, under
+// the JobSet's subdomain) that the cluster's DNS keeps answering while the
+// API server is away. Each silent agent asks a few peers, in an order of
+// its own, every few seconds: no traffic grows with the group's square.
+
+// promiseFor is how long a witness's promise lasts; askAgainAfter is when
+// the asker asks again.
+const (
+	promiseFor    = agentspec.WitnessPromiseSeconds * time.Second
+	askAgainAfter = promiseFor / 3
+	// witnessTimeout bounds one question, name lookup included.
+	witnessTimeout = time.Second
+)
+
+// witnessRequest is what an asker sends a peer.
+type witnessRequest struct {
+	JobSetUID string `json:"jobSetUID"`
+	Attempt   int32  `json:"attempt"`
+	Epoch     int32  `json:"epoch"`
+	Pod       string `json:"pod"`
+}
+
+// witnessAnswer is a peer's answer: in contact, or a promise, or neither
+// and why.
+type witnessAnswer struct {
+	Node      string `json:"node,omitempty"`
+	InContact bool   `json:"inContact,omitempty"`
+	Promised  bool   `json:"promised,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// jobSetView is what the agent last read of its JobSet that its witness
+// role needs: who the group is, and which JobSet and restart attempt.
+type jobSetView struct {
+	uid     string
+	attempt int32
+	peers   peerSpace
+}
+
+// peerSpace names the Pods of the in-place group by their DNS hostnames,
+// without listing them (a group may have many thousands).
+type peerSpace struct {
+	subdomain string
+	jobs      []peerJobs
+	total     int
+}
+
+// peerJobs are the Jobs of one replicatedJob of the group.
+type peerJobs struct {
+	prefix         string // <jobset>-<replicatedJob>-
+	replicas, pods int
+}
+
+// host is the hostname of the i-th Pod of the group.
+func (s peerSpace) host(i int) string {
+	for _, j := range s.jobs {
+		if n := j.replicas * j.pods; i >= n {
+			i -= n
+			continue
+		}
+		return j.prefix + strconv.Itoa(i/j.pods) + "-" + strconv.Itoa(i%j.pods)
+	}
+	return ""
+}
+
+// peerSpaceOf reads the group from the JobSet: the replicatedJobs whose
+// Pods run the agent, when Pods get DNS hostnames.
+func peerSpaceOf(name string, spec jobSetSpec) peerSpace {
+	s := peerSpace{subdomain: name}
+	if n := spec.Network; n != nil {
+		if n.EnableDNSHostnames != nil && !*n.EnableDNSHostnames {
+			return peerSpace{}
+		}
+		if n.Subdomain != "" {
+			s.subdomain = n.Subdomain
+		}
+	}
+	for _, rj := range spec.ReplicatedJobs {
+		if !rj.runsTheAgent() {
+			continue
+		}
+		pods := 1
+		switch job := rj.Template.Spec; {
+		case job.Completions != nil:
+			pods = int(*job.Completions)
+		case job.Parallelism != nil:
+			pods = int(*job.Parallelism)
+		}
+		replicas := int(rj.Replicas)
+		if rj.Replicas == 0 {
+			replicas = 1
+		}
+		if pods <= 0 || replicas <= 0 {
+			continue
+		}
+		s.jobs = append(s.jobs, peerJobs{prefix: name + "-" + rj.Name + "-", replicas: replicas, pods: pods})
+		s.total += replicas * pods
+	}
+	return s
+}
+
+// witnesses is what the agent heard from its peers during its silence.
+type witnesses struct {
+	mu sync.Mutex
+	// vouchedUntil: vouched for until then (the agent's clock), when it
+	// asks again; alone: a peer is in contact, or too few vouched.
+	vouchedUntil time.Time
+	alone        bool
+}
+
+func (w *witnesses) state(now time.Time) Witnessed {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.alone:
+		return Alone
+	case now.Before(w.vouchedUntil):
+		return Vouched
+	}
+	return NotAsked
+}
+
+// forget drops what the peers said: the agent is in contact again, or
+// stalled (promises it held may have run out meanwhile).
+func (w *witnesses) forget() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.vouchedUntil, w.alone = time.Time{}, false
+}
+
+func (w *witnesses) heard(vouchedUntil time.Time, alone bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.vouchedUntil, w.alone = vouchedUntil, alone
+}
+
+// askWitnesses asks peers on other nodes until FenceWitnesses of them
+// vouched, one said it is in contact, or too many were asked.
+func (a *Agent) askWitnesses(ctx context.Context) {
+	view := a.jobSetView()
+	need := a.cfg.FenceWitnesses
+	request := witnessRequest{JobSetUID: view.uid, Attempt: view.attempt, Epoch: a.epoch.Load(), Pod: a.cfg.PodName}
+	order := a.witnessOrder(view.peers)
+	// Promises count from when the question was sent: the peer promised
+	// later, so its promise lasts at least that long from here.
+	promised := map[string]time.Time{}
+	asked := 0
+	for batch := need + 1; len(order) > 0 && asked < maxAsked(need); order = order[min(batch, len(order)):] {
+		hosts := order[:min(batch, len(order))]
+		asked += len(hosts)
+		sentAt := a.contact.now()
+		answers := a.ask(ctx, view.peers, hosts, request)
+		for i, answer := range answers {
+			switch {
+			case answer == nil:
+			case answer.InContact:
+				klog.InfoS("A peer is in contact with the API server: this node alone is cut off", "peer", hosts[i], "peerNode", answer.Node)
+				a.witnesses.heard(time.Time{}, true)
+				return
+			case answer.Promised && answer.Node != "" && answer.Node != a.cfg.NodeName:
+				if _, ok := promised[answer.Node]; !ok {
+					promised[answer.Node] = sentAt
+				}
+			case !answer.Promised:
+				klog.V(2).InfoS("A peer could not vouch", "peer", hosts[i], "reason", answer.Reason)
+			}
+		}
+		if len(promised) >= need {
+			earliest := sentAt
+			for _, t := range promised {
+				earliest = minTime(earliest, t)
+			}
+			klog.InfoS("Peers on other nodes are out of contact with the API server too: the outage is shared, the worker keeps running",
+				"witnesses", len(promised), "epoch", request.Epoch)
+			a.witnesses.heard(earliest.Add(askAgainAfter), false)
+			return
+		}
+	}
+	klog.InfoS("Too few peers on other nodes vouched for this node's silence", "vouched", len(promised), "need", need, "asked", asked)
+	a.witnesses.heard(time.Time{}, true)
+}
+
+// maxAsked bounds the peers one round asks.
+func maxAsked(need int) int { return max(8, 4*(need+1)) }
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// witnessOrder is the peers to ask, in an order of this agent's own
+// (agents that ask at once spread over the group), without itself.
+func (a *Agent) witnessOrder(peers peerSpace) []string {
+	if peers.total <= 1 {
+		return nil
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(a.hostname))
+	rng := rand.New(rand.NewPCG(h.Sum64(), uint64(peers.total)))
+	limit := min(peers.total, maxAsked(a.cfg.FenceWitnesses)+1)
+	order := make([]string, 0, limit)
+	for _, i := range rng.Perm(peers.total) {
+		if host := peers.host(i); host != a.hostname {
+			order = append(order, host)
+		}
+		if len(order) == limit {
+			break
+		}
+	}
+	return order
+}
+
+// ask asks each host at once; a nil answer is none.
+func (a *Agent) ask(ctx context.Context, peers peerSpace, hosts []string, request witnessRequest) []*witnessAnswer {
+	body, err := json.Marshal(request)
+	if err != nil {
+		return make([]*witnessAnswer, len(hosts))
+	}
+	answers := make([]*witnessAnswer, len(hosts))
+	var wg sync.WaitGroup
+	for i, host := range hosts {
+		wg.Go(func() {
+			answer, err := a.askOne(ctx, a.witnessURL(host, peers.subdomain), body)
+			if err != nil {
+				klog.V(2).InfoS("A peer did not answer", "peer", host, "err", err)
+				return
+			}
+			answers[i] = answer
+		})
+	}
+	wg.Wait()
+	return answers
+}
+
+func (a *Agent) askOne(ctx context.Context, url string, body []byte) (*witnessAnswer, error) {
+	ctx, cancel := context.WithTimeout(ctx, witnessTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.peerClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	var answer witnessAnswer
+	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 4096)).Decode(&answer); err != nil {
+		return nil, fmt.Errorf("reading the answer of %s: %w", url, err)
+	}
+	return &answer, nil
+}
+
+// peerURL is where a peer's witness endpoint is, by its DNS name.
+func peerURL(port int) func(host, subdomain string) string {
+	return func(host, subdomain string) string {
+		return "http://" + host + "." + subdomain + ":" + strconv.Itoa(port) + agentspec.WitnessPath
+	}
+}
+
+// answerWitness is this agent as a witness: in contact, it says so; silent,
+// it promises, if it can keep the promise.
+func (a *Agent) answerWitness(request witnessRequest) witnessAnswer {
+	answer := witnessAnswer{Node: a.cfg.NodeName}
+	silence := a.contact.silence()
+	view := a.jobSetView()
+	epoch := a.epoch.Load()
+	switch {
+	case silence == 0:
+		answer.InContact = true
+		return answer
+	case view.uid == "" || view.uid != request.JobSetUID || view.attempt != request.Attempt:
+		answer.Reason = fmt.Sprintf("not a member of the same JobSet and restart attempt (this agent read JobSet %q, attempt %d)", view.uid, view.attempt)
+	case a.cfg.NodeName == "":
+		answer.Reason = agentspec.EnvNodeName + " is not set: an asker counts nodes"
+	case !a.promises.canPromise():
+		answer.Reason = agentspec.EnvStateDir + " is not set: a promise must bind the agents that follow in this Pod"
+	case epoch == 0 || epoch > request.Epoch:
+		answer.Reason = fmt.Sprintf("this agent joined epoch %d, not one up to %d", epoch, request.Epoch)
+	case a.cfg.FenceDeferLimit > 0 && silence >= a.cfg.FenceDeferLimit:
+		answer.Reason = "silent past the defer limit"
+	default:
+		if err := a.promises.give(request.Epoch, promiseFor); err != nil {
+			answer.Reason = "recording the promise failed: " + err.Error()
+			klog.ErrorS(err, "Recording a promise to a peer")
+			return answer
+		}
+		klog.InfoS("Vouched for a peer out of contact with the API server too: writing no epoch beyond its own for a while",
+			"peer", request.Pod, "epoch", request.Epoch, "for", promiseFor)
+		answer.Promised = true
+	}
+	return answer
+}
+
+// serveWitness is the HTTP side of answerWitness.
+func (a *Agent) serveWitness(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "POST a witness request", http.StatusMethodNotAllowed)
+		return
+	}
+	var request witnessRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&request); err != nil {
+		http.Error(w, "reading the witness request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(a.answerWitness(request))
+}

@@ -1,0 +1,182 @@
+package agent_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fastjobset/jobset/agent"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/framework"
+	"github.com/fastjobset/jobset/tools/testing/wrappers"
+)
+
+// Two Pods of one in-place group on two nodes; each node's link to the API
+// server is a proxy of its own, and the agents reach each other as peers
+// over loopback, as over the Pod network.
+var _ = Describe("Agents out of contact with the API server together", func() {
+	const fence = "2"
+	var (
+		ctx     context.Context
+		c       client.Client
+		ns      string
+		js      *jobset.JobSet
+		members [2]*member
+	)
+
+	BeforeEach(func() {
+		ctx = context.Background()
+		c = env.Client
+		ns = framework.TestNamespace(ctx, c, "witness")
+		js = wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Pods(2).InPlaceReady().Obj()).Obj()
+		Expect(c.Create(ctx, js)).To(Succeed())
+		peers := map[string]string{}
+		for i := range members {
+			name := "trainer-workers-0-" + string(rune('0'+i))
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{jobset.JobSetNameKey: "trainer"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}}},
+			}
+			Expect(c.Create(ctx, pod)).To(Succeed())
+			proxy := startProxy(env.Config)
+			DeferCleanup(proxy.close)
+			members[i] = &member{pod: pod, proxy: proxy, node: "node-" + string(rune('a'+i)), stateDir: GinkgoT().TempDir(), peers: peers}
+			members[i].listen()
+			peers[name] = members[i].address
+		}
+	})
+
+	setEpochs := func(synced, deprecated int32) {
+		Eventually(func() error {
+			fresh := &jobset.JobSet{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(js), fresh); err != nil {
+				return err
+			}
+			patch := client.MergeFrom(fresh.DeepCopy())
+			fresh.Status.SyncedEpoch, fresh.Status.DeprecatedEpoch = ptr.To(synced), ptr.To(deprecated)
+			return c.Status().Patch(ctx, fresh, patch)
+		}).Should(Succeed())
+	}
+	podEpoch := func(m *member) func() string {
+		return func() string {
+			fresh := &corev1.Pod{}
+			Expect(c.Get(ctx, client.ObjectKeyFromObject(m.pod), fresh)).To(Succeed())
+			return fresh.Annotations[jobset.EpochKey]
+		}
+	}
+	startAll := func() {
+		for _, m := range members {
+			m.start(ctx, ns, fence)
+		}
+		for _, m := range members {
+			Eventually(podEpoch(m)).Should(Equal("1"))
+		}
+		setEpochs(1, 0)
+		for _, m := range members {
+			Eventually(m.barrier).Should(HavePrefix("200"))
+		}
+	}
+
+	It("keep their workers running through an outage they share, past their fence time; the one left cut off stops its worker once the other is back", func() {
+		startAll()
+		a, b := members[0], members[1]
+		By("the API server is gone for both: each asks the other, which is silent too and vouches")
+		a.proxy.cutOff()
+		b.proxy.cutOff()
+		Consistently(a.exited, 5*time.Second).ShouldNot(Receive())
+		Expect(b.exited).NotTo(Receive())
+
+		By("back for one node only: the other, asking again, hears it is in contact, and stops its worker")
+		b.proxy.reconnect()
+		Eventually(a.exited, 20*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+		Consistently(b.exited, time.Second).ShouldNot(Receive())
+	})
+
+	It("bind their Pods by a promise: an agent that vouched writes no later epoch until it runs out, even after its Pod restarted in place", func() {
+		startAll()
+		a, b := members[0], members[1]
+		a.proxy.cutOff()
+		b.proxy.cutOff()
+		promise := filepath.Join(b.stateDir, "promise")
+		Eventually(func() error { _, err := os.Stat(promise); return err }, 10*time.Second).Should(Succeed())
+
+		By("back, the epoch deprecated: both restart in place")
+		a.proxy.reconnect()
+		b.proxy.reconnect()
+		setEpochs(1, 1)
+		Eventually(a.exited).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+		Eventually(b.exited).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+
+		By("the Pod's next agent keeps the promise, then joins")
+		b.start(ctx, ns, fence)
+		Eventually(b.barrier).Should(ContainSubstring("once a promise made to a peer runs out"))
+		Expect(podEpoch(b)()).To(Equal("1"))
+		Eventually(podEpoch(b), time.Duration(agentspec.WitnessPromiseSeconds+5)*time.Second).Should(Equal("2"))
+	})
+})
+
+// member is one Pod of the group, its node's link and its agent.
+type member struct {
+	pod      *corev1.Pod
+	proxy    *apiProxy
+	node     string
+	stateDir string
+	peers    map[string]string
+	address  string
+	listener net.Listener
+	exited   chan int
+}
+
+func (m *member) listen() {
+	var err error
+	m.listener, err = net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	m.address = m.listener.Addr().String()
+}
+
+// start runs an agent for the Pod, on the Pod's barrier address (a new one
+// after the last agent exited, as after a restart in place).
+func (m *member) start(ctx context.Context, ns, fence string) {
+	if m.listener == nil {
+		var err error
+		m.listener, err = net.Listen("tcp", m.address)
+		Expect(err).NotTo(HaveOccurred())
+	}
+	environment := map[string]string{
+		agentspec.EnvNamespace: ns, agentspec.EnvPodName: m.pod.Name, agentspec.EnvJobSetName: "trainer",
+		agentspec.EnvNodeName: m.node, agentspec.EnvStateDir: m.stateDir, agentspec.EnvFenceAfterSeconds: fence,
+	}
+	cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
+	Expect(err).NotTo(HaveOccurred())
+	a := agent.New(cfg, m.proxy.client(), agent.WithListener(m.listener), agent.WithHostname(m.pod.Name),
+		agent.WithWitnessURL(func(host, _ string) string { return "http://" + m.peers[host] + agentspec.WitnessPath }))
+	m.listener = nil
+	runCtx, cancel := context.WithCancel(ctx)
+	DeferCleanup(cancel)
+	m.exited = make(chan int, 1)
+	go func() { m.exited <- a.Run(runCtx) }()
+}
+
+func (m *member) barrier() (string, error) {
+	resp, err := http.Get("http://" + m.address + agentspec.DefaultBarrierPath)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.Status + " " + strings.TrimSpace(string(body)), nil
+}

@@ -1,0 +1,633 @@
+package nodeloss
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fastjobset/jobset/agent"
+)
+
+// The checker explores every interleaving, within a budget of faults, of
+// an in-place group of three ranks on three nodes whose links to the API
+// server fail: one node cut off, two together (a rack), every node at once
+// (an API server outage, which the controller shares), a node whose agent
+// alone loses the API server (its kubelet renews on), and a node that comes
+// back and goes again. Each rank's agent runs the real agent.Next and
+// agent.Fence; the controller declares ranks lost by the real Lost and
+// replaces each on a healthy spare node.
+//
+// Time is abstract: a silent node's agent passes its fence time, then its
+// defer limit, as quiet steps, in that order. The controller may declare a
+// rank lost once its node's silence passed the bound, which leaves the
+// agent time to act on its fence time (ask its witnesses, stop its worker),
+// or the deferred bound, which leaves it time to stop its worker whatever
+// its witnesses said: so declaring a rank lost waits for its agent to have
+// done so. A witness's promise outlives the asker's next question and the
+// stop of its worker (the promise's length, agentspec.WitnessPromiseSeconds,
+// is set so): so a promise ends only once its asker asked again or stopped
+// its worker.
+//
+// It checks in every reachable state:
+//
+//   - safety: no worker starts at an epoch while another runs at another
+//     one, nor while another Pod of its rank runs;
+//   - no harm: in a run whose only fault is an API server outage, no worker
+//     stops and no rank is declared lost;
+//
+// and that from every state, quiet steps can bring the group back in sync
+// with every rank running (a node that never comes back is replaced).
+
+const (
+	ranks     = 3
+	gens      = 2 // a rank's Pod and its replacement on a spare node
+	maxFaults = 3
+	// witnessesNeeded is FENCE_WITNESSES.
+	witnessesNeeded = 1
+)
+
+var limits = agent.FenceLimits{After: 15 * time.Second, DeferLimit: 10 * time.Minute, Witnesses: witnessesNeeded}
+
+// Silence levels of a node, as its agent measures it.
+const (
+	inContact int8 = iota
+	silent         // out of contact, less than the fence time
+	pastFence      // past the fence time
+	pastLimit      // past the defer limit: its agent stops its worker and vouches for no one
+	// pastPromises: past the deferred bound, by which every promise its
+	// agent made ran out and each agent that relied on one asked again.
+	pastPromises
+)
+
+// silenceOf is a level as a duration, for agent.Fence.
+func silenceOf(level int8) time.Duration {
+	return [...]time.Duration{0, time.Second, limits.After + time.Second, limits.DeferLimit + time.Second, limits.DeferLimit + time.Minute}[level]
+}
+
+// pod is one Pod of a rank: gen 0 on the rank's node, gen 1 a replacement
+// on a spare node, which never fails.
+type pod struct {
+	exists bool
+	// lost: the controller declared it lost (marked Failed); it runs on
+	// until its kubelet hears of it.
+	lost       bool
+	agentUp    bool
+	restarting bool
+	joined     int8 // the agent's epoch (0: not joined)
+	worker     int8 // the epoch the worker runs at (0: not running)
+	fenced     bool
+	// seen: the agent saw the JobSet's epochs since it started; what it
+	// saw is viewSynced, viewDeprecated.
+	seen                       bool
+	viewSynced, viewDeprecated int8
+	// witnessed: what its peers said during this silence; vouchers: the
+	// Pods (bits by index) whose promises it relies on.
+	witnessed agent.Witnessed
+	vouchers  uint8
+}
+
+type node struct {
+	// cut: kubelet and agent cut off; agentCut: the agent alone (its
+	// Service path), the kubelet renews on.
+	cut, agentCut bool
+	level         int8
+}
+
+type state struct {
+	pods [ranks][gens]pod
+	// nodes: each Pod's; a replacement's spare node fails only with
+	// the API server.
+	nodes              [ranks][gens]node
+	apiDown            bool
+	synced, deprecated int8
+	faults             int8
+	// sharedOnly: every fault so far was an API server outage.
+	sharedOnly bool
+}
+
+func index(rank, gen int) uint8 { return uint8(rank*gens + gen) }
+
+func initial() state {
+	s := state{synced: 1, sharedOnly: true}
+	for r := range ranks {
+		s.pods[r][0] = pod{exists: true, agentUp: true, joined: 1, worker: 1, seen: true, viewSynced: 1}
+	}
+	return s
+}
+
+// agentSilent: the agent of Pod (r, g) hears nothing from the API server.
+func (s *state) agentSilent(r, g int) bool {
+	return s.apiDown || s.nodes[r][g].cut || s.nodes[r][g].agentCut
+}
+
+// leaseSilent: the controller hears nothing from the Pod's node.
+func (s *state) leaseSilent(r, g int) bool { return s.nodes[r][g].cut }
+
+func (s *state) level(r, g int) int8 { return s.nodes[r][g].level }
+
+// current is the rank's member: its newest Pod not declared lost.
+func (s *state) current(r int) (int, bool) {
+	for g := gens - 1; g >= 0; g-- {
+		if p := s.pods[r][g]; p.exists && !p.lost {
+			return g, true
+		}
+	}
+	return 0, false
+}
+
+// reliedOn: some agent relies on the promise of Pod (r, g).
+func (s *state) reliedOn(r, g int) bool {
+	bit := uint8(1) << index(r, g)
+	for _, rank := range s.pods {
+		for _, p := range rank {
+			if p.exists && p.vouchers&bit != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+type step struct {
+	label     string
+	next      state
+	violation string
+}
+
+// quiet are the steps that happen without faults.
+func quiet(s state) []step {
+	var out []step
+	add := func(n state, violation string, format string, args ...any) {
+		out = append(out, step{label: fmt.Sprintf(format, args...), next: n, violation: violation})
+	}
+	for r := range ranks {
+		for g := range gens {
+			p := s.pods[r][g]
+			if !p.exists {
+				continue
+			}
+			// Time passes on a silent node; an API server outage is
+			// shorter than the defer limit (a longer one stops every
+			// worker, as documented).
+			// An agent acts on its silence at once, long before the next
+			// level (a tick, a round of questions, its worker's stop).
+			if nd := s.nodes[r][g]; !pending(s, r, g) && (s.agentSilent(r, g) && nd.level < pastFence || (nd.cut || nd.agentCut) && nd.level < pastLimit ||
+				(nd.cut || nd.agentCut) && nd.level == pastLimit && !s.reliedOn(r, g)) {
+				n := s
+				n.nodes[r][g].level++
+				add(n, "", "time passes on the node of %s (level %d)", name(r, g), n.nodes[r][g].level)
+			}
+			if p.restarting {
+				n := s
+				q := &n.pods[r][g]
+				q.restarting, q.agentUp = false, true
+				q.joined, q.seen, q.fenced, q.witnessed, q.vouchers = 0, false, false, agent.NotAsked, 0
+				add(n, "", "kubelet restarts the containers of %s", name(r, g))
+				continue
+			}
+			if !p.agentUp {
+				continue
+			}
+			if p.lost && !s.leaseSilent(r, g) {
+				// Its kubelet in contact stops a Pod declared lost.
+				n := s
+				n.pods[r][g] = pod{exists: true, lost: true}
+				add(n, "", "kubelet stops the lost %s", name(r, g))
+				continue
+			}
+			if s.agentSilent(r, g) {
+				out = append(out, silentAgentSteps(s, r, g)...)
+			} else {
+				out = append(out, agentSteps(s, r, g)...)
+			}
+		}
+	}
+	if !s.apiDown {
+		out = append(out, controllerSteps(s)...)
+	}
+	return out
+}
+
+func name(r, g int) string { return fmt.Sprintf("pod %d-%d", r, g) }
+
+// agentSteps: an agent in contact sees the JobSet as it is.
+func agentSteps(s state, r, g int) []step {
+	p := s.pods[r][g]
+	n := s
+	q := &n.pods[r][g]
+	q.seen, q.viewSynced, q.viewDeprecated = true, s.synced, s.deprecated
+	q.witnessed, q.vouchers = agent.NotAsked, 0 // in contact: it relies on nobody
+	switch agent.Next(int32(p.joined), agent.Epochs{Synced: int32(s.synced), Deprecated: int32(s.deprecated)}) {
+	case agent.Join:
+		// The admission policy refuses an epoch to a Pod declared lost; a
+		// promise holds its joins.
+		if p.lost || s.reliedOn(r, g) {
+			break
+		}
+		q.joined = s.synced + 1
+		return []step{{label: fmt.Sprintf("agent of %s joins epoch %d", name(r, g), q.joined), next: n}}
+	case agent.Restart:
+		if p.worker != 0 && s.sharedOnly {
+			n.sharedOnly = false // a group restart, not of the outage's making
+		}
+		q.worker, q.agentUp, q.restarting = 0, false, true
+		return []step{{label: fmt.Sprintf("agent of %s exits with the restart code", name(r, g)), next: n}}
+	case agent.Lift:
+		if p.lost {
+			break
+		}
+		if p.fenced {
+			q.fenced = false
+			return []step{{label: fmt.Sprintf("agent of %s writes epoch %d again", name(r, g), p.joined), next: n}}
+		}
+		if p.worker == 0 {
+			q.worker = p.joined
+			return []step{{label: fmt.Sprintf("agent of %s lifts: worker starts at %d", name(r, g), p.joined), next: n, violation: unsafeStart(n, r, g)}}
+		}
+	}
+	if n != s {
+		return []step{{label: fmt.Sprintf("agent of %s reads the JobSet", name(r, g)), next: n}}
+	}
+	return nil
+}
+
+// silentAgentSteps: a silent agent acts on what it saw last, and on its
+// fence.
+func silentAgentSteps(s state, r, g int) []step {
+	p := s.pods[r][g]
+	var out []step
+	// What it saw before the silence: a synced epoch lifts at once.
+	if liftPending(p) {
+		n := s
+		n.pods[r][g].worker = p.joined
+		out = append(out, step{label: fmt.Sprintf("silent agent of %s lifts on what it saw: worker starts at %d", name(r, g), p.joined),
+			next: n, violation: unsafeStart(n, r, g)})
+	}
+	silence := agent.Silence{For: silenceOf(s.level(r, g)), Joined: p.joined != 0, Lifted: p.worker != 0, Fenced: p.fenced, Witnessed: p.witnessed}
+	switch agent.Fence(silence, limits) {
+	case agent.HoldBarrier:
+		n := s
+		n.pods[r][g].fenced = true
+		out = append(out, step{label: fmt.Sprintf("agent of %s holds its barrier", name(r, g)), next: n})
+	case agent.AskWitnesses:
+		out = append(out, ask(s, r, g)...)
+	case agent.StopWorker:
+		n := s
+		q := &n.pods[r][g]
+		violation := ""
+		if s.sharedOnly {
+			violation = fmt.Sprintf("no harm: the agent of %s stops its worker in an API server outage", name(r, g))
+		}
+		q.worker, q.agentUp, q.restarting, q.vouchers = 0, false, true, 0
+		out = append(out, step{label: fmt.Sprintf("agent of %s fences: stops its worker", name(r, g)), next: n, violation: violation})
+	case agent.CarryOn:
+		if p.witnessed == agent.Vouched {
+			// Before its witnesses' promises run out, it asks again.
+			out = append(out, ask(s, r, g)...)
+		}
+	}
+	return out
+}
+
+// pending: the agent of (r, g) has yet to act on its silence.
+func pending(s state, r, g int) bool {
+	p := s.pods[r][g]
+	if p.restarting {
+		return true
+	}
+	if !p.agentUp || !s.agentSilent(r, g) {
+		return false
+	}
+	switch agent.Fence(agent.Silence{For: silenceOf(s.level(r, g)), Joined: p.joined != 0, Lifted: p.worker != 0, Fenced: p.fenced, Witnessed: p.witnessed}, limits) {
+	case agent.HoldBarrier, agent.AskWitnesses, agent.StopWorker:
+		return true
+	}
+	return liftPending(p)
+}
+
+// liftPending: the agent saw its epoch synced before its silence and has
+// yet to lift, which it does at once.
+func liftPending(p pod) bool {
+	return p.agentUp && p.seen && p.worker == 0 && !p.fenced && p.joined != 0 &&
+		agent.Next(int32(p.joined), agent.Epochs{Synced: int32(p.viewSynced), Deprecated: int32(p.viewDeprecated)}) == agent.Lift
+}
+
+// ask is the agent of (r, g) asking every peer on another node: each in
+// contact says so, each silent one that joined no later epoch promises.
+// Peers answer in an order of the asker's own: enough promises may come
+// before a peer in contact is heard, or after.
+func ask(s state, r, g int) []step {
+	asker := s.pods[r][g]
+	var vouchers uint8
+	promises, inContact := 0, false
+	for pr := range ranks {
+		for pg := range gens {
+			w := s.pods[pr][pg]
+			if !w.exists || !w.agentUp || (pr == r && pg == g) {
+				continue
+			}
+			switch {
+			case !s.agentSilent(pr, pg):
+				inContact = true
+			case w.joined != 0 && w.joined <= asker.joined && s.level(pr, pg) < pastLimit:
+				vouchers |= 1 << index(pr, pg)
+				promises++
+			}
+		}
+	}
+	var out []step
+	if promises >= witnessesNeeded {
+		n := s
+		n.pods[r][g].witnessed, n.pods[r][g].vouchers = agent.Vouched, vouchers
+		out = append(out, step{label: fmt.Sprintf("agent of %s is vouched for by %08b", name(r, g), vouchers), next: n})
+	}
+	if inContact || promises < witnessesNeeded {
+		// The promises it held last still cover its worker's stop.
+		n := s
+		n.pods[r][g].witnessed = agent.Alone
+		out = append(out, step{label: fmt.Sprintf("agent of %s is alone", name(r, g)), next: n})
+	}
+	return out
+}
+
+// controllerSteps: the controller syncs the group, deprecates an epoch a
+// member lost, and declares ranks lost by Lost.
+func controllerSteps(s state) []step {
+	var out []step
+	// Declaring lost: the silent nodes that still run a Pod of the group.
+	silentNodes := 0
+	for r := range ranks {
+		for g := range gens {
+			nd, p := s.nodes[r][g], s.pods[r][g]
+			if nd.cut && nd.level < pastPromises && p.exists && (p.agentUp || p.restarting || p.worker != 0) {
+				silentNodes++
+			}
+		}
+	}
+	bound, deferred := 30*time.Second, limits.DeferLimit+15*time.Second
+	for r := range ranks {
+		p, nd := s.pods[r][0], s.nodes[r][0]
+		if !p.exists || p.lost || !nd.cut || nd.level < pastFence {
+			continue
+		}
+		// The bound leaves the agent time to act on its fence time, the
+		// deferred bound time to stop its worker whatever.
+		silence := bound
+		if nd.level == pastPromises {
+			silence = deferred
+		}
+		if pending(s, r, 0) || !Lost(silence, bound, deferred, silentNodes, witnessesNeeded) {
+			continue
+		}
+		n := s
+		n.pods[r][0].lost = true
+		violation := ""
+		if s.sharedOnly {
+			violation = fmt.Sprintf("no harm: rank %d declared lost in an API server outage", r)
+		}
+		n.pods[r][1] = pod{exists: true, agentUp: true}
+		if s.synced > s.deprecated {
+			n.deprecated = s.synced
+		}
+		out = append(out, step{label: fmt.Sprintf("controller declares rank %d lost (%d silent nodes)", r, silentNodes), next: n, violation: violation})
+	}
+	// A member's worker stopped in a synced group (its kubelet reports the
+	// restart): a group restart.
+	if s.synced > s.deprecated {
+		for r := range ranks {
+			g, ok := s.current(r)
+			if p := s.pods[r][g]; ok && !s.leaseSilent(r, g) && (p.restarting || p.agentUp && p.joined != s.synced) {
+				n := s
+				n.deprecated = s.synced
+				out = append(out, step{label: fmt.Sprintf("controller sees %s restart: deprecates epoch %d", name(r, g), s.synced), next: n})
+				break
+			}
+		}
+	}
+	// Sync: every rank's member joined synced+1, after a deprecation.
+	if s.deprecated == s.synced {
+		all := true
+		for r := range ranks {
+			g, ok := s.current(r)
+			all = all && ok && s.pods[r][g].joined == s.synced+1
+		}
+		if all {
+			n := s
+			n.synced++
+			out = append(out, step{label: fmt.Sprintf("controller syncs epoch %d", n.synced), next: n})
+		}
+	}
+	return out
+}
+
+// unsafeStart: the worker of (r, g) just started.
+func unsafeStart(s state, r, g int) string {
+	e := s.pods[r][g].worker
+	for pr := range ranks {
+		for pg := range gens {
+			p := s.pods[pr][pg]
+			if !p.exists || p.worker == 0 || (pr == r && pg == g) {
+				continue
+			}
+			if pr == r {
+				return fmt.Sprintf("safety: rank %d runs twice (%s starts while %s runs at %d)", r, name(r, g), name(pr, pg), p.worker)
+			}
+			if p.worker != e {
+				return fmt.Sprintf("safety: mixed epochs (%s starts at %d while %s runs at %d)", name(r, g), e, name(pr, pg), p.worker)
+			}
+		}
+	}
+	return ""
+}
+
+// faults are the world's steps.
+func faults(s state) []step {
+	if s.faults >= maxFaults {
+		return nil
+	}
+	var out []step
+	add := func(n state, shared bool, format string, args ...any) {
+		n.faults++
+		n.sharedOnly = s.sharedOnly && shared
+		out = append(out, step{label: fmt.Sprintf(format, args...), next: n})
+	}
+	startSilence := func(n *state, r, g int) {
+		if n.nodes[r][g].level == inContact {
+			n.nodes[r][g].level = silent
+		}
+	}
+	endSilence := func(n *state, r, g int) {
+		if nd := &n.nodes[r][g]; !n.apiDown && !nd.cut && !nd.agentCut {
+			nd.level = inContact
+		}
+	}
+	for r := range ranks {
+		nd := s.nodes[r][0]
+		switch {
+		case !nd.cut && !nd.agentCut:
+			n := s
+			n.nodes[r][0].cut = true
+			startSilence(&n, r, 0)
+			add(n, false, "node %d is cut off", r)
+			n = s
+			n.nodes[r][0].agentCut = true
+			startSilence(&n, r, 0)
+			add(n, false, "the agent of node %d loses the API server, its kubelet does not", r)
+			if next := s.nodes[(r+1)%ranks][0]; !next.cut && !next.agentCut {
+				n = s
+				n.nodes[r][0].cut, n.nodes[(r+1)%ranks][0].cut = true, true
+				startSilence(&n, r, 0)
+				startSilence(&n, (r+1)%ranks, 0)
+				add(n, false, "nodes %d and %d are cut off together", r, (r+1)%ranks)
+			}
+		default:
+			n := s
+			n.nodes[r][0].cut, n.nodes[r][0].agentCut = false, false
+			endSilence(&n, r, 0)
+			add(n, s.sharedOnly, "node %d is back", r)
+		}
+	}
+	n := s
+	n.apiDown = !s.apiDown
+	for r := range ranks {
+		for g := range gens {
+			if n.apiDown {
+				startSilence(&n, r, g)
+			} else {
+				endSilence(&n, r, g)
+			}
+		}
+	}
+	if n.apiDown {
+		add(n, true, "the API server goes down")
+	} else {
+		add(n, true, "the API server is back")
+	}
+	return out
+}
+
+// converged: no fault pending, every rank's member runs at the synced epoch.
+func converged(s state) bool {
+	if s.apiDown {
+		return false
+	}
+	for r := range ranks {
+		g, ok := s.current(r)
+		if !ok || s.pods[r][g].worker != s.synced || s.pods[r][g].worker == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// agentCutOff: an agent is cut off while its kubelet is not; the group may
+// wait for it, since nothing is lost (liveness is not asked of it).
+func (s *state) agentCutOff() bool {
+	for r := range ranks {
+		if s.nodes[r][0].agentCut {
+			return true
+		}
+	}
+	return false
+}
+
+func TestFenceChecker(t *testing.T) {
+	index := map[state]int32{}
+	var states []state
+	var parent []int32
+	var quietEdges [][]int32
+	addState := func(s state, from int32) int32 {
+		if i, ok := index[s]; ok {
+			return i
+		}
+		i := int32(len(states))
+		index[s] = i
+		states = append(states, s)
+		parent = append(parent, from)
+		quietEdges = append(quietEdges, nil)
+		return i
+	}
+	// A trace's labels are found again by the step from each state to
+	// the next: kept for millions of states, they would cost gigabytes.
+	label := func(from, to state) string {
+		for _, st := range append(quiet(from), faults(from)...) {
+			if st.next == to {
+				return st.label
+			}
+		}
+		return "?"
+	}
+	trace := func(i int32, last string) string {
+		var lines []string
+		if last != "" {
+			lines = append(lines, last)
+		}
+		for ; i > 0; i = parent[i] {
+			lines = append(lines, label(states[parent[i]], states[i]))
+		}
+		for l, r := 0, len(lines)-1; l < r; l, r = l+1, r-1 {
+			lines[l], lines[r] = lines[r], lines[l]
+		}
+		return "  " + strings.Join(lines, "\n  ")
+	}
+	reported := map[string]bool{}
+	report := func(violation string, at int32, last string) {
+		kind, _, _ := strings.Cut(violation, ":")
+		if !reported[kind] {
+			reported[kind] = true
+			t.Errorf("%s\n%s", violation, trace(at, last))
+		}
+	}
+	addState(initial(), -1)
+	for i := int32(0); int(i) < len(states); i++ {
+		s := states[i]
+		for _, st := range quiet(s) {
+			if st.violation != "" {
+				report(st.violation, i, st.label)
+				continue
+			}
+			quietEdges[i] = append(quietEdges[i], addState(st.next, i))
+		}
+		for _, st := range faults(s) {
+			if st.violation != "" {
+				report(st.violation, i, st.label)
+				continue
+			}
+			addState(st.next, i)
+		}
+	}
+	// Liveness: quiet steps from every state can reach a converged one,
+	// once no node stays cut off forever... or its rank was replaced.
+	reverse := make([][]int32, len(states))
+	for from, tos := range quietEdges {
+		for _, to := range tos {
+			reverse[to] = append(reverse[to], int32(from))
+		}
+	}
+	canConverge := make([]bool, len(states))
+	var frontier []int32
+	for i, s := range states {
+		if converged(s) {
+			canConverge[i] = true
+			frontier = append(frontier, int32(i))
+		}
+	}
+	for len(frontier) > 0 {
+		i := frontier[len(frontier)-1]
+		frontier = frontier[:len(frontier)-1]
+		for _, from := range reverse[i] {
+			if !canConverge[from] {
+				canConverge[from] = true
+				frontier = append(frontier, from)
+			}
+		}
+	}
+	for i, s := range states {
+		if !canConverge[i] && !s.apiDown && !s.agentCutOff() {
+			report("liveness: quiet steps never bring the group back in sync with every rank running", int32(i), "")
+			break
+		}
+	}
+	t.Logf("explored %d states", len(states))
+}
