@@ -28,48 +28,28 @@ func TestLostMembers(t *testing.T) {
 		s, ok := silences[node]
 		return s, 10 * time.Second, ok
 	}
-	pod := func(name, node string, mutate ...func(*corev1.Pod)) corev1.Pod {
-		p := corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-				jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "0", jobset.ReplicatedJobNameKey: "workers"}},
-			Spec:   corev1.PodSpec{NodeName: node, InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})}},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning},
-		}
-		for _, m := range mutate {
-			m(&p)
-		}
-		return p
-	}
-	fence := func(seconds string) func(*corev1.Pod) {
-		return func(p *corev1.Pod) {
-			p.Spec.InitContainers[sidecar.Index(p.Spec)].Env = append(p.Spec.InitContainers[sidecar.Index(p.Spec)].Env,
-				corev1.EnvVar{Name: agentspec.EnvFenceAfterSeconds, Value: seconds})
-		}
-	}
+	fence := func(seconds string) func(*corev1.Pod) { return agentEnv(agentspec.EnvFenceAfterSeconds, seconds) }
 	// Two silent nodes at once are more than one witness allows
 	// (TestLostMembersSharedSilence).
-	witnesses2 := func(p *corev1.Pod) {
-		p.Spec.InitContainers[sidecar.Index(p.Spec)].Env = append(p.Spec.InitContainers[sidecar.Index(p.Spec)].Env,
-			corev1.EnvVar{Name: agentspec.EnvFenceWitnesses, Value: "2"})
-	}
+	witnesses2 := agentEnv(agentspec.EnvFenceWitnesses, "2")
 	cases := []struct {
 		name      string
 		pods      []corev1.Pod
 		want      []string
 		lookAgain time.Duration
 	}{
-		{"a member on a node silent past the bound (15 + 10 + 5 s)", []corev1.Pod{pod("w-0", "dead")}, []string{"w-0"}, 0},
-		{"members on nodes silent for less: look again when the first bound is reached", []corev1.Pod{pod("w-0", "slow", witnesses2), pod("w-1", "late", witnesses2)}, nil, time.Second},
-		{"a node silent for less than a renew interval and a half is not suspect", []corev1.Pod{pod("w-0", "fine")}, nil, 0},
-		{"a longer fence makes a longer bound", []corev1.Pod{pod("w-0", "dead", fence("50"))}, nil, 5 * time.Second},
-		{"an agent that does not fence is never declared lost", []corev1.Pod{pod("w-0", "dead", fence("0"))}, nil, 0},
-		{"a node whose Lease was never seen", []corev1.Pod{pod("w-0", "unknown")}, nil, 0},
-		{"a member being deleted on a dead node never ends there: lost", []corev1.Pod{pod("w-0", "dead", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} })}, []string{"w-0"}, 0},
+		{"a member on a node silent past the bound (15 + 10 + 5 s)", []corev1.Pod{memberOn("w-0", "dead")}, []string{"w-0"}, 0},
+		{"members on nodes silent for less: look again when the first bound is reached", []corev1.Pod{memberOn("w-0", "slow", witnesses2), memberOn("w-1", "late", witnesses2)}, nil, time.Second},
+		{"a node silent for less than a renew interval and a half is not suspect", []corev1.Pod{memberOn("w-0", "fine")}, nil, 0},
+		{"a longer fence makes a longer bound", []corev1.Pod{memberOn("w-0", "dead", fence("50"))}, nil, 5 * time.Second},
+		{"an agent that does not fence is never declared lost", []corev1.Pod{memberOn("w-0", "dead", fence("0"))}, nil, 0},
+		{"a node whose Lease was never seen", []corev1.Pod{memberOn("w-0", "unknown")}, nil, 0},
+		{"a member being deleted on a dead node never ends there: lost", []corev1.Pod{memberOn("w-0", "dead", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} })}, []string{"w-0"}, 0},
 		{"not members: ended, another attempt, outside the group, not scheduled", []corev1.Pod{
-			pod("ended", "dead", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }),
-			pod("old", "dead", func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1" }),
-			pod("launcher", "dead", func(p *corev1.Pod) { p.Labels[jobset.ReplicatedJobNameKey] = "launcher" }),
-			pod("pending", ""),
+			memberOn("ended", "dead", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }),
+			memberOn("old", "dead", func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1" }),
+			memberOn("launcher", "dead", func(p *corev1.Pod) { p.Labels[jobset.ReplicatedJobNameKey] = "launcher" }),
+			memberOn("pending", ""),
 		}, nil, 0},
 	}
 	for _, tc := range cases {
@@ -90,7 +70,7 @@ func TestLostMembers(t *testing.T) {
 			}
 		})
 	}
-	if lost, _ := lostMembers(js, []corev1.Pod{pod("w-0", "dead")}, nodeLoss{silence: silence}, now); lost != nil {
+	if lost, _ := lostMembers(js, []corev1.Pod{memberOn("w-0", "dead")}, nodeLoss{silence: silence}, now); lost != nil {
 		t.Errorf("with no threshold, lost %v", lost)
 	}
 }
@@ -109,24 +89,7 @@ func TestLostMembersSharedSilence(t *testing.T) {
 		s, ok := silences[node]
 		return s, 10 * time.Second, ok
 	}}
-	pod := func(name, node string, mutate ...func(*corev1.Pod)) corev1.Pod {
-		p := corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-				jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "0", jobset.ReplicatedJobNameKey: "workers"}},
-			Spec:   corev1.PodSpec{NodeName: node, InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})}},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning},
-		}
-		for _, m := range mutate {
-			m(&p)
-		}
-		return p
-	}
-	env := func(name, value string) func(*corev1.Pod) {
-		return func(p *corev1.Pod) {
-			i := sidecar.Index(p.Spec)
-			p.Spec.InitContainers[i].Env = append(p.Spec.InitContainers[i].Env, corev1.EnvVar{Name: name, Value: value})
-		}
-	}
+	env := agentEnv
 	declaredLost := func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodFailed
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonNodeLost}}
@@ -139,28 +102,28 @@ func TestLostMembersSharedSilence(t *testing.T) {
 		want      []string
 		lookAgain time.Duration
 	}{
-		{"one silent node: its member is lost after the bound", []corev1.Pod{pod("w-0", "a"), pod("w-1", "c")}, []string{"w-0"}, 0},
+		{"one silent node: its member is lost after the bound", []corev1.Pod{memberOn("w-0", "a"), memberOn("w-1", "c")}, []string{"w-0"}, 0},
 		{"two silent nodes, one witness asked for: the outage may be shared, wait for the defer limit",
-			[]corev1.Pod{pod("w-0", "a"), pod("w-1", "b"), pod("w-2", "c")}, nil, deferred - time.Minute},
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("w-1", "b"), memberOn("w-2", "c")}, nil, deferred - time.Minute},
 		{"two silent nodes past the defer limit: both lost",
-			[]corev1.Pod{pod("w-0", "long-a"), pod("w-1", "long-b"), pod("w-2", "c")}, []string{"w-0", "w-1"}, 0},
+			[]corev1.Pod{memberOn("w-0", "long-a"), memberOn("w-1", "long-b"), memberOn("w-2", "c")}, []string{"w-0", "w-1"}, 0},
 		{"a member declared lost that may still run counts: its node is silent too",
-			[]corev1.Pod{pod("w-0", "a"), pod("gone", "b", declaredLost), pod("w-1", "c")}, nil, deferred - time.Minute},
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("gone", "b", declaredLost), memberOn("w-1", "c")}, nil, deferred - time.Minute},
 		{"a member declared lost that its kubelet reported stopped does not count",
-			[]corev1.Pod{pod("w-0", "a"), pod("gone", "b", declaredLost, func(p *corev1.Pod) {
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("gone", "b", declaredLost, func(p *corev1.Pod) {
 				p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}
-			}), pod("w-1", "c")}, []string{"w-0"}, 0},
+			}), memberOn("w-1", "c")}, []string{"w-0"}, 0},
 		{"a Pod of an earlier attempt that may still run counts",
-			[]corev1.Pod{pod("w-0", "a"), pod("old", "b", func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1"; p.DeletionTimestamp = &metav1.Time{} })},
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("old", "b", func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1"; p.DeletionTimestamp = &metav1.Time{} })},
 			nil, deferred - time.Minute},
 		{"two silent nodes, two witnesses asked for: both lost",
-			[]corev1.Pod{pod("w-0", "a", env(agentspec.EnvFenceWitnesses, "2")), pod("w-1", "b", env(agentspec.EnvFenceWitnesses, "2"))}, []string{"w-0", "w-1"}, 0},
+			[]corev1.Pod{memberOn("w-0", "a", env(agentspec.EnvFenceWitnesses, "2")), memberOn("w-1", "b", env(agentspec.EnvFenceWitnesses, "2"))}, []string{"w-0", "w-1"}, 0},
 		{"the least number of witnesses of the group's agents rules",
-			[]corev1.Pod{pod("w-0", "a", env(agentspec.EnvFenceWitnesses, "2")), pod("w-1", "b"), pod("w-2", "c", env(agentspec.EnvFenceWitnesses, "2"))}, nil, deferred - time.Minute},
+			[]corev1.Pod{memberOn("w-0", "a", env(agentspec.EnvFenceWitnesses, "2")), memberOn("w-1", "b"), memberOn("w-2", "c", env(agentspec.EnvFenceWitnesses, "2"))}, nil, deferred - time.Minute},
 		{"agents that ask no witness fence alone: no wait",
-			[]corev1.Pod{pod("w-0", "a", env(agentspec.EnvFenceWitnesses, "0")), pod("w-1", "b", env(agentspec.EnvFenceWitnesses, "0"))}, []string{"w-0", "w-1"}, 0},
+			[]corev1.Pod{memberOn("w-0", "a", env(agentspec.EnvFenceWitnesses, "0")), memberOn("w-1", "b", env(agentspec.EnvFenceWitnesses, "0"))}, []string{"w-0", "w-1"}, 0},
 		{"a shorter defer limit makes a shorter wait",
-			[]corev1.Pod{pod("w-0", "a", env(agentspec.EnvFenceDeferLimitSeconds, "10")), pod("w-1", "b", env(agentspec.EnvFenceDeferLimitSeconds, "10"))},
+			[]corev1.Pod{memberOn("w-0", "a", env(agentspec.EnvFenceDeferLimitSeconds, "10")), memberOn("w-1", "b", env(agentspec.EnvFenceDeferLimitSeconds, "10"))},
 			[]string{"w-0", "w-1"}, 0},
 	}
 	for _, tc := range cases {
@@ -179,5 +142,28 @@ func TestLostMembersSharedSilence(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// memberOn is a running member of group "workers" of JobSet uid-1 on node,
+// with the agent as injection makes it.
+func memberOn(name, node string, mutate ...func(*corev1.Pod)) corev1.Pod {
+	p := corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "0", jobset.ReplicatedJobNameKey: "workers"}},
+		Spec:   corev1.PodSpec{NodeName: node, InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	for _, m := range mutate {
+		m(&p)
+	}
+	return p
+}
+
+// agentEnv sets a variable of the Pod's agent.
+func agentEnv(name, value string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		i := sidecar.Index(p.Spec)
+		p.Spec.InitContainers[i].Env = append(p.Spec.InitContainers[i].Env, corev1.EnvVar{Name: name, Value: value})
 	}
 }
