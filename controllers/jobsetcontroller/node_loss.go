@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
@@ -68,6 +69,10 @@ type lostMember struct {
 	// lastHeard is when the controller last saw the node renew its Lease,
 	// by its own clock: since then the Pod was not known to be ready.
 	lastHeard time.Time
+	// again: the Pod carries the mark already; its kubelet came back, wrote
+	// its phase over the mark and was lost again before it stopped the Pod.
+	// Its Job replaced it the first time.
+	again bool
 }
 
 // lostMembers picks the members of the JobSet's in-place group whose node
@@ -82,8 +87,12 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 		pod := &pods[i]
 		node := pod.Spec.NodeName
 		if node == "" || !ofCurrentAttempt(js, pod) || !group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) ||
-			(!inplace.Live(pod) && !inplace.Stopping(pod)) {
+			(!inplace.Live(pod) && !inplace.Stopping(pod)) || going(pod) {
 			continue
+		}
+		again := markedLost(pod)
+		if again && pod.DeletionTimestamp == nil {
+			continue // deleted again whatever its node (lostUndeleted)
 		}
 		fence, fences := agentFence(pod)
 		if !fences {
@@ -96,7 +105,7 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 		bound := max(loss.threshold, fence+interval+fenceRestart)
 		switch {
 		case silence >= bound:
-			lost = append(lost, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), why: fmt.Sprintf(
+			lost = append(lost, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), again: again, why: fmt.Sprintf(
 				"node %s has not renewed its Lease for %s (the bound is %s: the agent's fence of %s, a renew interval of %s and the kubelet's restart of the Pod)",
 				node, silence.Round(time.Second), bound, fence, interval)})
 		case suspect(silence, interval):
@@ -106,6 +115,36 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 		}
 	}
 	return lost, lookAgain
+}
+
+// markedLost: the controller marked the Pod Failed because its node was
+// lost (a DisruptionTarget condition of reason jobset.PodReasonNodeLost).
+func markedLost(pod *corev1.Pod) bool {
+	mark := jobset.ControllerMark(pod)
+	return mark != nil && mark.Type == corev1.DisruptionTarget
+}
+
+// going: the Pod is being deleted with no grace period left; the API
+// server removes it once its finalizers are off, whatever its kubelet.
+func going(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil && ptr.Deref(pod.DeletionGracePeriodSeconds, -1) == 0
+}
+
+// lostUndeleted lists the Pods marked lost that are not being deleted: the
+// deletion that follows the mark failed, or the leader stopped between the
+// two writes. Each is deleted again. A Failed one goes at once. One whose
+// kubelet came back and wrote its phase over the mark (phaseWrittenBack)
+// is deleted before it is marked Failed again, so gracefully: it stays,
+// and holds its group's sync (inplace.Stopping), until its kubelet has
+// stopped it, and its agent can write no epoch meanwhile.
+func lostUndeleted(pods []corev1.Pod) []*corev1.Pod {
+	var undeleted []*corev1.Pod
+	for i := range pods {
+		if pod := &pods[i]; markedLost(pod) && pod.DeletionTimestamp == nil {
+			undeleted = append(undeleted, pod)
+		}
+	}
+	return undeleted
 }
 
 // agentFence is the fence time of the Pod's agent, and false when it does

@@ -1,12 +1,14 @@
 package jobsetcontroller
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
@@ -46,6 +48,12 @@ func TestLostMembers(t *testing.T) {
 				corev1.EnvVar{Name: agentspec.EnvFenceAfterSeconds, Value: seconds})
 		}
 	}
+	markedLost := func(p *corev1.Pod) {
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonNodeLost})
+	}
+	deleted := func(grace int64) func(*corev1.Pod) {
+		return func(p *corev1.Pod) { p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &metav1.Time{}, ptr.To(grace) }
+	}
 	cases := []struct {
 		name      string
 		pods      []corev1.Pod
@@ -59,6 +67,9 @@ func TestLostMembers(t *testing.T) {
 		{"an agent that does not fence is never declared lost", []corev1.Pod{pod("w-0", "dead", fence("0"))}, nil, 0},
 		{"a node whose Lease was never seen", []corev1.Pod{pod("w-0", "unknown")}, nil, 0},
 		{"a member being deleted on a dead node never ends there: lost", []corev1.Pod{pod("w-0", "dead", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} })}, []string{"w-0"}, 0},
+		{"marked lost and not deleted: deleted again, not marked again", []corev1.Pod{pod("w-0", "dead", markedLost)}, nil, 0},
+		{"marked lost and deleted with no grace period: going", []corev1.Pod{pod("w-0", "dead", markedLost, deleted(0))}, nil, 0},
+		{"marked lost, deleted gracefully after its kubelet wrote it back, lost again", []corev1.Pod{pod("w-0", "dead", markedLost, deleted(30))}, []string{"w-0"}, 0},
 		{"not members: ended, another attempt, outside the group, not scheduled", []corev1.Pod{
 			pod("ended", "dead", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }),
 			pod("old", "dead", func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1" }),
@@ -75,6 +86,9 @@ func TestLostMembers(t *testing.T) {
 				if !strings.Contains(m.why, "node "+m.node+" has not renewed its Lease for") {
 					t.Errorf("why %q does not name the node and the silence", m.why)
 				}
+				if m.again != (jobset.ControllerMark(m.pod) != nil) {
+					t.Errorf("again %v, for a Pod with the mark %+v", m.again, jobset.ControllerMark(m.pod))
+				}
 				if want := now.Add(-silences[m.node]); !m.lastHeard.Equal(want) {
 					t.Errorf("last heard of at %s, want %s: the node's last renewal the controller saw", m.lastHeard, want)
 				}
@@ -86,5 +100,34 @@ func TestLostMembers(t *testing.T) {
 	}
 	if lost, _ := lostMembers(js, []corev1.Pod{pod("w-0", "dead")}, nodeLoss{silence: silence}, now); lost != nil {
 		t.Errorf("with no threshold, lost %v", lost)
+	}
+}
+
+// A Pod marked lost that is not being deleted is deleted again, whatever
+// its node: its deletion after the mark failed, or the leader stopped
+// between the two writes.
+func TestLostUndeleted(t *testing.T) {
+	pod := func(name string, phase corev1.PodPhase, deleting bool, conditions ...corev1.PodCondition) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Phase: phase, Conditions: conditions}}
+		if deleting {
+			p.DeletionTimestamp = &metav1.Time{}
+		}
+		return p
+	}
+	lost := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonNodeLost}
+	pods := []corev1.Pod{
+		pod("lost-failed", corev1.PodFailed, false, lost),
+		pod("lost-written-back", corev1.PodRunning, false, lost),
+		pod("lost-deleting", corev1.PodFailed, true, lost),
+		pod("replaced-off-node", corev1.PodFailed, false, corev1.PodCondition{Type: ConditionReplacedOffNode, Status: corev1.ConditionTrue}),
+		pod("evicted", corev1.PodFailed, false, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"}),
+		pod("running", corev1.PodRunning, false),
+	}
+	var got []string
+	for _, p := range lostUndeleted(pods) {
+		got = append(got, p.Name)
+	}
+	if want := []string{"lost-failed", "lost-written-back"}; !slices.Equal(got, want) {
+		t.Errorf("deleted again: %v; want %v", got, want)
 	}
 }

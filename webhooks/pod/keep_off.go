@@ -47,7 +47,7 @@ func (w Webhook) nodesToKeepOff(ctx context.Context, pod *corev1.Pod) ([]string,
 				p = fresh
 			}
 		}
-		if jobset.ReplacedOffNode(p) && !slices.Contains(nodes, p.Spec.NodeName) {
+		if mark := jobset.ControllerMark(p); mark != nil && mark.Type == jobset.PodConditionReplacedOffNode && !slices.Contains(nodes, p.Spec.NodeName) {
 			nodes = append(nodes, p.Spec.NodeName)
 		}
 	}
