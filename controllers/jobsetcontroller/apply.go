@@ -263,12 +263,21 @@ const NodeLostTaint = "jobset.sigs.k8s.io/node-lost"
 // event of a member marked Failed because its node was lost: the API's.
 const ReasonNodeLost = jobset.PodReasonNodeLost
 
+// ReasonNodeNotTainted is the reason of the event that says a lost node
+// could not be tainted, and that the Pod webhook keeps the replacement off
+// it instead.
+const ReasonNodeNotTainted = "NodeNotTainted"
+
 // markLost marks each lost member Failed with a DisruptionTarget
 // condition, as the Pod garbage collector does for a Pod whose node is
 // gone, and deletes it with no grace period: nothing waits for its dead
 // kubelet, also for a Pod whose graceful deletion began before (its bound
 // says its worker stopped). Its Job replaces it. Its node is tainted
-// first, so that the replacement lands elsewhere.
+// first, so that the replacement lands elsewhere. A node that cannot be
+// tainted (a platform that forbids it: the controller's RBAC, an admission
+// policy) does not keep the member from being replaced: the Pod webhook
+// keeps the replacement off the node of a predecessor marked lost, and the
+// JobSet says so in a Warning event.
 func (r *Reconciler) markLost(ctx context.Context, js *jobset.JobSet, lost []lostMember) error {
 	var errs []error
 	tainted := map[string]bool{}
@@ -276,8 +285,10 @@ func (r *Reconciler) markLost(ctx context.Context, js *jobset.JobSet, lost []los
 		if !tainted[m.node] {
 			tainted[m.node] = true
 			if err := r.taintLost(ctx, m.node); err != nil {
-				errs = append(errs, err)
-				continue
+				ctrl.LoggerFrom(ctx).Error(err, "Tainting a lost node; the Pod webhook keeps the replacements off it instead", "node", m.node)
+				r.recorder.Eventf(js, nil, corev1.EventTypeWarning, ReasonNodeNotTainted, "TaintNode",
+					"Node %s, lost, could not be tainted %s (%v): the Pod webhook keeps the replacement of Pod %s off it instead",
+					m.node, NodeLostTaint, err, m.pod.Name)
 			}
 		}
 		if err := r.markFailed(ctx, m.pod, corev1.DisruptionTarget, ReasonNodeLost, m.why, m.lastHeard); err != nil {

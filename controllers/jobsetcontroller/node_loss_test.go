@@ -1,18 +1,26 @@
 package jobsetcontroller
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/scheme"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -129,5 +137,54 @@ func TestLostUndeleted(t *testing.T) {
 	}
 	if want := []string{"lost-failed", "lost-written-back"}; !slices.Equal(got, want) {
 		t.Errorf("deleted again: %v; want %v", got, want)
+	}
+}
+
+// A platform may forbid tainting nodes (the controller's RBAC, an admission
+// policy): a lost member is marked Failed and deleted all the same, and the
+// JobSet says that the Pod webhook keeps its replacement off the node.
+func TestMarkLostWhenTheNodeCannotBeTainted(t *testing.T) {
+	ctx := context.Background()
+	s, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).
+		ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).Obj()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "w-0", Namespace: "ns", UID: "pod-uid", Finalizers: []string{jobset.GroupMemberFinalizer}},
+		Spec: corev1.PodSpec{NodeName: "gpu-7"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-7"}}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(js, pod, node).WithStatusSubresource(&corev1.Pod{}).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if _, ok := obj.(*corev1.Node); ok {
+				return apierrors.NewForbidden(corev1.Resource("nodes"), obj.GetName(), errors.New("tainting nodes is not allowed here"))
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	recorder := events.NewFakeRecorder(10)
+	r := NewReconciler(c, recorder)
+	lost := []lostMember{{pod: pod.DeepCopy(), node: "gpu-7", why: "node gpu-7 has not renewed its Lease for 31s", lastHeard: time.Now().Add(-31 * time.Second)}}
+
+	if err := r.markLost(ctx, js, lost); err != nil {
+		t.Errorf("markLost: %v; the taint is not what replaces the member", err)
+	}
+	got := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Phase != corev1.PodFailed || got.DeletionTimestamp == nil {
+		t.Errorf("phase %s, being deleted %v; want Failed and deleted", got.Status.Phase, got.DeletionTimestamp != nil)
+	}
+	if mark := jobset.ControllerMark(got); mark == nil || mark.Type != corev1.DisruptionTarget || mark.Reason != ReasonNodeLost {
+		t.Errorf("the controller's mark: %+v, want DisruptionTarget with reason %s", mark, ReasonNodeLost)
+	}
+	close(recorder.Events)
+	var warned bool
+	for e := range recorder.Events {
+		warned = warned || (strings.HasPrefix(e, corev1.EventTypeWarning+" "+ReasonNodeNotTainted+" ") &&
+			strings.Contains(e, "gpu-7") && strings.Contains(e, "Pod webhook"))
+	}
+	if !warned {
+		t.Errorf("no %s warning naming the node and the Pod webhook", ReasonNodeNotTainted)
 	}
 }
