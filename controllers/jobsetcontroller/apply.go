@@ -299,8 +299,15 @@ func (r *Reconciler) markLost(ctx context.Context, js *jobset.JobSet, lost []los
 		if client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("deleting Pod %s: %w", m.pod.Name, err))
 		}
-		if m.again {
+		switch {
+		case m.again:
 			ctrl.LoggerFrom(ctx).Info("Marked a member Failed again: its node, back after it was lost, is lost again", "pod", klog.KObj(m.pod), "node", m.node, "why", m.why)
+			continue
+		case m.earlier:
+			ctrl.LoggerFrom(ctx).Info("Removed a Pod of an earlier restart attempt held Terminating on a lost node: its Job's deletion can end",
+				"pod", klog.KObj(m.pod), "node", m.node, "why", m.why)
+			r.recorder.Eventf(js, m.pod, corev1.EventTypeWarning, ReasonNodeLost, "MarkFailed",
+				"Pod %s of an earlier restart attempt, held Terminating on a lost node, marked Failed and removed so that the full restart can go on: %s", m.pod.Name, m.why)
 			continue
 		}
 		metrics.NodeLossReplacements.WithLabelValues(js.Namespace, m.node).Inc()

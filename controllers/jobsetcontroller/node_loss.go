@@ -39,6 +39,20 @@ import (
 // once, within K. A Pod whose agent does not fence (FENCE_AFTER_SECONDS=0)
 // is never declared lost: only an administrator can (the out-of-service
 // taint, or deleting the Node).
+//
+// A full restart deletes the earlier attempt's Jobs in the foreground: each
+// goes once its Pods are gone, and the new attempt's Job of the same name
+// waits for it. A Pod deleted on a silent node stays Terminating for ever
+// (its kubelet never confirms the end), and the restart with it. Such a Pod
+// whose agent fences is declared lost past the same bound, for the same
+// reason: its worker stopped before, and can start again only through an
+// epoch written to a Pod that is gone. Removed, it frees its Job. A Pod of
+// an earlier attempt whose agent does not fence, or that has none (a
+// replicatedJob outside the in-place group), is left to Kubernetes, as
+// community JobSet leaves it: nothing says its worker stopped, and removing
+// it would let the new attempt start its rank beside a worker that may still
+// run on a node cut off, not dead. The restart waits for an administrator
+// there (the out-of-service taint, or deleting the Node).
 
 // NodeSilence reports how long a node's kubelet has been silent as the
 // controller saw it, and its renew interval; known is false for a node it
@@ -73,11 +87,15 @@ type lostMember struct {
 	// its phase over the mark and was lost again before it stopped the Pod.
 	// Its Job replaced it the first time.
 	again bool
+	// earlier: a Pod of an earlier restart attempt that a full restart
+	// deletes; its Job is being deleted and replaces nothing.
+	earlier bool
 }
 
 // lostMembers picks the members of the JobSet's in-place group whose node
-// has been silent past their bound at now, and when to look again for one
-// whose node is silent but not yet past it (0: none is).
+// has been silent past their bound at now, and the Pods of its earlier
+// restart attempts being deleted on such a node, and when to look again
+// for one whose node is silent but not yet past it (0: none is).
 func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.Time) (lost []lostMember, lookAgain time.Duration) {
 	if loss.silence == nil || loss.threshold <= 0 || !keepsMembers(js) {
 		return nil, 0
@@ -86,12 +104,18 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 	for i := range pods {
 		pod := &pods[i]
 		node := pod.Spec.NodeName
-		if node == "" || !ofCurrentAttempt(js, pod) || !group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) ||
-			(!inplace.Live(pod) && !inplace.Stopping(pod)) || going(pod) {
+		if node == "" || pod.Labels[jobset.JobSetUIDKey] != string(js.UID) || going(pod) {
 			continue
 		}
-		again := markedLost(pod)
-		if again && pod.DeletionTimestamp == nil {
+		earlier, again := !ofCurrentAttempt(js, pod), markedLost(pod)
+		switch {
+		case earlier:
+			if pod.DeletionTimestamp == nil || !inplace.Stopping(pod) {
+				continue // not deleted yet, or ended: its kubelet's last word removes it
+			}
+		case !group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) || (!inplace.Live(pod) && !inplace.Stopping(pod)):
+			continue
+		case again && pod.DeletionTimestamp == nil:
 			continue // deleted again whatever its node (lostUndeleted)
 		}
 		fence, fences := agentFence(pod)
@@ -105,7 +129,7 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 		bound := max(loss.threshold, fence+interval+fenceRestart)
 		switch {
 		case silence >= bound:
-			lost = append(lost, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), again: again, why: fmt.Sprintf(
+			lost = append(lost, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), again: again, earlier: earlier, why: fmt.Sprintf(
 				"node %s has not renewed its Lease for %s (the bound is %s: the agent's fence of %s, a renew interval of %s and the kubelet's restart of the Pod)",
 				node, silence.Round(time.Second), bound, fence, interval)})
 		case suspect(silence, interval):

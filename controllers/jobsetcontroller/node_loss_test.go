@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ func TestLostMembers(t *testing.T) {
 		ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).
 		ReplicatedJob(wrappers.MakeReplicatedJob("launcher").Obj()).Obj()
 	js.UID = "uid-1"
+	js.Status.Restarts = 2 // the current attempt is 2; attempt 1 is an earlier one
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	silences := map[string]time.Duration{"dead": time.Minute, "late": 29 * time.Second, "slow": 20 * time.Second, "fine": 3 * time.Second}
 	silence := func(node string) (time.Duration, time.Duration, bool) {
@@ -41,7 +43,7 @@ func TestLostMembers(t *testing.T) {
 	pod := func(name, node string, mutate ...func(*corev1.Pod)) corev1.Pod {
 		p := corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-				jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "0", jobset.ReplicatedJobNameKey: "workers"}},
+				jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "2", jobset.ReplicatedJobNameKey: "workers"}},
 			Spec:   corev1.PodSpec{NodeName: node, InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning},
 		}
@@ -62,6 +64,9 @@ func TestLostMembers(t *testing.T) {
 	deleted := func(grace int64) func(*corev1.Pod) {
 		return func(p *corev1.Pod) { p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &metav1.Time{}, ptr.To(grace) }
 	}
+	attempt := func(n int) func(*corev1.Pod) {
+		return func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = strconv.Itoa(n) }
+	}
 	cases := []struct {
 		name      string
 		pods      []corev1.Pod
@@ -78,9 +83,22 @@ func TestLostMembers(t *testing.T) {
 		{"marked lost and not deleted: deleted again, not marked again", []corev1.Pod{pod("w-0", "dead", markedLost)}, nil, 0},
 		{"marked lost and deleted with no grace period: going", []corev1.Pod{pod("w-0", "dead", markedLost, deleted(0))}, nil, 0},
 		{"marked lost, deleted gracefully after its kubelet wrote it back, lost again", []corev1.Pod{pod("w-0", "dead", markedLost, deleted(30))}, []string{"w-0"}, 0},
+		// A full restart deletes the earlier attempt's Jobs in the
+		// foreground: one of their Pods held Terminating by a dead kubelet
+		// would keep its Job, and so the new Job's name, for ever.
+		{"an earlier attempt's Pod being deleted on a dead node: lost", []corev1.Pod{pod("old", "dead", attempt(1), deleted(30))}, []string{"old"}, 0},
+		{"an earlier attempt's Pod being deleted on a node silent for less: look again", []corev1.Pod{pod("old", "slow", attempt(1), deleted(30))}, nil, 10 * time.Second},
+		{"not lost: an earlier attempt's Pod not deleted yet, ended, going, or whose agent does not fence", []corev1.Pod{
+			pod("not-deleted", "dead", attempt(1)),
+			pod("ended", "dead", attempt(1), deleted(30), func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }),
+			pod("going", "dead", attempt(1), deleted(0)),
+			pod("no-fence", "dead", attempt(1), deleted(30), fence("0")),
+			pod("no-agent", "dead", attempt(1), deleted(30), func(p *corev1.Pod) { p.Spec.InitContainers = nil }),
+			pod("other-jobset", "dead", attempt(1), deleted(30), func(p *corev1.Pod) { p.Labels[jobset.JobSetUIDKey] = "uid-0" }),
+		}, nil, 0},
 		{"not members: ended, another attempt, outside the group, not scheduled", []corev1.Pod{
 			pod("ended", "dead", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }),
-			pod("old", "dead", func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1" }),
+			pod("old", "dead", attempt(1)),
 			pod("launcher", "dead", func(p *corev1.Pod) { p.Labels[jobset.ReplicatedJobNameKey] = "launcher" }),
 			pod("pending", ""),
 		}, nil, 0},
@@ -93,6 +111,9 @@ func TestLostMembers(t *testing.T) {
 				names = append(names, m.pod.Name)
 				if !strings.Contains(m.why, "node "+m.node+" has not renewed its Lease for") {
 					t.Errorf("why %q does not name the node and the silence", m.why)
+				}
+				if m.earlier != (m.pod.Labels[jobset.RestartsKey] != "2") {
+					t.Errorf("earlier %v, for a Pod of attempt %s", m.earlier, m.pod.Labels[jobset.RestartsKey])
 				}
 				if m.again != (jobset.ControllerMark(m.pod) != nil) {
 					t.Errorf("again %v, for a Pod with the mark %+v", m.again, jobset.ControllerMark(m.pod))

@@ -747,6 +747,44 @@ var _ = Describe("In-place restart", func() {
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
 	})
 
+	// A full restart deletes the Jobs of the earlier attempt in the
+	// foreground: each goes once its Pods are gone, and its successor, of
+	// the same name, waits for that. A Pod on a node whose kubelet is gone
+	// stays Terminating for ever, and the restart with it.
+	It("removes an earlier attempt's Pod held Terminating on a node that stopped renewing its Lease, so that a full restart ends", func() {
+		lost, ok := "node-lost-"+ns, "node-ok-"+ns
+		createNode(lost)
+		renewing := kubelets(lost, ok)
+		js := create(workers(1, 2, 3).Obj())
+		healthy := startPodsOn(js, ok, 0, "1")[0]
+		stuck := startPodsOn(js, lost, 1, "1")[0]
+		eventuallyEpochs(js, 1, 0)
+
+		By("the lost node's kubelet stops renewing; the Job fails: a full restart deletes it")
+		renewing(lost, false)
+		job := eventuallyJobs(ctx, js, "0", "trainer-workers-0")[0]
+		failJob(ctx, &job, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+		eventuallyDeleting(ctx, job)
+
+		By("the garbage collector deletes the Job's Pods: the healthy node's kubelet removes its own, the lost node's never does")
+		Expect(k8sClient.Delete(ctx, healthy)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, healthy, client.GracePeriodSeconds(0))).To(Succeed())
+		Expect(k8sClient.Delete(ctx, stuck)).To(Succeed())
+
+		By("past the bound, the controller removes it: marked Failed, deleted with no grace period")
+		Eventually(func(g Gomega) {
+			p := &corev1.Pod{}
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(stuck), p)
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Pod %s is still there: phase %s, being deleted since %v", stuck.Name, p.Status.Phase, p.DeletionTimestamp)
+		}, 30*time.Second).Should(Succeed())
+		Eventually(func() []string { return eventNotes(ctx, js) }).Should(ContainElement(ContainSubstring(stuck.Name)))
+		Eventually(func() []corev1.Taint { return nodeTaints(lost) }).Should(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
+
+		By("the garbage collector ends the Job's deletion: the new attempt's Job is created")
+		finishDeletion(ctx, &job)
+		eventuallyJobs(ctx, js, "1", "trainer-workers-0")
+	})
+
 	// A worker that fails in place on a broken node keeps failing there: an
 	// in-place restart keeps the Pod, and so the node.
 	It("replaces off its node a Pod that failed in place three times within the window, as part of the third group restart", func() {
