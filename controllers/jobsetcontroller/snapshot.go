@@ -101,17 +101,17 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, si
 // epoch snapshot and the Pod tally (markOf) take. Its failure signal only
 // when withSignal: reading it may decode the Pod's managedFields.
 func readPod(pod *corev1.Pod, withSignal bool) inplace.Pod {
-	marked := jobset.ControllerMark(pod) != nil
+	replaced := jobset.ReplacedOffNode(pod)
 	p := inplace.Pod{
 		Name:      pod.Name,
 		Epoch:     pod.Annotations[jobset.EpochKey],
 		Succeeded: pod.Status.Phase == corev1.PodSucceeded,
-		Failed:    pod.Status.Phase == corev1.PodFailed || marked,
+		Failed:    pod.Status.Phase == corev1.PodFailed || replaced,
 		Deleting:  pod.DeletionTimestamp != nil,
 		Left:      leftWhileRunning(pod),
 		Unheld:    !holdsMember(pod),
 	}
-	p.StillRunning = marked && inplace.Stopping(pod)
+	p.StillRunning = replaced && inplace.Stopping(pod)
 	if withSignal {
 		p.FailureSignal = inplace.FailureSignal(pod)
 	}
