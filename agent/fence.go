@@ -141,7 +141,7 @@ func (c *contact) silence() time.Duration {
 
 // fenceLimits are the agent's settings for Fence.
 func (c Config) fenceLimits() FenceLimits {
-	return FenceLimits{After: c.FenceAfter, DeferLimit: c.FenceDeferLimit, Witnesses: c.FenceWitnesses}
+	return FenceLimits{After: c.FenceAfter, DeferLimit: c.FenceDeferLimit, AskAhead: witnessTimeout, Witnesses: c.FenceWitnesses}
 }
 
 // fence watches the silence until ctx ends, and acts as Fence decides.

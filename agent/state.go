@@ -92,9 +92,10 @@ type Silence struct {
 type FenceLimits struct {
 	// After: the fence time (0: never fence). DeferLimit: the longest
 	// silence witnesses can ride out. Witnesses: how many must vouch (0:
-	// none is asked).
-	After, DeferLimit time.Duration
-	Witnesses         int
+	// none is asked). AskAhead: how long before the fence time they are
+	// asked, so that their answers are in by then.
+	After, DeferLimit, AskAhead time.Duration
+	Witnesses                   int
 }
 
 // Fence decides what the agent does about a silence. A replacement can run
@@ -106,14 +107,21 @@ type FenceLimits struct {
 // at the defer limit whatever; a waiting one just stays at the barrier.
 func Fence(s Silence, l FenceLimits) FenceAction {
 	switch {
-	case l.After <= 0 || s.For < l.After:
+	case l.After <= 0:
 		return CarryOn
 	case !s.Lifted:
-		if !s.Joined || s.Fenced {
+		if s.For < l.After || !s.Joined || s.Fenced {
 			return CarryOn
 		}
 		return HoldBarrier
-	case l.Witnesses <= 0 || s.For >= l.DeferLimit || s.Witnessed == Alone:
+	case l.Witnesses <= 0:
+		if s.For < l.After {
+			return CarryOn
+		}
+		return StopWorker
+	case s.For < l.After-l.AskAhead:
+		return CarryOn
+	case s.For >= l.DeferLimit || s.Witnessed == Alone:
 		return StopWorker
 	case s.Witnessed == Vouched:
 		return CarryOn

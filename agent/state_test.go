@@ -30,24 +30,27 @@ func TestNext(t *testing.T) {
 }
 
 func TestFence(t *testing.T) {
-	limits := FenceLimits{After: 15 * time.Second, DeferLimit: 10 * time.Minute, Witnesses: 1}
+	limits := FenceLimits{After: 15 * time.Second, DeferLimit: 10 * time.Minute, AskAhead: time.Second, Witnesses: 1}
 	silent := 16 * time.Second
 	cases := map[string]struct {
 		silence Silence
 		limits  FenceLimits
 		want    FenceAction
 	}{
-		"in contact":                                   {Silence{Lifted: true, Joined: true}, limits, CarryOn},
-		"silent less than the fence time":              {Silence{For: 14 * time.Second, Lifted: true, Joined: true}, limits, CarryOn},
-		"a fence time of 0 never fences":               {Silence{For: time.Hour, Lifted: true, Joined: true}, FenceLimits{}, CarryOn},
-		"not joined, barrier down: nothing to guard":   {Silence{For: silent}, limits, CarryOn},
-		"joined, barrier down: hold it":                {Silence{For: silent, Joined: true}, limits, HoldBarrier},
-		"joined, barrier held already":                 {Silence{For: silent, Joined: true, Fenced: true}, limits, CarryOn},
-		"running worker, nobody asked yet: ask":        {Silence{For: silent, Joined: true, Lifted: true}, limits, AskWitnesses},
-		"running worker, vouched for: keep it":         {Silence{For: silent, Joined: true, Lifted: true, Witnessed: Vouched}, limits, CarryOn},
-		"running worker, alone: stop it":               {Silence{For: silent, Joined: true, Lifted: true, Witnessed: Alone}, limits, StopWorker},
-		"running worker, vouched, past the limit":      {Silence{For: 10 * time.Minute, Joined: true, Lifted: true, Witnessed: Vouched}, limits, StopWorker},
-		"running worker, no witnesses asked for: stop": {Silence{For: silent, Joined: true, Lifted: true}, FenceLimits{After: 15 * time.Second}, StopWorker},
+		"in contact": {Silence{Lifted: true, Joined: true}, limits, CarryOn},
+		"silent less than the fence time, and than when its witnesses are asked":                  {Silence{For: 13 * time.Second, Lifted: true, Joined: true}, limits, CarryOn},
+		"a fence time of 0 never fences":                                                          {Silence{For: time.Hour, Lifted: true, Joined: true}, FenceLimits{}, CarryOn},
+		"not joined, barrier down: nothing to guard":                                              {Silence{For: silent}, limits, CarryOn},
+		"joined, barrier down: hold it":                                                           {Silence{For: silent, Joined: true}, limits, HoldBarrier},
+		"joined, barrier held already":                                                            {Silence{For: silent, Joined: true, Fenced: true}, limits, CarryOn},
+		"running worker, nobody asked yet: ask":                                                   {Silence{For: silent, Joined: true, Lifted: true}, limits, AskWitnesses},
+		"running worker, a second before the fence time: ask, so that the answers are in by then": {Silence{For: 14 * time.Second, Joined: true, Lifted: true}, limits, AskWitnesses},
+		"running worker, alone a second before the fence time: stop":                              {Silence{For: 14 * time.Second, Joined: true, Lifted: true, Witnessed: Alone}, limits, StopWorker},
+		"running worker, no witnesses asked for, a second before the fence time":                  {Silence{For: 14 * time.Second, Joined: true, Lifted: true}, FenceLimits{After: 15 * time.Second, AskAhead: time.Second}, CarryOn},
+		"running worker, vouched for: keep it":                                                    {Silence{For: silent, Joined: true, Lifted: true, Witnessed: Vouched}, limits, CarryOn},
+		"running worker, alone: stop it":                                                          {Silence{For: silent, Joined: true, Lifted: true, Witnessed: Alone}, limits, StopWorker},
+		"running worker, vouched, past the limit":                                                 {Silence{For: 10 * time.Minute, Joined: true, Lifted: true, Witnessed: Vouched}, limits, StopWorker},
+		"running worker, no witnesses asked for: stop":                                            {Silence{For: silent, Joined: true, Lifted: true}, FenceLimits{After: 15 * time.Second}, StopWorker},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

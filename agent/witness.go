@@ -172,61 +172,44 @@ func (w *witnesses) heard(vouchedUntil time.Time, alone bool) {
 	w.vouchedUntil, w.alone = vouchedUntil, alone
 }
 
-// askWitnesses asks peers on other nodes until FenceWitnesses of them
-// vouched, one said it is in contact, or too many were asked.
+// askWitnesses asks a round of peers on other nodes at once, within
+// witnessTimeout (the fence asks that long before its fence time): vouched
+// for when FenceWitnesses of them promised, alone when one said it is in
+// contact or too few promised.
 func (a *Agent) askWitnesses(ctx context.Context) {
 	view := a.jobSetView()
 	need := a.cfg.FenceWitnesses
 	request := witnessRequest{JobSetUID: view.uid, Attempt: view.attempt, Epoch: a.epoch.Load(), Pod: a.cfg.PodName}
-	order := a.witnessOrder(view.peers)
+	hosts := a.witnessOrder(view.peers)
 	// Promises count from when the question was sent: the peer promised
 	// later, so its promise lasts at least that long from here.
-	promised := map[string]time.Time{}
-	asked := 0
-	for batch := need + 1; len(order) > 0 && asked < maxAsked(need); order = order[min(batch, len(order)):] {
-		hosts := order[:min(batch, len(order))]
-		asked += len(hosts)
-		sentAt := a.contact.now()
-		answers := a.ask(ctx, view.peers, hosts, request)
-		for i, answer := range answers {
-			switch {
-			case answer == nil:
-			case answer.InContact:
-				klog.InfoS("A peer is in contact with the API server: this node alone is cut off", "peer", hosts[i], "peerNode", answer.Node)
-				a.witnesses.heard(time.Time{}, true)
-				return
-			case answer.Promised && answer.Node != "" && answer.Node != a.cfg.NodeName:
-				if _, ok := promised[answer.Node]; !ok {
-					promised[answer.Node] = sentAt
-				}
-			case !answer.Promised:
-				klog.V(2).InfoS("A peer could not vouch", "peer", hosts[i], "reason", answer.Reason)
-			}
-		}
-		if len(promised) >= need {
-			earliest := sentAt
-			for _, t := range promised {
-				earliest = minTime(earliest, t)
-			}
-			klog.InfoS("Peers on other nodes are out of contact with the API server too: the outage is shared, the worker keeps running",
-				"witnesses", len(promised), "epoch", request.Epoch)
-			a.witnesses.heard(earliest.Add(askAgainAfter), false)
+	sentAt := a.contact.now()
+	promised := map[string]bool{}
+	for i, answer := range a.ask(ctx, view.peers, hosts, request) {
+		switch {
+		case answer == nil:
+		case answer.InContact:
+			klog.InfoS("A peer is in contact with the API server: this node alone is cut off", "peer", hosts[i], "peerNode", answer.Node)
+			a.witnesses.heard(time.Time{}, true)
 			return
+		case answer.Promised && answer.Node != "" && answer.Node != a.cfg.NodeName:
+			promised[answer.Node] = true
+		case !answer.Promised:
+			klog.V(2).InfoS("A peer could not vouch", "peer", hosts[i], "reason", answer.Reason)
 		}
 	}
-	klog.InfoS("Too few peers on other nodes vouched for this node's silence", "vouched", len(promised), "need", need, "asked", asked)
+	if len(promised) >= need {
+		klog.InfoS("Peers on other nodes are out of contact with the API server too: the outage is shared, the worker keeps running",
+			"witnesses", len(promised), "epoch", request.Epoch)
+		a.witnesses.heard(sentAt.Add(askAgainAfter), false)
+		return
+	}
+	klog.InfoS("Too few peers on other nodes vouched for this node's silence", "vouched", len(promised), "need", need, "asked", len(hosts))
 	a.witnesses.heard(time.Time{}, true)
 }
 
 // maxAsked bounds the peers one round asks.
 func maxAsked(need int) int { return max(8, 4*(need+1)) }
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
 
 // witnessOrder is the peers to ask, in an order of this agent's own
 // (agents that ask at once spread over the group), without itself.
@@ -237,7 +220,7 @@ func (a *Agent) witnessOrder(peers peerSpace) []string {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(a.hostname))
 	rng := rand.New(rand.NewPCG(h.Sum64(), uint64(peers.total)))
-	limit := min(peers.total, maxAsked(a.cfg.FenceWitnesses)+1)
+	limit := min(peers.total-1, maxAsked(a.cfg.FenceWitnesses))
 	order := make([]string, 0, limit)
 	for _, i := range rng.Perm(peers.total) {
 		if host := peers.host(i); host != a.hostname {

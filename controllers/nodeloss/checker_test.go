@@ -47,7 +47,7 @@ const (
 	witnessesNeeded = 1
 )
 
-var limits = agent.FenceLimits{After: 15 * time.Second, DeferLimit: 10 * time.Minute, Witnesses: witnessesNeeded}
+var limits = agent.FenceLimits{After: 15 * time.Second, DeferLimit: 10 * time.Minute, AskAhead: time.Second, Witnesses: witnessesNeeded}
 
 // Silence levels of a node, as its agent measures it.
 const (
