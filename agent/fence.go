@@ -128,6 +128,14 @@ func (c *contact) tick() (silence time.Duration, stalled bool) {
 	return now.Sub(c.silentSince), stalled
 }
 
+// ticked records a tick now, after work of the fence's own that kept it
+// from ticking.
+func (c *contact) ticked() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lastTick = c.now()
+}
+
 // silence is how long the agent has been out of contact, as the last tick
 // left it (0: in contact).
 func (c *contact) silence() time.Duration {
@@ -176,7 +184,13 @@ func (a *Agent) fence(ctx context.Context, rewatch, stop func()) {
 			klog.InfoS("No contact with the API server for the fence time: the worker, which waits at the barrier, starts only once the agent has written its epoch again, as its rank may be replaced meanwhile",
 				"epoch", a.epoch.Load(), "silence", silence.Round(time.Millisecond), "fenceAfter", limits.After)
 		case AskWitnesses:
+			began := a.contact.now()
 			a.askWitnesses(ctx)
+			// A round takes up to witnessTimeout of the loop's time: not
+			// a stall of the agent, which a longer one would be.
+			if a.contact.now().Sub(began) < witnessTimeout+stallAfter {
+				a.contact.ticked()
+			}
 		case StopWorker:
 			klog.InfoS("No contact with the API server for the fence time, and the silence is not shared (or lasted past the defer limit): stopping the worker (restarting the Pod in place), as its rank may be replaced meanwhile",
 				"epoch", a.epoch.Load(), "silence", silence.Round(time.Millisecond), "fenceAfter", limits.After, "deferLimit", limits.DeferLimit)

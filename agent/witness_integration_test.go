@@ -106,6 +106,20 @@ var _ = Describe("Agents out of contact with the API server together", func() {
 		Consistently(b.exited, time.Second).ShouldNot(Receive())
 	})
 
+	// A node cut off from the network reaches no peer: each question
+	// waits out its timeout, which must not read as a stall of the agent
+	// (that would forget the answer and ask again, for ever).
+	It("stop the worker at the fence time when no peer answers", func() {
+		startAll()
+		a, b := members[0], members[1]
+		silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(silent.Close)
+		a.peers[b.pod.Name] = silent.Addr().String()
+		a.proxy.cutOff()
+		Eventually(a.exited, 15*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+	})
+
 	It("bind their Pods by a promise: an agent that vouched writes no later epoch until it runs out, even after its Pod restarted in place", func() {
 		startAll()
 		a, b := members[0], members[1]
