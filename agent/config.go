@@ -64,55 +64,47 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 				v.env, v.value, strings.Join(problems, "; "), agentspec.FieldPathOf[v.env]))
 		}
 	}
-	if raw := getenv(agentspec.EnvRestartExitCode); raw != "" {
-		code, err := strconv.Atoi(raw)
-		if err != nil || code < 1 || code > 255 {
-			errs = append(errs, fmt.Errorf("%s=%q: must be an integer from 1 to 255, the same value as the agent's RestartAllContainers rule", agentspec.EnvRestartExitCode, raw))
-		}
-		c.RestartExitCode = code
-	}
-	if raw := getenv(agentspec.EnvBarrierPort); raw != "" {
-		port, err := strconv.Atoi(raw)
-		if err != nil || port < 1 || port > 65535 {
-			errs = append(errs, fmt.Errorf("%s=%q: must be a TCP port from 1 to 65535, the port of the agent's startup probe", agentspec.EnvBarrierPort, raw))
-		}
-		c.BarrierPort = port
-	}
+	errs = append(errs, readInt(getenv, agentspec.EnvRestartExitCode, 1, 255,
+		"an integer from 1 to 255, the same value as the agent's RestartAllContainers rule", &c.RestartExitCode))
+	errs = append(errs, readInt(getenv, agentspec.EnvBarrierPort, 1, 65535,
+		"a TCP port from 1 to 65535, the port of the agent's startup probe", &c.BarrierPort))
 	if raw := getenv(agentspec.EnvBarrierPath); raw != "" {
 		if !strings.HasPrefix(raw, "/") || raw == agentspec.HealthPath {
 			errs = append(errs, fmt.Errorf("%s=%q: must be an absolute path other than %s, the path of the agent's startup probe", agentspec.EnvBarrierPath, raw, agentspec.HealthPath))
 		}
 		c.BarrierPath = raw
 	}
-	if raw := getenv(agentspec.EnvFenceAfterSeconds); raw != "" {
-		seconds, err := strconv.Atoi(raw)
-		if err != nil || seconds < 0 || seconds > agentspec.MaxFenceAfterSeconds {
-			errs = append(errs, fmt.Errorf("%s=%q: must be a whole number of seconds from 0 (never fence) to %d, and no more than the controller's --node-loss-threshold allows (see docs/user-guide.md)",
-				agentspec.EnvFenceAfterSeconds, raw, agentspec.MaxFenceAfterSeconds))
-		}
-		c.FenceAfter = time.Duration(seconds) * time.Second
-	}
-	if raw := getenv(agentspec.EnvFenceWitnesses); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 0 || n > agentspec.MaxFenceWitnesses {
-			errs = append(errs, fmt.Errorf("%s=%q: must be a whole number from 0 (fence alone, asking no peer) to %d, the peers on other nodes that must vouch for a shared outage",
-				agentspec.EnvFenceWitnesses, raw, agentspec.MaxFenceWitnesses))
-		}
-		c.FenceWitnesses = n
-	}
-	if raw := getenv(agentspec.EnvFenceDeferLimitSeconds); raw != "" {
-		seconds, err := strconv.Atoi(raw)
-		if err != nil || seconds < 0 || seconds > agentspec.MaxFenceDeferLimitSeconds {
-			errs = append(errs, fmt.Errorf("%s=%q: must be a whole number of seconds from 0 to %d, the longest API server outage a worker rides out",
-				agentspec.EnvFenceDeferLimitSeconds, raw, agentspec.MaxFenceDeferLimitSeconds))
-		}
-		c.FenceDeferLimit = time.Duration(seconds) * time.Second
-	}
+	fenceAfter, deferLimit := int(c.FenceAfter/time.Second), int(c.FenceDeferLimit/time.Second)
+	errs = append(errs, readInt(getenv, agentspec.EnvFenceAfterSeconds, 0, agentspec.MaxFenceAfterSeconds,
+		fmt.Sprintf("a whole number of seconds from 0 (never fence) to %d, and no more than the controller's --node-loss-threshold allows (see docs/user-guide.md)", agentspec.MaxFenceAfterSeconds),
+		&fenceAfter))
+	errs = append(errs, readInt(getenv, agentspec.EnvFenceWitnesses, 0, agentspec.MaxFenceWitnesses,
+		fmt.Sprintf("a whole number from 0 (fence alone, asking no peer) to %d, the peers on other nodes that must vouch for a shared outage", agentspec.MaxFenceWitnesses),
+		&c.FenceWitnesses))
+	errs = append(errs, readInt(getenv, agentspec.EnvFenceDeferLimitSeconds, 0, agentspec.MaxFenceDeferLimitSeconds,
+		fmt.Sprintf("a whole number of seconds from 0 to %d, the longest API server outage a worker rides out", agentspec.MaxFenceDeferLimitSeconds),
+		&deferLimit))
+	c.FenceAfter, c.FenceDeferLimit = time.Duration(fenceAfter)*time.Second, time.Duration(deferLimit)*time.Second
 	if c.StateDir != "" && !strings.HasPrefix(c.StateDir, "/") {
 		errs = append(errs, fmt.Errorf("%s=%q: must be an absolute path, a directory of the Pod (an emptyDir) that outlives the agent's container",
 			agentspec.EnvStateDir, c.StateDir))
 	}
 	return c, errors.Join(errs...)
+}
+
+// readInt reads the integer variable name into v, when it is set, and
+// reports a value that is not one from lo to hi, saying what it must be.
+func readInt(getenv func(string) string, name string, lo, hi int, must string, v *int) error {
+	raw := getenv(name)
+	if raw == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(raw)
+	*v = n
+	if err != nil || n < lo || n > hi {
+		return fmt.Errorf("%s=%q: must be %s", name, raw, must)
+	}
+	return nil
 }
 
 // UserAgent names the agent and its Pod in the API server's logs and audit.
