@@ -77,7 +77,7 @@ func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job
 	if !keepsMembers(js) {
 		return true
 	}
-	if declaredLost(pod) && loss.mayRunUnheard(pod) {
+	if declaredLost(pod) && loss.mayRunUnheard(pod, agentFence(pod)) {
 		// Kept readable: while it may run, its node counts among the
 		// JobSet's silent ones (nodeLoss.sharedSilence), of whatever
 		// restart attempt.

@@ -159,11 +159,12 @@ func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod) (silent, w
 		if pod.Labels[jobset.JobSetUIDKey] != string(js.UID) || !group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
 			continue
 		}
-		unheard := l.mayRunUnheard(pod)
+		fence := agentFence(pod)
+		unheard := l.mayRunUnheard(pod, fence)
 		if !unheard && !inplace.Live(pod) {
 			continue
 		}
-		if w := agentFence(pod).witnesses; w > 0 && (witnesses == 0 || w < witnesses) {
+		if w := fence.witnesses; w > 0 && (witnesses == 0 || w < witnesses) {
 			witnesses = w
 		}
 		if unheard {
@@ -179,7 +180,8 @@ func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod) (silent, w
 // its node has been silent for less than the longest its agent may ride
 // out (past that, its agent stopped its worker whatever its peers said).
 // Once the node renews again, its kubelet stops a Pod declared lost.
-func (l nodeLoss) mayRunUnheard(pod *corev1.Pod) bool {
+// fence is the Pod's agentFence.
+func (l nodeLoss) mayRunUnheard(pod *corev1.Pod, fence agentFenceSettings) bool {
 	if l.silence == nil || pod.Spec.NodeName == "" {
 		return false
 	}
@@ -190,7 +192,6 @@ func (l nodeLoss) mayRunUnheard(pod *corev1.Pod) bool {
 	if !known || !suspect(silence, interval) {
 		return false
 	}
-	fence := agentFence(pod)
 	if !fence.fences {
 		return true
 	}
