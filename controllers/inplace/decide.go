@@ -56,9 +56,10 @@ type Pod struct {
 	// replaces them, and the replacement joins at S+1.
 	Failed   bool
 	Deleting bool
-	// StillRunning: the controller marked the Pod Failed (ReplacedOffNode)
-	// and its kubelet has not reported its containers stopped: its worker
-	// may still run, as a deleted Pod's may until it ends.
+	// StillRunning: the controller marked the Pod Failed (replaced off its
+	// node, or its node lost) and its kubelet has not reported its
+	// containers stopped: its worker may still run, as a deleted Pod's may
+	// until it ends.
 	StillRunning bool
 	// Left: the Pod was deleted while its worker ran, and the worker exited
 	// 0 on the SIGTERM (the controller releases the Pods it sees finish

@@ -37,7 +37,10 @@ type actions struct {
 	// failedInPlace: the Pod whose failure in place this decision's group
 	// restart answers, to record once the status is written.
 	failedInPlace *failureInPlace
-	// failAgain: the Pods replaced off their node whose kubelet wrote a
+	// deleteLost: the Pods marked lost that are not being deleted, to
+	// delete again (before failAgain marks them Failed again).
+	deleteLost []*corev1.Pod
+	// failAgain: the Pods the controller marked Failed whose kubelet wrote a
 	// phase of its own back over the mark, to mark Failed again.
 	failAgain []*corev1.Pod
 	// release: the Pods whose group-member finalizer the controller is
@@ -117,7 +120,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	a.status = update
 
 	a.adopt = adoptions(update.js, o.pods)
-	a.failAgain = phaseWrittenBack(o.pods)
+	a.deleteLost, a.failAgain = lostUndeleted(o.pods), phaseWrittenBack(o.pods)
 	var lostLookAgain time.Duration
 	a.lost, lostLookAgain = lostMembers(update.js, o.pods, o.nodeLoss, o.now)
 	a.requeueAfter = sooner(a.requeueAfter, lostLookAgain)

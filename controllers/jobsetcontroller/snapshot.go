@@ -101,17 +101,17 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, si
 // epoch snapshot and the Pod tally (markOf) take. Its failure signal only
 // when withSignal: reading it may decode the Pod's managedFields.
 func readPod(pod *corev1.Pod, withSignal bool) inplace.Pod {
-	replaced := jobset.ReplacedOffNode(pod)
+	marked := jobset.ControllerMark(pod) != nil
 	p := inplace.Pod{
 		Name:      pod.Name,
 		Epoch:     pod.Annotations[jobset.EpochKey],
 		Succeeded: pod.Status.Phase == corev1.PodSucceeded,
-		Failed:    pod.Status.Phase == corev1.PodFailed || replaced,
+		Failed:    pod.Status.Phase == corev1.PodFailed || marked,
 		Deleting:  pod.DeletionTimestamp != nil,
 		Left:      leftWhileRunning(pod),
 		Unheld:    !holdsMember(pod),
 	}
-	p.StillRunning = replaced && inplace.Stopping(pod)
+	p.StillRunning = marked && inplace.Stopping(pod)
 	if withSignal {
 		p.FailureSignal = inplace.FailureSignal(pod)
 	}

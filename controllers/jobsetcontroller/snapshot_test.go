@@ -138,16 +138,19 @@ func TestEpochSnapshotReadsSignalsOnlyInSync(t *testing.T) {
 	}
 }
 
-// A Pod the controller marked Failed to replace it off its node stays out
-// of its group whatever phase its kubelet writes back, and counts as
-// stopping until the kubelet reports every container stopped.
-func TestReadPodReplacedOffNode(t *testing.T) {
+// A Pod the controller marked Failed, to replace it off its node or because
+// its node was lost, stays out of its group whatever phase its kubelet
+// writes back, and counts as stopping until the kubelet reports every
+// container stopped.
+func TestReadPodMarkedFailed(t *testing.T) {
 	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
-	marked := func(phase corev1.PodPhase, agent, worker corev1.ContainerState) *corev1.Pod {
+	replacedOffNode := corev1.PodCondition{Type: jobset.PodConditionReplacedOffNode, Status: corev1.ConditionTrue}
+	nodeLost := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonNodeLost}
+	marked := func(mark corev1.PodCondition, phase corev1.PodPhase, agent, worker corev1.ContainerState) *corev1.Pod {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "w-0", Annotations: map[string]string{jobset.EpochKey: "4"}}}
 		pod.Status.Phase = phase
-		pod.Status.Conditions = []corev1.PodCondition{{Type: jobset.PodConditionReplacedOffNode, Status: corev1.ConditionTrue}}
+		pod.Status.Conditions = []corev1.PodCondition{mark}
 		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "jobset-agent", State: agent}}
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: worker}}
 		return pod
@@ -156,12 +159,15 @@ func TestReadPodReplacedOffNode(t *testing.T) {
 		pod             *corev1.Pod
 		live, stillRuns bool
 	}{
-		"marked, its containers not stopped yet":             {marked(corev1.PodFailed, running, running), false, true},
-		"marked, its kubelet wrote the running phase back":   {marked(corev1.PodRunning, running, running), false, true},
-		"marked, its agent stopped but its worker not yet":   {marked(corev1.PodFailed, stopped, running), false, true},
-		"marked, its kubelet stopped every container":        {marked(corev1.PodFailed, stopped, stopped), false, false},
-		"a Pod that failed by itself: out, and nothing runs": {&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed}}, false, false},
-		"a running Pod: live":                                {&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, true, false},
+		"replaced, its containers not stopped yet":                {marked(replacedOffNode, corev1.PodFailed, running, running), false, true},
+		"replaced, its kubelet wrote the running phase back":      {marked(replacedOffNode, corev1.PodRunning, running, running), false, true},
+		"replaced, its agent stopped but its worker not yet":      {marked(replacedOffNode, corev1.PodFailed, stopped, running), false, true},
+		"replaced, its kubelet stopped every container":           {marked(replacedOffNode, corev1.PodFailed, stopped, stopped), false, false},
+		"its node lost, its kubelet silent":                       {marked(nodeLost, corev1.PodFailed, running, running), false, true},
+		"its node lost, its kubelet wrote the running phase back": {marked(nodeLost, corev1.PodRunning, running, running), false, true},
+		"its node lost, its kubelet stopped every container":      {marked(nodeLost, corev1.PodFailed, stopped, stopped), false, false},
+		"a Pod that failed by itself: out, and nothing runs":      {&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed}}, false, false},
+		"a running Pod: live":                                     {&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, true, false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := readPod(tc.pod, false)

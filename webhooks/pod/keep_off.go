@@ -12,16 +12,21 @@ import (
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
-// A Pod that failed in place again and again on its node is marked Failed
-// by the controller with jobset.PodConditionReplacedOffNode, and its Job
-// creates a replacement at the same completion index. The webhook keeps
-// that replacement off the nodes of such predecessors: a required node
-// affinity on the node's name.
+// The controller marks a Pod Failed (jobset.ControllerMark) when it failed
+// in place again and again on its node (PodConditionReplacedOffNode) or
+// when its node was lost (DisruptionTarget, reason PodReasonNodeLost), and
+// its Job creates a replacement at the same completion index. The webhook
+// keeps that replacement off the nodes of such predecessors: a required
+// node affinity on the node's name. For a lost node the controller's taint
+// does the same while the node is silent, where the platform lets it taint
+// nodes; the affinity holds whatever the taint.
 //
 // The Job controller creates the replacement once it saw the predecessor
 // Failed; the webhook's cache may not have yet. A predecessor that still
 // looks live in the cache is read from the API server: a Job replaces a
-// Pod only once it ended.
+// Pod only once it ended. A predecessor marked lost is deleted, but the
+// controller holds it (its group-member finalizer) until the replacement
+// exists.
 
 // nodesToKeepOff lists the nodes the Pod must not land on.
 func (w Webhook) nodesToKeepOff(ctx context.Context, pod *corev1.Pod) ([]string, error) {
@@ -47,7 +52,7 @@ func (w Webhook) nodesToKeepOff(ctx context.Context, pod *corev1.Pod) ([]string,
 				p = fresh
 			}
 		}
-		if jobset.ReplacedOffNode(p) && !slices.Contains(nodes, p.Spec.NodeName) {
+		if jobset.ControllerMark(p) != nil && !slices.Contains(nodes, p.Spec.NodeName) {
 			nodes = append(nodes, p.Spec.NodeName)
 		}
 	}

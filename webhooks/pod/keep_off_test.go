@@ -34,16 +34,19 @@ var _ = Describe("Replacement off a failing node", func() {
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		return pod
 	}
-	// fail marks the Pod Failed, as the controller does; replaced says it
-	// failed in place again and again on its node.
-	fail := func(pod *corev1.Pod, replaced bool) {
+	// fail marks the Pod Failed, with the controller's mark when there is
+	// one.
+	fail := func(pod *corev1.Pod, mark *corev1.PodCondition) {
 		pod.Status.Phase = corev1.PodFailed
-		if replaced {
-			pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
-				Type: jobset.PodConditionReplacedOffNode, Status: corev1.ConditionTrue, Reason: "RepeatedFailures"})
+		if mark != nil {
+			pod.Status.Conditions = append(pod.Status.Conditions, *mark)
 		}
 		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
 	}
+	// replacedOffNode: it failed in place again and again on its node.
+	replacedOffNode := &corev1.PodCondition{Type: jobset.PodConditionReplacedOffNode, Status: corev1.ConditionTrue, Reason: "RepeatedFailures"}
+	// nodeLost: its node stopped renewing its Lease.
+	nodeLost := &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: jobset.PodReasonNodeLost}
 	keptOff := func(pod *corev1.Pod) []string {
 		a := pod.Spec.Affinity
 		if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
@@ -62,7 +65,7 @@ var _ = Describe("Replacement off a failing node", func() {
 
 	It("keeps the replacement off the node of a Pod replaced for failing there again and again, whatever the cache shows", func() {
 		replaced := create(0)
-		fail(replaced, true)
+		fail(replaced, replacedOffNode)
 		// Created at once after the status write: the webhook's cache may
 		// not show the predecessor Failed yet; it reads it from the API
 		// server then.
@@ -71,7 +74,21 @@ var _ = Describe("Replacement off a failing node", func() {
 		By("another index, and the replacement of a Pod that failed otherwise, go anywhere")
 		Expect(keptOff(create(1))).To(BeEmpty())
 		failed := create(2)
-		fail(failed, false)
+		fail(failed, nil)
 		Expect(keptOff(create(2))).To(BeEmpty())
+	})
+
+	// The controller taints a lost node so that the replacement lands
+	// elsewhere; where it may not taint nodes (its RBAC, an admission
+	// policy), the webhook keeps the replacement off instead.
+	It("keeps the replacement off the node of a Pod marked Failed because its node was lost", func() {
+		lost := create(0)
+		fail(lost, nodeLost)
+		Expect(keptOff(create(0))).To(Equal([]string{"gpu-0"}))
+
+		By("another's disruption is no mark: the replacement goes anywhere")
+		evicted := create(1)
+		fail(evicted, &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
+		Expect(keptOff(create(1))).To(BeEmpty())
 	})
 })

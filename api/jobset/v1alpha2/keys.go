@@ -79,6 +79,11 @@ const (
 	// its replacement (the next Pod of its Job and completion index) off
 	// that node.
 	PodConditionReplacedOffNode corev1.PodConditionType = "jobset.sigs.k8s.io/ReplacedOffNode"
+	// PodReasonNodeLost is the reason of the DisruptionTarget condition with
+	// which the controller marks Failed a member whose node was lost (its
+	// Lease not renewed past the member's bound): the Pod webhook keeps its
+	// replacement off that node too.
+	PodReasonNodeLost = "NodeLost"
 )
 
 // Exclusive placement.

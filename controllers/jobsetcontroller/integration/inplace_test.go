@@ -230,6 +230,59 @@ var _ = Describe("In-place restart", func() {
 		}
 		return nil
 	}
+	// createNode creates a Node object for the spec, whose taints the
+	// controller writes.
+	createNode := func(name string) {
+		Expect(k8sClient.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+		DeferCleanup(func() { _ = k8sClient.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}) })
+	}
+	// kubelets plays the nodes' kubelets: each creates its node's Lease and
+	// renews it every 300 ms until renewing(node, false), and again after
+	// renewing(node, true); they stop with the spec.
+	kubelets := func(nodes ...string) (renewing func(node string, on bool)) {
+		var renews sync.Map
+		running, stop := context.WithCancel(ctx)
+		DeferCleanup(stop)
+		for _, node := range nodes {
+			lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: corev1.NamespaceNodeLease, Name: node},
+				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(node), LeaseDurationSeconds: ptr.To[int32](4)}}
+			Expect(k8sClient.Create(ctx, lease)).To(Succeed())
+			renews.Store(node, true)
+			go func() {
+				defer GinkgoRecover()
+				ticker := time.NewTicker(300 * time.Millisecond)
+				defer ticker.Stop()
+				for {
+					select {
+					case <-running.Done():
+						return
+					case <-ticker.C:
+					}
+					if on, _ := renews.Load(node); on == false {
+						continue
+					}
+					lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+					if err := k8sClient.Update(running, lease); err != nil {
+						_ = k8sClient.Get(running, client.ObjectKeyFromObject(lease), lease)
+					}
+				}
+			}()
+		}
+		return func(node string, on bool) { renews.Store(node, on) }
+	}
+	// kept holds the Pod with a finalizer of the test's once deleted, to be
+	// read, until the spec ends.
+	kept := func(pod *corev1.Pod) {
+		const keep = "jobset.sigs.k8s.io/test-keep"
+		addFinalizer(pod, keep)
+		DeferCleanup(func() {
+			p := &corev1.Pod{}
+			if k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), p) == nil {
+				p.Finalizers = slices.DeleteFunc(p.Finalizers, func(f string) bool { return f == keep })
+				_ = k8sClient.Update(ctx, p)
+			}
+		})
+	}
 	syncedAtOne := func(js *jobset.JobSet, n int) []*corev1.Pod {
 		pods := startPods(js, slices.Repeat([]string{"1"}, n)...)
 		eventuallyEpochs(js, 1, 0)
@@ -600,58 +653,16 @@ var _ = Describe("In-place restart", func() {
 	// gracefully, which a dead kubelet never completes.
 	It("marks Failed a member whose node stopped renewing its Lease, after the agent's fence, and taints the node until it renews again", func() {
 		lost, ok := "node-lost-"+ns, "node-ok-"+ns
-		Expect(k8sClient.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: lost}})).To(Succeed())
-		DeferCleanup(func() { _ = k8sClient.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: lost}}) })
-		// The kubelets: each renews its Lease (a renew interval of 1 s)
-		// until told to stop.
-		var renewing sync.Map
-		kubelets, stopKubelets := context.WithCancel(ctx)
-		DeferCleanup(stopKubelets)
-		renew := func(node string) {
-			lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: corev1.NamespaceNodeLease, Name: node},
-				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(node), LeaseDurationSeconds: ptr.To[int32](4)}}
-			Expect(k8sClient.Create(ctx, lease)).To(Succeed())
-			renewing.Store(node, true)
-			go func() {
-				defer GinkgoRecover()
-				ticker := time.NewTicker(300 * time.Millisecond)
-				defer ticker.Stop()
-				for {
-					select {
-					case <-kubelets.Done():
-						return
-					case <-ticker.C:
-					}
-					if on, _ := renewing.Load(node); on == false {
-						continue
-					}
-					lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
-					if err := k8sClient.Update(ctx, lease); err != nil {
-						_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(lease), lease)
-					}
-				}
-			}()
-		}
-		renew(lost)
-		renew(ok)
+		createNode(lost)
+		renewing := kubelets(lost, ok)
 		js := create(workers(1, 2, 3).Obj())
 		healthy := startPodsOn(js, ok, 0, "1")[0]
 		member := startPodsOn(js, lost, 1, "1")[0]
 		eventuallyEpochs(js, 1, 0)
-		// Kept once deleted, as a dead kubelet keeps it, to be read.
-		const keep = "jobset.sigs.k8s.io/test-keep"
-		Expect(k8sClient.Patch(ctx, member.DeepCopy(), client.RawPatch(types.MergePatchType,
-			[]byte(`{"metadata":{"finalizers":["`+jobset.GroupMemberFinalizer+`","`+keep+`"]}}`)))).To(Succeed())
-		DeferCleanup(func() {
-			p := &corev1.Pod{}
-			if k8sClient.Get(ctx, client.ObjectKeyFromObject(member), p) == nil {
-				p.Finalizers = slices.DeleteFunc(p.Finalizers, func(f string) bool { return f == keep })
-				_ = k8sClient.Update(ctx, p)
-			}
-		})
+		kept(member) // as a dead kubelet keeps it, to be read
 
 		By("the node's kubelet stops renewing: past the bound, the member is marked Failed and deleted")
-		renewing.Store(lost, false)
+		renewing(lost, false)
 		Eventually(func(g Gomega) {
 			p := &corev1.Pod{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(member), p)).To(Succeed())
@@ -675,8 +686,103 @@ var _ = Describe("In-place restart", func() {
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(healthy), &corev1.Pod{})).To(Succeed(), "the member on the healthy node stays")
 
 		By("the node renews again: its taint goes")
-		renewing.Store(lost, true)
+		renewing(lost, true)
 		Eventually(func() []corev1.Taint { return nodeTaints(lost) }, 10*time.Second).ShouldNot(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
+	})
+
+	// The controller marks a lost member Failed, then deletes it: two
+	// writes. Should the deletion fail, or the leader stop in between, a
+	// kubelet that comes back may write its own phase back over the mark
+	// (its status manager merges the phase it computed over a terminal one
+	// it did not set) and the Pod would look live again, beside its
+	// replacement: a rank would run twice.
+	It("marks Failed again and deletes a member marked lost whose kubelet wrote its phase back, and never counts it in its group", func() {
+		js := create(workers(1, 2, 3).Obj())
+		pods := syncedAtOne(js, 2)
+		kept(pods[1])
+		const why = "node node-a has not renewed its Lease for 31s"
+
+		By("the leader marks the member lost and stops before it deletes it")
+		stopController()
+		kubeletReports(pods[1], func(s *corev1.PodStatus) { // markLost's first write
+			s.Phase, s.Reason, s.Message = corev1.PodFailed, jobsetcontroller.ReasonNodeLost, why
+			s.Conditions = append(s.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+				Reason: jobsetcontroller.ReasonNodeLost, Message: why, LastTransitionTime: metav1.Now()})
+		})
+		By("its kubelet comes back and writes a running status it made before it saw the mark")
+		running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+		kubeletReports(pods[1], func(s *corev1.PodStatus) {
+			s.Phase, s.Reason, s.Message = corev1.PodRunning, "", ""
+			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: running}}
+			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: running}}
+		})
+		restartController()
+
+		By("the new leader marks it Failed again, with its mark's reason, and deletes it")
+		Eventually(func(g Gomega) {
+			p := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pods[1]), p)).To(Succeed())
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodFailed))
+			g.Expect([]string{p.Status.Reason, p.Status.Message}).To(Equal([]string{jobsetcontroller.ReasonNodeLost, why}))
+			g.Expect(p.DeletionTimestamp).NotTo(BeNil())
+		}).Should(Succeed())
+		eventuallyEpochs(js, 1, 1) // the group restarts in place around its replacement
+
+		By("its agent joins epoch 2 with the healthy member's: no sync, the rank is its replacement's")
+		agentJoins(pods[0], "2")
+		agentJoins(pods[1], "2")
+		noStatusWrite(js, pods[0])
+
+		By("its replacement joins while its kubelet has not stopped it: no sync either")
+		replacement := startPodsOn(js, "node-b", 1, "2")[0]
+		noStatusWrite(js, replacement)
+
+		By("its kubelet stops it: the group syncs with the replacement")
+		kubeletReports(pods[1], func(s *corev1.PodStatus) {
+			stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
+			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: stopped}}
+			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: stopped}}
+		})
+		eventuallyEpochs(js, 2, 1)
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
+	})
+
+	// A full restart deletes the Jobs of the earlier attempt in the
+	// foreground: each goes once its Pods are gone, and its successor, of
+	// the same name, waits for that. A Pod on a node whose kubelet is gone
+	// stays Terminating for ever, and the restart with it.
+	It("removes an earlier attempt's Pod held Terminating on a node that stopped renewing its Lease, so that a full restart ends", func() {
+		lost, ok := "node-lost-"+ns, "node-ok-"+ns
+		createNode(lost)
+		renewing := kubelets(lost, ok)
+		js := create(workers(1, 2, 3).Obj())
+		healthy := startPodsOn(js, ok, 0, "1")[0]
+		stuck := startPodsOn(js, lost, 1, "1")[0]
+		eventuallyEpochs(js, 1, 0)
+
+		By("the lost node's kubelet stops renewing; the Job fails: a full restart deletes it")
+		renewing(lost, false)
+		job := eventuallyJobs(ctx, js, "0", "trainer-workers-0")[0]
+		failJob(ctx, &job, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+		eventuallyDeleting(ctx, job)
+
+		By("the garbage collector deletes the Job's Pods: the healthy node's kubelet removes its own, the lost node's never does")
+		Expect(k8sClient.Delete(ctx, healthy)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, healthy, client.GracePeriodSeconds(0))).To(Succeed())
+		Expect(k8sClient.Delete(ctx, stuck)).To(Succeed())
+
+		By("past the bound, the controller removes it: marked Failed, deleted with no grace period")
+		Eventually(func(g Gomega) {
+			p := &corev1.Pod{}
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(stuck), p)
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Pod %s is still there: phase %s, being deleted since %v", stuck.Name, p.Status.Phase, p.DeletionTimestamp)
+		}, 30*time.Second).Should(Succeed())
+		Eventually(func() []string { return eventNotes(ctx, js) }).Should(ContainElement(ContainSubstring(stuck.Name)))
+		Eventually(func() []corev1.Taint { return nodeTaints(lost) }).Should(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
+
+		By("the garbage collector ends the Job's deletion: the new attempt's Job is created")
+		finishDeletion(ctx, &job)
+		eventuallyJobs(ctx, js, "1", "trainer-workers-0")
 	})
 
 	// A worker that fails in place on a broken node keeps failing there: an
