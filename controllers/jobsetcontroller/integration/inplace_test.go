@@ -42,6 +42,20 @@ var _ = Describe("In-place restart", func() {
 			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(jobs).Pods(perJob).InPlaceReady().Obj())
 	}
 
+	// agentEnv is the agent's environment as the controller reads it: a
+	// fence of 1 s, and what the JobSet's template sets besides.
+	agentEnv := func(js *jobset.JobSet) []corev1.EnvVar {
+		env := []corev1.EnvVar{{Name: agentspec.EnvFenceAfterSeconds, Value: "1"}}
+		template := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+		if i := sidecar.Index(template); i >= 0 {
+			for _, e := range template.InitContainers[i].Env {
+				if e.ValueFrom == nil && e.Name != agentspec.EnvFenceAfterSeconds {
+					env = append(env, e)
+				}
+			}
+		}
+		return env
+	}
 	// startPods creates n worker Pods of the JobSet's current attempt, as
 	// the Job controller would (with its Pod template's finalizers), bound
 	// to a node, each with its agent at the given epoch ("": the agent has
@@ -82,7 +96,7 @@ var _ = Describe("In-place restart", func() {
 						Name: agentspec.ContainerName, Image: "registry.k8s.io/pause:3.10",
 						RestartPolicy:      ptr.To(corev1.ContainerRestartPolicyAlways),
 						RestartPolicyRules: sidecar.AgentRestartRules(),
-						Env:                []corev1.EnvVar{{Name: agentspec.EnvFenceAfterSeconds, Value: "1"}},
+						Env:                agentEnv(js),
 					}},
 					Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}},
 				},
@@ -755,7 +769,14 @@ var _ = Describe("In-place restart", func() {
 		lost, ok := "node-lost-"+ns, "node-ok-"+ns
 		createNode(lost)
 		renewing := kubelets(lost, ok)
-		js := create(workers(1, 2, 3).Obj())
+		// Agents that ask no witness (FENCE_WITNESSES=0): the Pod goes past
+		// its bound, not past the deferred bound that an earlier attempt's
+		// witnesses call for (TestLostMembers covers that one).
+		spec := workers(1, 2, 3).Obj()
+		pod := &spec.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+		agent := &pod.InitContainers[sidecar.Index(*pod)]
+		agent.Env = append(agent.Env, corev1.EnvVar{Name: agentspec.EnvFenceWitnesses, Value: "0"})
+		js := create(spec)
 		healthy := startPodsOn(js, ok, 0, "1")[0]
 		stuck := startPodsOn(js, lost, 1, "1")[0]
 		eventuallyEpochs(js, 1, 0)
