@@ -29,8 +29,9 @@ func Live(pod *corev1.Pod) bool {
 // Stopping reports whether the Pod's containers may still run though it
 // left its group: it is being deleted and has not ended, or the controller
 // marked it Failed and its kubelet has not reported every container
-// stopped (Pod.stopping, for a Pod of the API). A member marked lost on a
-// dead node stays stopping until it is gone from the API.
+// stopped (Pod.stopping, for a Pod of the API). A dead kubelet never
+// reports a member marked lost stopped: the controller knows from its
+// node's silence when its agent's fence stopped it.
 func Stopping(pod *corev1.Pod) bool {
 	return (pod.DeletionTimestamp != nil && !ended(pod)) || (jobset.ControllerMark(pod) != nil && !ContainersStopped(pod))
 }

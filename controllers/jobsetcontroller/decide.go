@@ -82,7 +82,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
 		// Suspended too: the Pods a suspension stopped may end Succeeded,
 		// and their Jobs count them complete.
-		snapshot = epochSnapshot(js, pods, jobs, o.signs)
+		snapshot = epochSnapshot(js, pods, jobs, o.signs, o.nodeLoss.fenced(js, o.pods))
 		if lost := inplace.LostIndex(snapshot.Pods); lost != "" && (d.kind == keepRunning || d.kind == completeJobSet) {
 			d, a.confirm = lostIndexDecision(js, lost), true
 		}

@@ -174,6 +174,30 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 	return members, lookAgain
 }
 
+// fenced returns whether a Pod marked lost had its worker stopped by its
+// agent's fence: its node is still silent past the bound at which the rule
+// would declare it lost now (nil: no node is watched). A node that renews
+// again has a kubelet that will report the Pod stopped; one the controller
+// knows nothing of leaves the Pod to go from the API (releasable).
+func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod) func(*corev1.Pod) bool {
+	if l.silence == nil || l.threshold <= 0 || !keepsMembers(js) {
+		return nil
+	}
+	silent, witnesses := l.sharedSilence(js, pods)
+	return func(pod *corev1.Pod) bool {
+		fence := agentFence(pod)
+		if !markedLost(pod) || pod.Spec.NodeName == "" || !fence.fences {
+			return false
+		}
+		silence, interval, known := l.silence(pod.Spec.NodeName)
+		if !known {
+			return false
+		}
+		bound, deferred := l.bounds(fence, interval)
+		return nodeloss.Lost(silence, bound, deferred, silent, witnesses)
+	}
+}
+
 // bounds are a member's bound while its group's silence is not shared,
 // and once it may be.
 func (l nodeLoss) bounds(f agentFenceSettings, renewInterval time.Duration) (bound, deferred time.Duration) {
@@ -224,7 +248,10 @@ func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod) (silent, w
 // Once the node renews again, its kubelet stops a Pod marked lost.
 // fence is the Pod's agentFence.
 func (l nodeLoss) mayRunUnheard(pod *corev1.Pod, fence agentFenceSettings) bool {
-	if l.silence == nil || pod.Spec.NodeName == "" || (!inplace.Live(pod) && !inplace.Stopping(pod)) {
+	if l.silence == nil || pod.Spec.NodeName == "" {
+		return false
+	}
+	if !inplace.Live(pod) && !inplace.Stopping(pod) && !(markedLost(pod) && !inplace.ContainersStopped(pod)) {
 		return false
 	}
 	silence, interval, known := l.silence(pod.Spec.NodeName)

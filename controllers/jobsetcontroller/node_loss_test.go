@@ -308,3 +308,47 @@ func agentEnv(name, value string) func(*corev1.Pod) {
 		p.Spec.InitContainers[i].Env = append(p.Spec.InitContainers[i].Env, corev1.EnvVar{Name: name, Value: value})
 	}
 }
+
+// A Pod marked lost is stopped for its group's sync once its agent's fence
+// stopped its worker: while its node stays silent past the bound at which
+// the rule declares it lost. A node that renews again has a kubelet that
+// reports the Pod stopped; one nothing is known of leaves the Pod to go.
+func TestFencedMarkedLost(t *testing.T) {
+	js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).
+		ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).Obj()
+	js.UID = "uid-1"
+	silences := map[string]time.Duration{"silent": time.Minute, "silent-2": time.Minute, "renewing": 3 * time.Second, "ok": 3 * time.Second}
+	loss := nodeLoss{threshold: DefaultNodeLossThreshold, silence: func(node string) (time.Duration, time.Duration, bool) {
+		s, ok := silences[node]
+		return s, 10 * time.Second, ok
+	}}
+	markedLost := func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodFailed
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonNodeLost}}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	}
+	cases := []struct {
+		name string
+		pods []corev1.Pod
+		want bool
+	}{
+		{"its node alone still silent past the bound: fenced", []corev1.Pod{memberOn("lost", "silent", markedLost), memberOn("w-1", "ok")}, true},
+		{"its node renews again: its kubelet reports the stop", []corev1.Pod{memberOn("lost", "renewing", markedLost), memberOn("w-1", "ok")}, false},
+		{"its node unknown", []corev1.Pod{memberOn("lost", "gone", markedLost), memberOn("w-1", "ok")}, false},
+		{"another node silent too, one witness asked for: its agent may ride it out",
+			[]corev1.Pod{memberOn("lost", "silent", markedLost), memberOn("w-1", "silent-2")}, false},
+		{"agents that fence alone", []corev1.Pod{memberOn("lost", "silent", markedLost, agentEnv(agentspec.EnvFenceWitnesses, "0")),
+			memberOn("w-1", "silent-2", agentEnv(agentspec.EnvFenceWitnesses, "0"))}, true},
+		{"not marked lost", []corev1.Pod{memberOn("lost", "silent"), memberOn("w-1", "ok")}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := loss.fenced(js, tc.pods)(&tc.pods[0]); got != tc.want {
+				t.Errorf("fenced = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if (nodeLoss{}).fenced(js, nil) != nil {
+		t.Error("no node watched: want no fenced predicate")
+	}
+}

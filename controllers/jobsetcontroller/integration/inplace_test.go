@@ -309,7 +309,7 @@ var _ = Describe("In-place restart", func() {
 		setSuspend(js, false)
 		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionFalse)
 		startPods(js, "2", "2")
-		eventuallyEpochs(js, 2, 0)
+		eventuallyEpochs(js, 2, 1) // epoch 1 deprecated uncounted, for any Pod that outlived the suspension
 		got := fetch(ctx, js)
 		Expect(got.Status.InPlaceRestarts).To(BeZero())
 		Expect(got.Status.TerminalState).To(BeEmpty())
@@ -587,7 +587,7 @@ var _ = Describe("In-place restart", func() {
 				eventuallyJobs(ctx, js, strconv.Itoa(attempt+1), "trainer-workers-0")
 				next := strconv.Itoa(attempt + 2)
 				pods = startPods(js, next, next)
-				eventuallyEpochs(js, int32(attempt+2), 0)
+				eventuallyEpochs(js, int32(attempt+2), int32(attempt+1))
 			}
 			By("a full restart that does not count")
 			fullRestart(0, "PodFailurePolicy", "Pod was preempted")
@@ -620,6 +620,30 @@ var _ = Describe("In-place restart", func() {
 			kubeletReports(pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodFailed })
 		}
 		resumedSyncsAtTwo(js)
+	})
+
+	// The Job controller stops a suspended JobSet's Pods one by one, and
+	// Kueue may resume it in between: a Pod that outlived the suspension
+	// still runs the synced epoch while the new ones gather at the next.
+	It("restarts in place, uncounted, a Pod that outlived a suspension, so that it gathers with the new ones", func() {
+		js := create(workers(1, 2, 0).Obj())
+		pods := syncedAtOne(js, 2)
+		setSuspend(js, true)
+		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionTrue)
+		Expect(k8sClient.Delete(ctx, pods[0])).To(Succeed())
+		kubeletReports(pods[0], func(s *corev1.PodStatus) { s.Phase = corev1.PodFailed })
+
+		By("resumed before the Job controller stopped the other Pod, which still runs epoch 1")
+		setSuspend(js, false)
+		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionFalse)
+		startPodsFrom(js, 0, "2")
+		eventuallyEpochs(js, 1, 1)
+
+		By("its agent restarts its worker and joins epoch 2: the group syncs, no restart counted")
+		agentJoins(pods[1], "2")
+		eventuallyEpochs(js, 2, 1)
+		got := fetch(ctx, js)
+		Expect([]int32{got.Status.InPlaceRestarts, got.Status.RestartsCountTowardsMax}).To(Equal([]int32{0, 0}))
 	})
 
 	// Kueue preempts by suspending. The Job controller deletes the Pods of
@@ -674,6 +698,11 @@ var _ = Describe("In-place restart", func() {
 		member := startPodsOn(js, lost, 1, "1")[0]
 		eventuallyEpochs(js, 1, 0)
 		kept(member) // as a dead kubelet keeps it, to be read
+		running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+		kubeletReports(member, func(s *corev1.PodStatus) { // its last word: never a stop
+			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: running}}
+			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: running}}
+		})
 
 		By("the node's kubelet stops renewing: past the bound, the member is marked Failed and deleted")
 		renewing(lost, false)
@@ -695,6 +724,11 @@ var _ = Describe("In-place restart", func() {
 		}, 30*time.Second).Should(Succeed())
 		eventuallyEpochs(js, 1, 1) // the group restarts in place around its replacement
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
+
+		By("its replacement joins while its node stays silent: the group syncs, as its agent's fence stopped its worker")
+		agentJoins(healthy, "2")
+		startPodsOn(js, ok, 1, "2")
+		eventuallyEpochs(js, 2, 1)
 		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobsetcontroller.ReasonNodeLost))
 		Eventually(func() []corev1.Taint { return nodeTaints(lost) }).Should(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(healthy), &corev1.Pod{})).To(Succeed(), "the member on the healthy node stays")
