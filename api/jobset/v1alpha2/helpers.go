@@ -59,3 +59,16 @@ func ReplacedOffNode(pod *corev1.Pod) bool {
 		return c.Type == PodConditionReplacedOffNode && c.Status == corev1.ConditionTrue
 	})
 }
+
+// NodeToKeepOff returns the node a Pod the controller marked
+// PodConditionReplacedOffNode keeps its successors off: its own, unless
+// it was replaced only with its Job (PodReasonReplacedWithItsJob), which
+// blames no node of its own. "" for a Pod not marked, or never scheduled.
+func NodeToKeepOff(pod *corev1.Pod) string {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == PodConditionReplacedOffNode && c.Status == corev1.ConditionTrue && c.Reason != PodReasonReplacedWithItsJob {
+			return pod.Spec.NodeName
+		}
+	}
+	return ""
+}
