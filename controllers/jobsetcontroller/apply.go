@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -60,6 +62,9 @@ func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Re
 	}
 	recordEpochs(js)
 	if err := r.recordFailureInPlace(ctx, js, a.failedInPlace); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.replaceWithTheirJobs(ctx, js, a.withTheirJobs); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.releaseMembers(ctx, a.release); err != nil {
@@ -390,6 +395,29 @@ func (r *Reconciler) recordFailureInPlace(ctx context.Context, js *jobset.JobSet
 	ctrl.LoggerFrom(ctx).Info("Replacing a Pod off its node", "pod", klog.KObj(f.pod), "node", f.pod.Spec.NodeName, "why", f.why)
 	r.recorder.Eventf(js, f.pod, corev1.EventTypeWarning, ReasonRepeatedFailures, "ReplaceOffNode", "%s", f.why)
 	return nil
+}
+
+// replaceWithTheirJobs marks Failed, with ConditionReplacedOffNode, the
+// Pods replaced off their node with their exclusively placed Job: after
+// the Pod that failed, whose mark the Pod webhook reads to keep their
+// replacements off its node. One event per Job.
+func (r *Reconciler) replaceWithTheirJobs(ctx context.Context, js *jobset.JobSet, pods []withItsJob) error {
+	perJob := map[string][]string{}
+	var errs []error
+	for _, p := range pods {
+		if err := r.markFailed(ctx, p.pod, ConditionReplacedOffNode, jobset.PodReasonReplacedWithItsJob, p.why, time.Time{}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Replacing a Pod off its node with its Job", "pod", klog.KObj(p.pod), "node", p.pod.Spec.NodeName, "why", p.why)
+		job := p.pod.Labels[batchv1.JobNameLabel]
+		perJob[job] = append(perJob[job], p.pod.Name)
+	}
+	for _, job := range slices.Sorted(maps.Keys(perJob)) {
+		r.recorder.Eventf(js, nil, corev1.EventTypeWarning, ReasonRepeatedFailures, "ReplaceOffNode",
+			"Job %s is placed exclusively: its Pods %s are replaced with it, for it to move to another domain", job, strings.Join(perJob[job], ", "))
+	}
+	return errors.Join(errs...)
 }
 
 // markFailed sets the Pod's phase Failed with a condition that says why, as

@@ -40,6 +40,9 @@ type actions struct {
 	// deleteLost: the Pods marked lost that are not being deleted, to
 	// delete again (before failAgain marks them Failed again).
 	deleteLost []*corev1.Pod
+	// withTheirJobs: the Pods replaced off their node with their
+	// exclusively placed Job, marked after failedInPlace.
+	withTheirJobs []withItsJob
 	// failAgain: the Pods the controller marked Failed whose kubelet wrote a
 	// phase of its own back over the mark, to mark Failed again.
 	failAgain []*corev1.Pod
@@ -106,14 +109,18 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 		update.applyEpochs(epochs, snapshot)
 		if inplace.RestartInProgress(ptr.Deref(update.js.Status.SyncedEpoch, 0), ptr.Deref(update.js.Status.DeprecatedEpoch, 0)) {
 			holdReadyCounts(js, update.js.Status.ReplicatedJobsStatus, js.Status.ReplicatedJobsStatus)
+			a.withTheirJobs = replacedWithTheirJobs(currentAttempt(js, pods), a.failedInPlace)
 		}
 		var report string
 		report, a.requeueAfter = stalledGather(update.js, currentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)
 		update.setGatherStalled(report)
+		update.setKeptOffNodes(keptOffUnschedulable(currentAttempt(js, o.pods)))
 	default:
 		// Suspended, finished or restarting fully: nothing gathers, and a
-		// gather a GatherStalled condition reported is over.
+		// gather a GatherStalled condition reported is over; nor does a
+		// Pod wait to be scheduled.
 		update.setGatherStalled("")
+		update.setKeptOffNodes("")
 	}
 	update.apply(d)
 	update.setSuspended()

@@ -31,7 +31,7 @@ const (
 )
 
 // ReasonRepeatedFailures is the reason of that condition and its event.
-const ReasonRepeatedFailures = "RepeatedFailures"
+const ReasonRepeatedFailures = jobset.PodReasonRepeatedFailures
 
 // Defaults of the controller's --repeated-failure-limit and
 // --repeated-failure-window: a Pod that failed in place three times within

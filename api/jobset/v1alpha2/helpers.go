@@ -72,3 +72,15 @@ func ControllerMark(pod *corev1.Pod) *corev1.PodCondition {
 	}
 	return nil
 }
+
+// NodeToKeepOff returns the node a Pod the controller marked
+// (ControllerMark) keeps its successors off: its own, unless it was
+// replaced only with its Job (PodReasonReplacedWithItsJob), which blames no
+// node of its own. "" for a Pod not marked, or never scheduled.
+func NodeToKeepOff(pod *corev1.Pod) string {
+	mark := ControllerMark(pod)
+	if mark == nil || (mark.Type == PodConditionReplacedOffNode && mark.Reason == PodReasonReplacedWithItsJob) {
+		return ""
+	}
+	return pod.Spec.NodeName
+}

@@ -84,6 +84,15 @@ const (
 	// Lease not renewed past the member's bound): the Pod webhook keeps its
 	// replacement off that node too.
 	PodReasonNodeLost = "NodeLost"
+	// PodReasonRepeatedFailures, the reason of a PodConditionReplacedOffNode
+	// mark: the Pod itself failed in place again and again on its node,
+	// which its successors are kept off.
+	PodReasonRepeatedFailures = "RepeatedFailures"
+	// PodReasonReplacedWithItsJob, the reason of a PodConditionReplacedOffNode
+	// mark: the Pod's Job, exclusively placed, is replaced as a whole off
+	// the node where another of its Pods failed again and again (the unit of
+	// exclusive placement is the Job's domain). Its own node is not blamed.
+	PodReasonReplacedWithItsJob = "ReplacedWithItsJob"
 )
 
 // Exclusive placement.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
+	"github.com/fastjobset/jobset/api/jobset/keepoff"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
@@ -66,7 +67,13 @@ var _ = Describe("In-place restart", func() {
 	startPodsFrom := func(js *jobset.JobSet, first int, epochs ...string) []*corev1.Pod {
 		return startPodsOn(js, "node-a", first, epochs...)
 	}
+	// startPodsWith starts them on the node, each changed by mutate before
+	// it is created (as a webhook changes it).
+	var startPodsWith func(js *jobset.JobSet, node string, first int, mutate func(*corev1.Pod), epochs ...string) []*corev1.Pod
 	startPodsOn = func(js *jobset.JobSet, node string, first int, epochs ...string) []*corev1.Pod {
+		return startPodsWith(js, node, first, nil, epochs...)
+	}
+	startPodsWith = func(js *jobset.JobSet, node string, first int, mutate func(*corev1.Pod), epochs ...string) []*corev1.Pod {
 		attempt := strconv.Itoa(int(fetch(ctx, js).Status.Restarts))
 		job := &batchv1.Job{}
 		Eventually(func() error {
@@ -103,6 +110,9 @@ var _ = Describe("In-place restart", func() {
 			}
 			if epoch != "" {
 				pods[i].Annotations[jobset.EpochKey] = epoch
+			}
+			if mutate != nil {
+				mutate(pods[i])
 			}
 			Expect(k8sClient.Create(ctx, pods[i])).To(Succeed())
 		}
@@ -907,6 +917,86 @@ var _ = Describe("In-place restart", func() {
 		eventuallyEpochs(js, 4, 3)
 		noStatusWrite(js)
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(3)), "the replacement was part of the third group restart")
+	})
+
+	// Under exclusive placement a follower is pinned to its leader's
+	// domain, here its node: replaced alone, it could never leave it.
+	It("replaces off its node, with its whole Job, a follower that failed in place three times under hostname exclusive placement, as part of the third group restart", func() {
+		const hostname = "kubernetes.io/hostname"
+		exclusive := func(p *corev1.Pod) { p.Annotations[jobset.ExclusiveKey] = hostname }
+		// keptOffNodeA: the Pod webhook's keep-off, on the Job's new Pods.
+		keptOffNodeA := func(p *corev1.Pod) {
+			exclusive(p)
+			keepoff.Add(p, []string{"node-a"})
+		}
+		js := create(workers(1, 2, 10).Obj())
+		leader := startPodsWith(js, "node-a", 0, exclusive, "1")[0]
+		follower := startPodsWith(js, "node-a", 1, exclusive, "1")[0]
+		eventuallyEpochs(js, 1, 0)
+		for epoch := 2; epoch <= 4; epoch++ {
+			agentJoins(follower, strconv.Itoa(epoch)) // the follower failed in place: its agent rejoins first
+			eventuallyEpochs(js, int32(epoch-1), int32(epoch-1))
+			if epoch == 4 {
+				break
+			}
+			agentJoins(leader, strconv.Itoa(epoch))
+			eventuallyEpochs(js, int32(epoch), int32(epoch-1))
+		}
+		Eventually(func(g Gomega) {
+			p := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(follower), p)).To(Succeed())
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodFailed))
+			c := podCondition(p, jobset.PodConditionReplacedOffNode)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(jobset.PodReasonRepeatedFailures))
+			g.Expect(c.Message).To(ContainSubstring("failed in place 3 times within 10m0s on node node-a"))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			p := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(leader), p)).To(Succeed())
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodFailed), "the leader is replaced with its follower")
+			c := podCondition(p, jobset.PodConditionReplacedOffNode)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(jobset.PodReasonReplacedWithItsJob))
+			g.Expect(c.Message).To(ContainSubstring("Pod " + follower.Name + " on node node-a failed in place again and again"))
+			g.Expect(p.Annotations).NotTo(HaveKey(jobset.FailuresInPlaceAnnotation), "the leader's own failures are not counted")
+		}).Should(Succeed())
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(3)), "counted as the group restarts they are")
+		Eventually(func() []string { return eventNotes(ctx, js) }).Should(ContainElement(ContainSubstring("its Pods " + leader.Name + " are replaced with it")))
+
+		By("the kubelet stops both marked Pods")
+		for _, p := range []*corev1.Pod{leader, follower} {
+			kubeletReports(p, func(s *corev1.PodStatus) {
+				stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
+				s.Phase = corev1.PodFailed
+				s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: stopped}}
+				s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: stopped}}
+			})
+		}
+
+		By("the leader's replacement, kept off node A, finds no node: the JobSet says so")
+		newLeader := startPodsWith(js, "", 0, keptOffNodeA, "")[0]
+		kubeletReports(newLeader, func(s *corev1.PodStatus) {
+			s.Phase = corev1.PodPending
+			s.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+				Message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."}}
+		})
+		c := eventuallyCondition(ctx, js, jobset.JobSetKeptOffNodes, metav1.ConditionTrue)
+		Expect(c.Message).To(And(ContainSubstring("Pod "+newLeader.Name+" is kept off node node-a"), ContainSubstring("placed exclusively over "+hostname),
+			ContainSubstring("0/1 nodes are available")))
+
+		By("a node is added, the leader's replacement is scheduled there, and its follower after it: the group syncs at epoch 4, no group restart more")
+		binding := &corev1.Binding{Target: corev1.ObjectReference{Kind: "Node", Name: "node-b"}}
+		Expect(k8sClient.SubResource("binding").Create(ctx, newLeader, binding)).To(Succeed())
+		eventuallyCondition(ctx, js, jobset.JobSetKeptOffNodes, metav1.ConditionFalse)
+		agentJoins(newLeader, "4")
+		startPodsWith(js, "node-b", 1, keptOffNodeA, "4")
+		eventuallyEpochs(js, 4, 3)
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(3)), "the Job's replacement was part of the third group restart")
+		for _, p := range []*corev1.Pod{leader, follower} {
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(p), p)).To(Succeed())
+			Expect(podCondition(p, jobset.PodConditionReplacedOffNode)).NotTo(BeNil())
+		}
 	})
 
 	It("falls back to the failure policy when a Job fails: FailJobSet on PodFailurePolicy", func() {
