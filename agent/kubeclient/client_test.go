@@ -158,26 +158,43 @@ func TestNewRejectsAddressesWithoutScheme(t *testing.T) {
 	}
 }
 
-// Over HTTP/1.x no health check pings an idle connection: a watch whose
-// connection died silently would look open until TCP's keepalive gives
-// up, minutes later, and the agent would count itself in contact. The
-// client then bounds every watch, and closes one the server did not end.
-func TestWatchOverHTTP1IsBounded(t *testing.T) {
+// watchServer answers every watch with one ADDED event, then ends it, or
+// holds it open with nothing more, as over a connection that died (hang);
+// each watch's timeoutSeconds goes to the channel. Its client counts on
+// pings, as the in-cluster client does.
+func watchServer(t *testing.T, http2, hang bool) (*Client, <-chan string) {
+	t.Helper()
 	queries := make(chan string, 4)
-	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	server := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		queries <- r.URL.Query().Get("timeoutSeconds")
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"type":"ADDED","object":{}}`+"\n")
 		w.(http.Flusher).Flush()
-		<-r.Context().Done() // a connection that died: nothing more, no end
+		if hang {
+			<-r.Context().Done()
+		}
 	}))
+	if http2 {
+		server.EnableHTTP2 = true
+		server.StartTLS()
+	} else {
+		server.Start()
+	}
 	t.Cleanup(server.Close)
 	c, err := New(server.URL, server.Client(), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.linkSlack = LinkSlack // as the in-cluster client, which counts on pings
+	c.linkSlack = LinkSlack
+	return c, queries
+}
 
+// Over HTTP/1.x no health check pings an idle connection: a watch whose
+// connection died silently would look open until TCP's keepalive gives
+// up, minutes later, and the agent would count itself in contact. The
+// client then bounds every watch, and closes one the server did not end.
+func TestWatchOverHTTP1IsBounded(t *testing.T) {
+	c, queries := watchServer(t, false, true)
 	w, err := c.Watch(context.Background(), jobSets, "ns", WatchOptions{Name: "trainer"})
 	if err != nil {
 		t.Fatal(err)
@@ -218,20 +235,7 @@ func TestWatchOverHTTP1IsBounded(t *testing.T) {
 // Over HTTP/2 the transport's health check finds a dead connection: watches
 // last as long as the server lets them.
 func TestWatchOverHTTP2IsNotBounded(t *testing.T) {
-	queries := make(chan string, 4)
-	server := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		queries <- r.URL.Query().Get("timeoutSeconds")
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"type":"ADDED","object":{}}`+"\n")
-	}))
-	server.EnableHTTP2 = true
-	server.StartTLS()
-	t.Cleanup(server.Close)
-	c, err := New(server.URL, server.Client(), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.linkSlack = LinkSlack
+	c, queries := watchServer(t, true, false)
 	w, err := c.Watch(context.Background(), jobSets, "ns", WatchOptions{Name: "trainer"})
 	if err != nil {
 		t.Fatal(err)

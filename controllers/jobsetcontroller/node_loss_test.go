@@ -40,17 +40,8 @@ func TestLostMembers(t *testing.T) {
 		s, ok := silences[node]
 		return s, 10 * time.Second, ok
 	}
-	pod := func(name, node string, mutate ...func(*corev1.Pod)) corev1.Pod {
-		p := corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-				jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "2", jobset.ReplicatedJobNameKey: "workers"}},
-			Spec:   corev1.PodSpec{NodeName: node, InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})}},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning},
-		}
-		for _, m := range mutate {
-			m(&p)
-		}
-		return p
+	pod := func(name, node string, mutate ...func(*corev1.Pod)) corev1.Pod { // of restart attempt 2
+		return memberOn(name, node, append([]func(*corev1.Pod){func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "2" }}, mutate...)...)
 	}
 	fence := func(seconds string) func(*corev1.Pod) {
 		return func(p *corev1.Pod) {
