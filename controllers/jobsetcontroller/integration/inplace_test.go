@@ -136,6 +136,14 @@ var _ = Describe("In-place restart", func() {
 			g.Expect(k8sClient.Status().Update(ctx, fresh)).To(Succeed())
 		}).Should(Succeed())
 	}
+	// containersIn shows the Pod's agent and worker in state, as its
+	// kubelet reports them; running and stopped are the states it reports.
+	containersIn := func(s *corev1.PodStatus, state corev1.ContainerState) {
+		s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: state}}
+		s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: state}}
+	}
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
 	epochs := func(js *jobset.JobSet) (synced, deprecated int32) {
 		got := fetch(ctx, js)
 		return ptr.Deref(got.Status.SyncedEpoch, 0), ptr.Deref(got.Status.DeprecatedEpoch, 0)
@@ -708,11 +716,8 @@ var _ = Describe("In-place restart", func() {
 		member := startPodsOn(js, lost, 1, "1")[0]
 		eventuallyEpochs(js, 1, 0)
 		kept(member) // as a dead kubelet keeps it, to be read
-		running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-		kubeletReports(member, func(s *corev1.PodStatus) { // its last word: never a stop
-			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: running}}
-			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: running}}
-		})
+		// Its kubelet's last word: running, never a stop.
+		kubeletReports(member, func(s *corev1.PodStatus) { containersIn(s, running) })
 
 		By("the node's kubelet stops renewing: past the bound, the member is marked Failed and deleted")
 		renewing(lost, false)
@@ -768,11 +773,9 @@ var _ = Describe("In-place restart", func() {
 				Reason: jobsetcontroller.ReasonNodeLost, Message: why, LastTransitionTime: metav1.Now()})
 		})
 		By("its kubelet comes back and writes a running status it made before it saw the mark")
-		running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 		kubeletReports(pods[1], func(s *corev1.PodStatus) {
 			s.Phase, s.Reason, s.Message = corev1.PodRunning, "", ""
-			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: running}}
-			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: running}}
+			containersIn(s, running)
 		})
 		restartController()
 
@@ -797,9 +800,7 @@ var _ = Describe("In-place restart", func() {
 
 		By("its kubelet stops it: the group syncs with the replacement")
 		kubeletReports(pods[1], func(s *corev1.PodStatus) {
-			stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
-			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: stopped}}
-			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: stopped}}
+			containersIn(s, stopped)
 		})
 		eventuallyEpochs(js, 2, 1)
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
@@ -886,12 +887,10 @@ var _ = Describe("In-place restart", func() {
 		// The group is still a rank short, and the marked Pod's worker may
 		// run until its kubelet stops it.
 		By("its kubelet writes back a running status made before it saw the mark: marked Failed again; the peer joins epoch 4")
-		running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 		kubeletReports(pods[0], func(s *corev1.PodStatus) {
 			s.Phase = corev1.PodRunning
 			s.Reason, s.Message = "", ""
-			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: running}}
-			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: running}}
+			containersIn(s, running)
 		})
 		Eventually(func(g Gomega) {
 			p := &corev1.Pod{}
@@ -909,10 +908,8 @@ var _ = Describe("In-place restart", func() {
 
 		By("the kubelet stops the marked Pod: the group syncs with the replacement, no group restart more")
 		kubeletReports(pods[0], func(s *corev1.PodStatus) {
-			stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
 			s.Phase = corev1.PodFailed
-			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: stopped}}
-			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: stopped}}
+			containersIn(s, stopped)
 		})
 		eventuallyEpochs(js, 4, 3)
 		noStatusWrite(js)
@@ -967,10 +964,8 @@ var _ = Describe("In-place restart", func() {
 		By("the kubelet stops both marked Pods")
 		for _, p := range []*corev1.Pod{leader, follower} {
 			kubeletReports(p, func(s *corev1.PodStatus) {
-				stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
 				s.Phase = corev1.PodFailed
-				s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: stopped}}
-				s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: stopped}}
+				containersIn(s, stopped)
 			})
 		}
 
