@@ -132,10 +132,6 @@ func (c *Client) Watch(ctx context.Context, r Resource, namespace string, opts W
 	return newWatcher(resp.Body, 0), nil
 }
 
-// HTTP1 reports whether the API server answered over HTTP/1.x, so that
-// watches are bounded (boundedWatch).
-func (c *Client) HTTP1() bool { return c.http1.Load() }
-
 // do sends req and turns a response other than 2xx into a *StatusError.
 func (c *Client) do(req *http.Request) (*http.Response, error) {
 	req.Header.Set("Accept", "application/json")

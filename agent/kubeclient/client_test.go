@@ -211,8 +211,8 @@ func TestWatchOverHTTP1IsBounded(t *testing.T) {
 	if got := []string{request(), request()}; !cmp.Equal(got, []string{"", "5"}) {
 		t.Errorf("timeoutSeconds of the first two watches = %q, want none, then 5 once the answer came over HTTP/1.1", got)
 	}
-	if !c.HTTP1() {
-		t.Error("HTTP1() = false after an HTTP/1.1 answer")
+	if !c.http1.Load() {
+		t.Error("the client does not know it speaks HTTP/1.1")
 	}
 	if e, err := w.Next(); err != nil || e.Type != Added {
 		t.Fatalf("first event: %v, %v", e, err)
@@ -241,8 +241,8 @@ func TestWatchOverHTTP2IsNotBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	if got := <-queries; got != "" || c.HTTP1() {
-		t.Errorf("timeoutSeconds %q, HTTP1() %v over HTTP/2; want none, false", got, c.HTTP1())
+	if got := <-queries; got != "" || c.http1.Load() {
+		t.Errorf("timeoutSeconds %q, HTTP/1.x %v over HTTP/2; want none, false", got, c.http1.Load())
 	}
 	if w.deadline != nil {
 		t.Error("an HTTP/2 watch has a deadline")

@@ -183,15 +183,24 @@ func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod) func(*corev1.Pod)
 	if l.silence == nil || l.threshold <= 0 || !keepsMembers(js) {
 		return nil
 	}
-	silent, witnesses := l.sharedSilence(js, pods)
+	// Counted on first use: most reconciles have no marked Pod to ask
+	// about, and counting walks every Pod of the JobSet.
+	silent, witnesses, counted := 0, 0, false
 	return func(pod *corev1.Pod) bool {
+		if !markedLost(pod) || pod.Spec.NodeName == "" {
+			return false
+		}
 		fence := agentFence(pod)
-		if !markedLost(pod) || pod.Spec.NodeName == "" || !fence.fences {
+		if !fence.fences {
 			return false
 		}
 		silence, interval, known := l.silence(pod.Spec.NodeName)
 		if !known {
 			return false
+		}
+		if !counted {
+			silent, witnesses = l.sharedSilence(js, pods)
+			counted = true
 		}
 		bound, deferred := l.bounds(fence, interval)
 		return nodeloss.Lost(silence, bound, deferred, silent, witnesses)
