@@ -10,7 +10,8 @@
 // files differ). The second writes install.yaml: the CRD, RBAC, the
 // controller and webhook Deployments and Service, the webhook
 // configurations and the agent's admission policy, running the images
-// <registry>/<name>:<tag>, pinned to the digests of the image tars given.
+// <registry>/<name>:<tag>, pinned to the digests of the image tars given;
+// the tag is the release's (api/version/VERSION) unless -tag says otherwise.
 // Bazel's //images:install runs it on the images it built.
 package main
 
@@ -25,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fastjobset/jobset/api/version"
 )
 
 func main() {
@@ -36,7 +39,7 @@ func main() {
 	flag.StringVar(&in.WebhookRBAC, "webhook-rbac", "webhooks/rbac/role.yaml", "The webhook's generated RBAC.")
 	flag.StringVar(&in.WebhookConfigs, "webhook-configs", "webhooks/manifests/manifests.yaml", "The generated webhook configurations.")
 	registry := flag.String("registry", "ghcr.io/fastjobset", "Registry and repository prefix of the images.")
-	tag := flag.String("tag", "dev", "Tag of the images.")
+	tag := flag.String("tag", version.Tag, "Tag of the images (default: the release's, from api/version/VERSION, as the images are tagged).")
 	pin := flag.String("pin-digests", "", "Comma-separated image tars (controller, webhook, agent) whose digests pin the references.")
 	flag.Parse()
 	if *agentRBACDir == "" && *install == "" {
