@@ -2,14 +2,16 @@
 
 load("@io_bazel_rules_go//go:def.bzl", "go_binary")
 
-def go_image(name, embed, reference, path):
+def go_image(name, embed, repository, path, tag = None):
     """Builds <name>.tar, an OCI layout + docker archive of one binary.
 
     Args:
       name: the image target; the stripped binary is <name>_binary.
       embed: the go_library of the command's main package.
-      reference: <repository>:<tag> the image is named.
+      repository: the repository the image is named for (without a tag).
       path: where the binary lives in the image; also the entrypoint.
+      tag: the image's tag; by default the release's, from
+        api/version/VERSION, which build-image embeds.
     """
     binary = name + "_binary"
 
@@ -21,11 +23,14 @@ def go_image(name, embed, reference, path):
         gc_linkopts = ["-s", "-w"],
         visibility = ["//visibility:public"],
     )
+    cmd = "$(location //images/cmd/build-image) -binary $(location :%s) -path %s -repository %s -out $@" % (binary, path, repository)
+    if tag:
+        cmd += " -tag " + tag
     native.genrule(
         name = name,
         srcs = [":" + binary],
         outs = [name + ".tar"],
         tools = ["//images/cmd/build-image"],
-        cmd = "$(location //images/cmd/build-image) -binary $(location :%s) -path %s -reference %s -out $@" % (binary, path, reference),
+        cmd = cmd,
         visibility = ["//visibility:public"],
     )

@@ -44,6 +44,11 @@ func TestImagesAreReproducible(t *testing.T) {
 				t.Fatal(err)
 			}
 			reference := desc.Annotations[oci.AnnotationContainerdName]
+			colon := strings.LastIndex(reference, ":")
+			if colon < 0 {
+				t.Fatalf("image name %q has no tag", reference)
+			}
+			repository, tag := reference[:colon], reference[colon+1:]
 			for i := range 2 {
 				// A fresh copy of the binary, with a new time stamp, in a
 				// new directory.
@@ -60,7 +65,7 @@ func TestImagesAreReproducible(t *testing.T) {
 					t.Fatal(err)
 				}
 				out := filepath.Join(dir, "image.tar")
-				cmd := exec.Command(runfiles.Path(*buildImage), "-binary", copied, "-path", inImage, "-reference", reference, "-out", out)
+				cmd := exec.Command(runfiles.Path(*buildImage), "-binary", copied, "-path", inImage, "-repository", repository, "-tag", tag, "-out", out)
 				if output, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("build-image: %v\n%s", err, output)
 				}

@@ -21,3 +21,9 @@ func TestString(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
+
+func TestTag(t *testing.T) {
+	if want := "v" + Version; Tag != want {
+		t.Errorf("Tag = %q, want %q", Tag, want)
+	}
+}

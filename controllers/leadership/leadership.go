@@ -193,6 +193,10 @@ func (r *Runner) runTerm(ctx context.Context, term int) (reason string, err erro
 	o := r.c.Manager
 	o.LeaderElection = true
 	o.LeaderElectionResourceLockInterface = r.lock
+	// Only names the term's election, in the metric
+	// leader_election_master_status{name} that the no-leader alert reads:
+	// the lock above is the lease.
+	o.LeaderElectionID = r.c.LeaseName
 	o.LeaderElectionReleaseOnCancel = true
 	o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = &r.c.LeaseDuration, &r.c.RenewDeadline, &r.c.RetryPeriod
 	// Probes and metrics outlive terms: the runner's caller serves them.

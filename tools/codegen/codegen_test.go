@@ -21,6 +21,7 @@ var generatedDirs = []string{
 	"webhooks/rbac",
 	"webhooks/manifests",
 	"agent/rbac",
+	"monitoring",
 }
 
 // TestGeneratedFilesAreFresh regenerates deepcopy, CRD, RBAC, webhook

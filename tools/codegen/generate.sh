@@ -10,6 +10,7 @@
 #   webhooks/rbac/                                  webhook RBAC (controller-gen)
 #   webhooks/manifests/                             webhook configurations (controller-gen)
 #   agent/rbac/                                     agent RBAC and its admission policy (images/cmd/render-manifests)
+#   monitoring/                                     metrics reader ClusterRole, ServiceMonitor (images/cmd/render-manifests)
 #
 # tools/update-generated.sh calls it with the tree's root; the staleness
 # test calls it with a temporary directory and compares, so the two can
@@ -40,4 +41,4 @@ controller_gen rbac:roleName=jobset-controller paths="./controllers/..." \
 controller_gen rbac:roleName=jobset-webhook paths="./webhooks/..." \
   output:rbac:dir="${out}/webhooks/rbac"
 
-go run ./images/cmd/render-manifests -agent-rbac-dir "${out}/agent/rbac"
+go run ./images/cmd/render-manifests -agent-rbac-dir "${out}/agent/rbac" -monitoring-dir "${out}/monitoring"

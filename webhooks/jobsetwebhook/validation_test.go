@@ -19,6 +19,7 @@ import (
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/version"
 	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -651,14 +652,14 @@ func TestInjectAgentMatchesTheDocumentedManifest(t *testing.T) {
 	documented := read("story1-inplace.yaml")
 	Default(documented)
 	injected := read("story1-injected.yaml")
-	InjectAgent(injected, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:dev"})
+	InjectAgent(injected, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:" + version.Tag})
 	Default(injected)
 
 	if diff := cmp.Diff(documented.Spec, injected.Spec); diff != "" {
 		t.Errorf("injection differs from the documented manifest docs/examples/story1-inplace.yaml (-documented +injected):\n%s", diff)
 	}
 	again := injected.DeepCopy()
-	InjectAgent(again, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:dev"})
+	InjectAgent(again, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:" + version.Tag})
 	if diff := cmp.Diff(injected, again); diff != "" {
 		t.Errorf("injection is not idempotent:\n%s", diff)
 	}

@@ -21,6 +21,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/metricsauth"
 	"github.com/fastjobset/jobset/api/scheme"
 	"github.com/fastjobset/jobset/api/version"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
@@ -215,6 +216,19 @@ func releaseGroupMembers(ctx context.Context, cfg *rest.Config) error {
 	return err
 }
 
+// The metrics endpoint asks the API server who each scraper is (a
+// TokenReview) and whether it may get the non-resource URL /metrics (a
+// SubjectAccessReview), as community JobSet's does (package metricsauth):
+// a scraper's token must be bound to the ClusterRole jobset-metrics-reader.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// metricsServing serves the metrics over HTTPS, behind authentication and
+// authorization.
+func metricsServing(addr string) metricsserver.Options {
+	return metricsserver.Options{BindAddress: addr, SecureServing: true, FilterProvider: metricsauth.Filter}
+}
+
 // leaseName is the leader election Lease.
 const leaseName = "jobset-controller.jobset.x-k8s.io"
 
@@ -226,7 +240,7 @@ func startServers(ctx context.Context, cfg *rest.Config, o options, ready health
 		if err != nil {
 			return nil, err
 		}
-		metrics, err := metricsserver.NewServer(metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: true}, cfg, httpClient)
+		metrics, err := metricsserver.NewServer(metricsServing(o.metricsAddr), cfg, httpClient)
 		if err != nil {
 			return nil, fmt.Errorf("metrics server: %w", err)
 		}

@@ -158,14 +158,27 @@ type replica struct {
 // through proxy if given.
 func (c *cluster) startReplica(t *testing.T, proxy *outage.Proxy) *replica {
 	t.Helper()
+	if proxy == nil {
+		return c.startReplicaVia(t, nil)
+	}
+	return c.startReplicaVia(t, proxy.Config)
+}
+
+// startReplicaVia runs the controller with the config via makes of the API
+// server's, and the options of testLease as adjust changes them.
+func (c *cluster) startReplicaVia(t *testing.T, via func(*rest.Config) *rest.Config, adjust ...func(*options)) *replica {
+	t.Helper()
 	cfg := c.env.Config
-	if proxy != nil {
-		cfg = proxy.Config(cfg)
+	if via != nil {
+		cfg = via(cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{stop: cancel, done: make(chan error, 1)}
 	o := testLease
 	o.leaderElectionNS = c.ns
+	for _, a := range adjust {
+		a(&o)
+	}
 	go func() { r.done <- run(ctx, cfg, o) }()
 	t.Cleanup(func() {
 		cancel()

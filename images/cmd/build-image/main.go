@@ -3,7 +3,11 @@
 // (see package oci). The Bazel macro go_image in images/image.bzl calls it.
 //
 //	build-image -binary bazel-bin/.../jobset-agent -path /jobset-agent \
-//	  -reference ghcr.io/fastjobset/jobset-agent:dev -out jobset-agent.tar
+//	  -repository ghcr.io/fastjobset/jobset-agent -out jobset-agent.tar
+//
+// The image is named <repository>:<tag>, the tag being the release's
+// (api/version/VERSION) unless -tag says otherwise, so that the images and
+// the binaries in them carry one version.
 package main
 
 import (
@@ -13,13 +17,15 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fastjobset/jobset/api/version"
 	"github.com/fastjobset/jobset/images/internal/oci"
 )
 
 func main() {
 	binary := flag.String("binary", "", "The static binary to put into the image.")
 	inImage := flag.String("path", "", "Absolute path of the binary in the image; also the entrypoint.")
-	reference := flag.String("reference", "", "Name of the image, <repository>:<tag>.")
+	repository := flag.String("repository", "", "Repository the image is named for, e.g. ghcr.io/fastjobset/jobset-agent.")
+	tag := flag.String("tag", version.Tag, "Tag of the image (default: the release's, from api/version/VERSION).")
 	out := flag.String("out", "", "The tar file to write.")
 	labels := map[string]string{}
 	flag.Func("label", "An image label key=value (repeatable).", func(kv string) error {
@@ -31,13 +37,13 @@ func main() {
 		return nil
 	})
 	flag.Parse()
-	for name, v := range map[string]string{"-binary": *binary, "-path": *inImage, "-reference": *reference, "-out": *out} {
+	for name, v := range map[string]string{"-binary": *binary, "-path": *inImage, "-repository": *repository, "-tag": *tag, "-out": *out} {
 		if v == "" {
 			fmt.Fprintf(os.Stderr, "build-image: %s is required\n", name)
 			os.Exit(2)
 		}
 	}
-	if err := run(*binary, *inImage, *reference, *out, labels); err != nil {
+	if err := run(*binary, *inImage, *repository+":"+*tag, *out, labels); err != nil {
 		fmt.Fprintln(os.Stderr, "build-image:", err)
 		os.Exit(1)
 	}

@@ -88,8 +88,8 @@ func TestInstallIsAcceptedByTheAPIServer(t *testing.T) {
 		}
 	}
 	for kind, want := range map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 1, "ServiceAccount": 2, "ClusterRole": 2, "Role": 3,
-		"ClusterRoleBinding": 2, "RoleBinding": 3, "Service": 1, "Deployment": 2, "PodDisruptionBudget": 2,
+		"Namespace": 1, "CustomResourceDefinition": 1, "ServiceAccount": 2, "ClusterRole": 3, "Role": 3,
+		"ClusterRoleBinding": 2, "RoleBinding": 3, "Service": 3, "Deployment": 2, "PodDisruptionBudget": 2,
 		"MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	} {

@@ -1,16 +1,18 @@
 // Command manifests writes the deployment manifests that are not generated
 // from code markers:
 //
-//	go run ./images/cmd/render-manifests -agent-rbac-dir agent/rbac
+//	go run ./images/cmd/render-manifests -agent-rbac-dir agent/rbac -monitoring-dir monitoring
 //	go run ./images/cmd/render-manifests -install install.yaml [-registry R -tag T] [-pin-digests a.tar,b.tar,c.tar]
 //
 // The first writes the agent's ServiceAccount, Role and RoleBinding and the
-// ValidatingAdmissionPolicy that limits agents to the epoch annotation
+// ValidatingAdmissionPolicy that limits agents to the epoch annotation, and
+// the metrics reader ClusterRole and the optional ServiceMonitor
 // (tools/codegen/generate.sh runs it; a test fails when the checked-in
 // files differ). The second writes install.yaml: the CRD, RBAC, the
-// controller and webhook Deployments and Service, the webhook
+// controller and webhook Deployments and Services, the webhook
 // configurations and the agent's admission policy, running the images
-// <registry>/<name>:<tag>, pinned to the digests of the image tars given.
+// <registry>/<name>:<tag>, pinned to the digests of the image tars given;
+// the tag is the release's (api/version/VERSION) unless -tag says otherwise.
 // Bazel's //images:install runs it on the images it built.
 package main
 
@@ -25,23 +27,32 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fastjobset/jobset/api/version"
 )
 
 func main() {
 	agentRBACDir := flag.String("agent-rbac-dir", "", "Directory to write agent-rbac.yaml and epoch-only-policy.yaml into.")
 	install := flag.String("install", "", "File to write install.yaml into.")
+	monitoringDir := flag.String("monitoring-dir", "", "Directory to write metrics-reader.yaml and servicemonitor.yaml into.")
 	var in installInputs
 	flag.StringVar(&in.CRD, "crd", "api/crd/jobset.x-k8s.io_jobsets.yaml", "The generated CRD.")
 	flag.StringVar(&in.ControllerRBAC, "controller-rbac", "controllers/rbac/role.yaml", "The controller's generated RBAC.")
 	flag.StringVar(&in.WebhookRBAC, "webhook-rbac", "webhooks/rbac/role.yaml", "The webhook's generated RBAC.")
 	flag.StringVar(&in.WebhookConfigs, "webhook-configs", "webhooks/manifests/manifests.yaml", "The generated webhook configurations.")
 	registry := flag.String("registry", "ghcr.io/fastjobset", "Registry and repository prefix of the images.")
-	tag := flag.String("tag", "dev", "Tag of the images.")
+	tag := flag.String("tag", version.Tag, "Tag of the images (default: the release's, from api/version/VERSION, as the images are tagged).")
 	pin := flag.String("pin-digests", "", "Comma-separated image tars (controller, webhook, agent) whose digests pin the references.")
 	flag.Parse()
-	if *agentRBACDir == "" && *install == "" {
-		fmt.Fprintln(os.Stderr, "manifests: give -agent-rbac-dir, -install, or both")
+	if *agentRBACDir == "" && *monitoringDir == "" && *install == "" {
+		fmt.Fprintln(os.Stderr, "manifests: give -agent-rbac-dir, -monitoring-dir, -install, or several")
 		os.Exit(2)
+	}
+	if *monitoringDir != "" {
+		if err := writeMonitoring(*monitoringDir); err != nil {
+			fmt.Fprintln(os.Stderr, "manifests:", err)
+			os.Exit(1)
+		}
 	}
 	if err := run(*agentRBACDir, *install, in, *registry, *tag, *pin); err != nil {
 		fmt.Fprintln(os.Stderr, "manifests:", err)

@@ -31,7 +31,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
@@ -146,7 +145,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		// Started by the first webhook registration, after the certificate.
 		WebhookServer:          webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir}),
 		HealthProbeBindAddress: o.probeAddr,
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsAddr != "0"},
+		Metrics:                metricsServing(o.metricsAddr),
 	})
 	if err != nil {
 		return fmt.Errorf("building the manager: %w", err)
