@@ -59,5 +59,5 @@ fi
 CGO_ENABLED=0 go build -trimpath -o "$OUT/nsforward" ./tools/cluster/nsforward
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$OUT/pause" ./tools/cluster/pause
 go run ./images/cmd/build-image -binary "$OUT/pause" -path /pause \
-  -reference localhost/jobset-cluster/pause:v1 -out "$OUT/pause.tar"
+  -repository localhost/jobset-cluster/pause -tag v1 -out "$OUT/pause.tar"
 echo "$OUT"

@@ -88,7 +88,7 @@ peers_image() { # binary path reference version out
   local work
   work=$(mktemp -d)
   go build -o "$work/build-image" ./images/cmd/build-image
-  "$work/build-image" -binary "$1" -path "$2" -reference "$3" \
+  "$work/build-image" -binary "$1" -path "$2" -repository "${3%:*}" -tag "${3##*:}" \
     -label "org.opencontainers.image.version=$4" -out "$5.tmp"
   mv "$5.tmp" "$5"
   rm -rf "$work"
