@@ -28,7 +28,8 @@
 // tools/e2e.sh counts as a failure: nobody asked for that skip.
 //
 // The workloads are the examples of docs/examples, with the images
-// ghcr.io/fastjobset/{jobset-agent,e2e-worker}:dev; each test namespace
+// ghcr.io/fastjobset/jobset-agent:v<api/version/VERSION> and
+// ghcr.io/fastjobset/e2e-worker:dev; each test namespace
 // gets the agent's RBAC from agent/rbac.
 package e2e
 
