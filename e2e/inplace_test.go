@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/framework"
@@ -381,11 +382,40 @@ func dumpNamespace(ctx context.Context, ns string) {
 		}
 	}
 	dumpControllerLog(ctx, ns)
+	dumpWaitingAgentLogs(ctx, pods.Items)
 	events, err := clientset.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err == nil {
 		sort.Slice(events.Items, func(i, j int) bool { return events.Items[i].LastTimestamp.Before(&events.Items[j].LastTimestamp) })
 		for _, e := range events.Items {
 			GinkgoWriter.Printf("%s %s/%s %s: %s\n", e.LastTimestamp.UTC().Format("15:04:05"), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
+}
+
+// dumpWaitingAgentLogs writes the last lines of the agent's log of each
+// Pod whose agent has not lifted its barrier (no container started but
+// the agent): why it did not join or lift is there.
+func dumpWaitingAgentLogs(ctx context.Context, pods []corev1.Pod) {
+	const lines = 20
+	for _, p := range pods {
+		if p.Status.Phase != corev1.PodPending && p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		waiting := len(p.Status.ContainerStatuses) == 0
+		for _, cs := range p.Status.ContainerStatuses {
+			waiting = waiting || !ptr.Deref(cs.Started, false)
+		}
+		if !waiting {
+			continue
+		}
+		log, err := podLog(ctx, p.Namespace, p.Name, agentspec.ContainerName, false)
+		if err != nil {
+			GinkgoWriter.Printf("agent of %s: no log: %v\n", p.Name, err)
+			continue
+		}
+		all := strings.Split(strings.TrimRight(log, "\n"), "\n")
+		for _, line := range all[max(0, len(all)-lines):] {
+			GinkgoWriter.Printf("agent of %s: %s\n", p.Name, line)
 		}
 	}
 }
