@@ -80,6 +80,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 		// Suspended too: the Pods a suspension stopped may end Succeeded,
 		// and their Jobs count them complete.
 		snapshot = epochSnapshot(js, pods, jobs, o.signs)
+		a.requeueAfter = holdLostWorkers(&snapshot, pods, o.now)
 		if lost := inplace.LostIndex(snapshot.Pods); lost != "" && (d.kind == keepRunning || d.kind == completeJobSet) {
 			d, a.confirm = lostIndexDecision(js, lost), true
 		}
@@ -105,7 +106,8 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 			holdReadyCounts(js, update.js.Status.ReplicatedJobsStatus, js.Status.ReplicatedJobsStatus)
 		}
 		var report string
-		report, a.requeueAfter = stalledGather(update.js, currentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)
+		report, stallLookAgain := stalledGather(update.js, currentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)
+		a.requeueAfter = sooner(a.requeueAfter, stallLookAgain)
 		update.setGatherStalled(report)
 	default:
 		// Suspended, finished or restarting fully: nothing gathers, and a
