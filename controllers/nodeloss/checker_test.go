@@ -600,7 +600,9 @@ func TestFenceCheckerWithoutHold(t *testing.T) {
 	holdLostWorkers = false
 	defer func() { holdLostWorkers = true }()
 	found, explored := explore()
-	if !slices.ContainsFunc(found, func(v string) bool { return strings.Contains(v, "runs twice") && strings.Contains(v, "kubelet of node") }) {
+	if !slices.ContainsFunc(found, func(v string) bool {
+		return strings.Contains(v, "runs twice") && strings.Contains(v, "kubelet of node")
+	}) {
 		t.Errorf("without the hold, no rank runs twice after a kubelet goes down (explored %d states); found %q", explored, found)
 	}
 	t.Logf("explored %d states; found, as expected:\n%s", explored, strings.Join(found, "\n"))
