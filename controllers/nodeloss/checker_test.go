@@ -320,7 +320,8 @@ func silentAgentSteps(s state, r, g int) []step {
 func pending(s state, r, g int) bool {
 	p := s.pods[r][g]
 	if p.restarting {
-		return true
+		// Its worker stopped; the restart waits for a kubelet that runs.
+		return !s.nodes[r][g].kubeletDown
 	}
 	if !p.agentUp || !s.agentSilent(r, g) {
 		return false
@@ -509,9 +510,13 @@ func faults(s state) []step {
 			n.nodes[r][0].agentCut = true
 			startSilence(&n, r, 0)
 			add(n, false, "the agent of node %d loses the API server, its kubelet does not", r)
-			n = s
-			n.nodes[r][0].kubeletDown = true
-			add(n, false, "the kubelet of node %d goes down, its containers and network stay up", r)
+			if r == 0 {
+				// Of one node only: the ranks are alike, and the states
+				// of three would not fit in memory.
+				n = s
+				n.nodes[r][0].kubeletDown = true
+				add(n, false, "the kubelet of node %d goes down, its containers and network stay up", r)
+			}
 			if next := s.nodes[(r+1)%ranks][0]; !next.cut && !next.agentCut {
 				n = s
 				n.nodes[r][0].cut, n.nodes[(r+1)%ranks][0].cut = true, true
