@@ -12,7 +12,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,7 +25,20 @@ type Client struct {
 	userAgent string
 	// linkSlack: see LinkSlack.
 	linkSlack time.Duration
+	// http1: the API server answered over HTTP/1.x (a proxy on the way
+	// that speaks no HTTP/2), where no health check pings an idle
+	// connection: see boundedWatch.
+	http1 atomic.Bool
 }
+
+// boundedWatch is how long a watch lasts over HTTP/1.x, where nothing
+// would show a connection that died silently until TCP's keepalive gives
+// up, minutes later: the server ends each watch after boundedWatch, and a
+// watch still open PingTimeout after that is closed as dead. So a dead
+// connection looks open no longer than LinkSlack, as over HTTP/2, at the
+// cost of a new watch, resumed from its resourceVersion, every
+// boundedWatch.
+const boundedWatch = PingAfter
 
 // LinkSlack is the longest a connection of this client that died silently
 // may look open: the in-cluster client's health check (the constant
@@ -93,6 +108,10 @@ func (c *Client) Watch(ctx context.Context, r Resource, namespace string, opts W
 	if opts.ResourceVersion != "" {
 		query.Set("resourceVersion", opts.ResourceVersion)
 	}
+	bounded := c.linkSlack > 0 && c.http1.Load()
+	if bounded {
+		query.Set("timeoutSeconds", strconv.Itoa(int(boundedWatch/time.Second)))
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.collectionURL(r, namespace)+"?"+query.Encode(), nil)
 	if err != nil {
 		return nil, err
@@ -101,7 +120,16 @@ func (c *Client) Watch(ctx context.Context, r Resource, namespace string, opts W
 	if err != nil {
 		return nil, err
 	}
-	return newWatcher(resp.Body), nil
+	if c.linkSlack > 0 && resp.ProtoMajor < 2 && !bounded {
+		// Opened without a bound, before the client knew: reopen it bounded.
+		c.http1.Store(true)
+		_ = resp.Body.Close()
+		return c.Watch(ctx, r, namespace, opts)
+	}
+	if bounded {
+		return newWatcher(resp.Body, boundedWatch+PingTimeout), nil
+	}
+	return newWatcher(resp.Body, 0), nil
 }
 
 // do sends req and turns a response other than 2xx into a *StatusError.

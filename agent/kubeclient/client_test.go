@@ -157,3 +157,94 @@ func TestNewRejectsAddressesWithoutScheme(t *testing.T) {
 		}
 	}
 }
+
+// watchServer answers every watch with one ADDED event, then ends it, or
+// holds it open with nothing more, as over a connection that died (hang);
+// each watch's timeoutSeconds goes to the channel. Its client counts on
+// pings, as the in-cluster client does.
+func watchServer(t *testing.T, http2, hang bool) (*Client, <-chan string) {
+	t.Helper()
+	queries := make(chan string, 4)
+	server := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries <- r.URL.Query().Get("timeoutSeconds")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"type":"ADDED","object":{}}`+"\n")
+		w.(http.Flusher).Flush()
+		if hang {
+			<-r.Context().Done()
+		}
+	}))
+	if http2 {
+		server.EnableHTTP2 = true
+		server.StartTLS()
+	} else {
+		server.Start()
+	}
+	t.Cleanup(server.Close)
+	c, err := New(server.URL, server.Client(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.linkSlack = LinkSlack
+	return c, queries
+}
+
+// Over HTTP/1.x no health check pings an idle connection: a watch whose
+// connection died silently would look open until TCP's keepalive gives
+// up, minutes later, and the agent would count itself in contact. The
+// client then bounds every watch, and closes one the server did not end.
+func TestWatchOverHTTP1IsBounded(t *testing.T) {
+	c, queries := watchServer(t, false, true)
+	w, err := c.Watch(context.Background(), jobSets, "ns", WatchOptions{Name: "trainer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	request := func() string {
+		select {
+		case q := <-queries:
+			return q
+		case <-time.After(10 * boundedWatch):
+			return "(no request)"
+		}
+	}
+	if got := []string{request(), request()}; !cmp.Equal(got, []string{"", "5"}) {
+		t.Errorf("timeoutSeconds of the first two watches = %q, want none, then 5 once the answer came over HTTP/1.1", got)
+	}
+	if !c.http1.Load() {
+		t.Error("the client does not know it speaks HTTP/1.1")
+	}
+	if e, err := w.Next(); err != nil || e.Type != Added {
+		t.Fatalf("first event: %v, %v", e, err)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := w.Next()
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		if !errors.Is(err, ErrWatchOutlived) {
+			t.Errorf("Next() = %v, want ErrWatchOutlived", err)
+		}
+	case <-time.After(10 * boundedWatch):
+		t.Fatal("a watch the server never ended is still open")
+	}
+}
+
+// Over HTTP/2 the transport's health check finds a dead connection: watches
+// last as long as the server lets them.
+func TestWatchOverHTTP2IsNotBounded(t *testing.T) {
+	c, queries := watchServer(t, true, false)
+	w, err := c.Watch(context.Background(), jobSets, "ns", WatchOptions{Name: "trainer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if got := <-queries; got != "" || c.http1.Load() {
+		t.Errorf("timeoutSeconds %q, HTTP/1.x %v over HTTP/2; want none, false", got, c.http1.Load())
+	}
+	if w.deadline != nil {
+		t.Error("an HTTP/2 watch has a deadline")
+	}
+}

@@ -637,13 +637,20 @@ func incompleteSync(s state, e int8) *violation {
 
 // jobController counts completed indexes and replaces Pods that failed or
 // went away (podReplacementPolicy: Failed: only once they are terminal);
-// of suspended Jobs, it deletes the Pods and replaces none. It stops both
-// Jobs' Pods in one step: a resume after it stopped one Job's Pods and
-// before the other's leaves the group stalled (the regathering keeps the
-// Pods still at S from being deprecated), which the controller does not
-// recover from.
+// of suspended Jobs, it deletes the Pods and replaces none, one Job a
+// step: a resume may come after it stopped one Job's Pods and before the
+// other's, and the Pods still at S then regather with the new ones.
 func jobController(s state) (state, bool) {
 	n, changed := s, false
+	stopping := -1 // the suspended Job whose Pods this step deletes
+	if s.jobsSuspended {
+		for i, p := range s.pods {
+			if p.exists && !p.orphan && p.live() {
+				stopping = jobOf[s.pods[i].slot]
+				break
+			}
+		}
+	}
 	for slot := range slots {
 		hasLive, hasSucceeded := false, false
 		for i, p := range s.pods {
@@ -653,7 +660,7 @@ func jobController(s state) (state, bool) {
 			if p.phase != running && !p.counted {
 				n.pods[i].counted, changed = true, true
 			}
-			if s.jobsSuspended && p.live() {
+			if s.jobsSuspended && p.live() && jobOf[slot] == stopping {
 				n.pods[i].deleting, changed = true, true
 			}
 			hasLive = hasLive || p.phase == running

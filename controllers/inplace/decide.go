@@ -56,9 +56,10 @@ type Pod struct {
 	// replaces them, and the replacement joins at S+1.
 	Failed   bool
 	Deleting bool
-	// StillRunning: the controller marked the Pod Failed (ReplacedOffNode)
-	// and its kubelet has not reported its containers stopped: its worker
-	// may still run, as a deleted Pod's may until it ends.
+	// StillRunning: the controller marked the Pod Failed (replaced off its
+	// node, or its node lost) and its kubelet has not reported its
+	// containers stopped: its worker may still run, as a deleted Pod's may
+	// until it ends.
 	StillRunning bool
 	// Left: the Pod was deleted while its worker ran, and the worker exited
 	// 0 on the SIGTERM (the controller releases the Pods it sees finish
@@ -223,8 +224,15 @@ func Decide(s Snapshot) Decision {
 
 	// Deprecate: a Pod is ahead of the synced epoch, or, in sync, a member
 	// shows a failure that will bring it there. New Pods that regather
-	// after a full restart or a suspension deprecate nothing.
+	// after a full restart or a suspension start no group restart; but a
+	// Pod that outlived the suspension (Kueue resumed before the Job
+	// controller stopped it) still runs S, and only a deprecation of S
+	// brings it to S+1 with the new ones. Not counted: the suspension, not
+	// a failure, stopped the others.
 	if Gathering(s.Synced, s.Deprecated, s.Regathering) {
+		if s.Regathering && s.Synced >= 1 && s.Deprecated < s.Synced {
+			d.Deprecated = s.Synced
+		}
 		return d
 	}
 	trigger, failedInPlace := "", ""

@@ -215,9 +215,13 @@ func TestDecide(t *testing.T) {
 		},
 
 		// Pods the controller recreated (full restart, resume) are no group restart.
-		"after a full restart or a resume, new Pods gather at S+1 without a deprecation": {
+		"after a full restart or a resume, new Pods gather at S+1; S is deprecated, uncounted": {
 			snapshot: Snapshot{Synced: 3, Deprecated: 2, ExpectedPods: 3, Regathering: true, Pods: at("4", "", "4"), MaxRestarts: 0, RestartsUsed: 0},
-			want:     Decision{Synced: 3, Deprecated: 2},
+			want:     Decision{Synced: 3, Deprecated: 3},
+		},
+		"a Pod that outlived the suspension still runs S: deprecated with it, so that it regathers too": {
+			snapshot: Snapshot{Synced: 3, Deprecated: 2, ExpectedPods: 3, Regathering: true, Pods: at("4", "3", ""), MaxRestarts: 0, RestartsUsed: 0},
+			want:     Decision{Synced: 3, Deprecated: 3},
 		},
 		"and sync there, completing no group restart": {
 			snapshot: Snapshot{Synced: 3, Deprecated: 2, ExpectedPods: 3, Regathering: true, Pods: at("4", "4", "4")},

@@ -17,22 +17,23 @@ import (
 
 // Live reports whether the Pod counts toward its group: it has not ended,
 // is not being deleted, and the controller has not marked it Failed
-// (jobset.ReplacedOffNode). The mark, not the phase, says so: the
-// kubelet's status manager may write back the running phase of a status
-// it computed before it saw the mark (it merges its own phase over a
-// terminal one it did not set), until the controller marks the Pod Failed
-// again; the mark's condition, which no kubelet owns, stays through that
-// write.
+// (jobset.ControllerMark: replaced off its node, or its node lost). The
+// mark, not the phase, says so: the kubelet's status manager may write
+// back the running phase of a status it computed before it saw the mark,
+// until the controller marks the Pod Failed again; the mark's condition
+// stays through that write.
 func Live(pod *corev1.Pod) bool {
-	return pod.DeletionTimestamp == nil && !ended(pod) && !jobset.ReplacedOffNode(pod)
+	return pod.DeletionTimestamp == nil && !ended(pod) && jobset.ControllerMark(pod) == nil
 }
 
 // Stopping reports whether the Pod's containers may still run though it
 // left its group: it is being deleted and has not ended, or the controller
 // marked it Failed and its kubelet has not reported every container
-// stopped (Pod.stopping, for a Pod of the API).
+// stopped (Pod.stopping, for a Pod of the API). A dead kubelet never
+// reports a member marked lost stopped: the controller knows from its
+// node's silence when its agent's fence stopped it.
 func Stopping(pod *corev1.Pod) bool {
-	return (pod.DeletionTimestamp != nil && !ended(pod)) || (jobset.ReplacedOffNode(pod) && !ContainersStopped(pod))
+	return (pod.DeletionTimestamp != nil && !ended(pod)) || (jobset.ControllerMark(pod) != nil && !ContainersStopped(pod))
 }
 
 // ContainersStopped reports whether the Pod's status shows every container terminated,

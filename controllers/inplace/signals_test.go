@@ -273,3 +273,49 @@ func BenchmarkFailureSignal(b *testing.B) {
 		}
 	}
 }
+
+// A Pod the controller marked Failed is out of its group by its mark,
+// whatever phase its kubelet wrote back over the mark (its status manager
+// merges the phase it computed over a terminal one it did not set, and
+// keeps the conditions it does not own), and stopping until its kubelet
+// reports every container stopped: the mark of a Pod replaced off its
+// node, and the mark of a member whose node was lost alike.
+func TestLiveAndStoppingReadTheControllersMark(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
+	replacedOffNode := corev1.PodCondition{Type: jobset.PodConditionReplacedOffNode, Status: corev1.ConditionTrue, Reason: "RepeatedFailures"}
+	nodeLost := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: jobset.PodReasonNodeLost}
+	pod := func(phase corev1.PodPhase, worker corev1.ContainerState, conditions ...corev1.PodCondition) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{Phase: phase, Conditions: conditions,
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: worker}},
+			ContainerStatuses:     []corev1.ContainerStatus{{Name: "worker", State: worker}}}}
+	}
+	cases := map[string]struct {
+		pod            *corev1.Pod
+		live, stopping bool
+	}{
+		"replaced off its node, written back Running":        {pod(corev1.PodRunning, running, replacedOffNode), false, true},
+		"replaced off its node, stopped":                     {pod(corev1.PodFailed, stopped, replacedOffNode), false, false},
+		"its node lost, written back Running":                {pod(corev1.PodRunning, running, nodeLost), false, true},
+		"its node lost, written back Pending":                {pod(corev1.PodPending, running, nodeLost), false, true},
+		"its node lost, Failed, its kubelet silent":          {pod(corev1.PodFailed, running, nodeLost), false, true},
+		"its node lost, its kubelet stopped every container": {pod(corev1.PodFailed, stopped, nodeLost), false, false},
+		// Another's disruption (the Pod garbage collector's, an
+		// eviction's) is no mark of the controller's: the phase says.
+		"another's DisruptionTarget, Running": {pod(corev1.PodRunning, running,
+			corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "DeletionByPodGC"}), true, false},
+		"the NodeLost reason on a condition that is not True": {pod(corev1.PodRunning, running,
+			corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionFalse, Reason: jobset.PodReasonNodeLost}), true, false},
+		"unmarked, Running": {pod(corev1.PodRunning, running), true, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Live(tc.pod); got != tc.live {
+				t.Errorf("Live = %v, want %v", got, tc.live)
+			}
+			if got := Stopping(tc.pod); got != tc.stopping {
+				t.Errorf("Stopping = %v, want %v", got, tc.stopping)
+			}
+		})
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -42,6 +44,9 @@ func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Re
 	if err := r.markLost(ctx, o.js, a.lost); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.deleteLostAgain(ctx, a.deleteLost); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.failAgain(ctx, a.failAgain); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -57,6 +62,9 @@ func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Re
 	}
 	recordEpochs(js)
 	if err := r.recordFailureInPlace(ctx, js, a.failedInPlace); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.replaceWithTheirJobs(ctx, js, a.withTheirJobs); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.releaseMembers(ctx, a.release); err != nil {
@@ -257,14 +265,24 @@ func (r *Reconciler) releaseMember(ctx context.Context, pod *corev1.Pod) error {
 const NodeLostTaint = "jobset.sigs.k8s.io/node-lost"
 
 // ReasonNodeLost is the reason of the DisruptionTarget condition and the
-// event of a member marked Failed because its node was lost.
-const ReasonNodeLost = "NodeLost"
+// event of a member marked Failed because its node was lost: the API's.
+const ReasonNodeLost = jobset.PodReasonNodeLost
+
+// ReasonNodeNotTainted is the reason of the event that says a lost node
+// could not be tainted, and that the Pod webhook keeps the replacement off
+// it instead.
+const ReasonNodeNotTainted = "NodeNotTainted"
 
 // markLost marks each lost member Failed with a DisruptionTarget
 // condition, as the Pod garbage collector does for a Pod whose node is
-// gone, and deletes it (a Pod that ended goes at once: nothing waits for
-// its dead kubelet); its Job replaces it. Its node is tainted first, so
-// that the replacement lands elsewhere.
+// gone, and deletes it with no grace period: nothing waits for its dead
+// kubelet, also for a Pod whose graceful deletion began before (its bound
+// says its worker stopped). Its Job replaces it. Its node is tainted
+// first, so that the replacement lands elsewhere. A node that cannot be
+// tainted (a platform that forbids it: the controller's RBAC, an admission
+// policy) does not keep the member from being replaced: the Pod webhook
+// keeps the replacement off the node of a predecessor marked lost, and the
+// JobSet says so in a Warning event.
 func (r *Reconciler) markLost(ctx context.Context, js *jobset.JobSet, lost []lostMember) error {
 	var errs []error
 	tainted := map[string]bool{}
@@ -272,21 +290,49 @@ func (r *Reconciler) markLost(ctx context.Context, js *jobset.JobSet, lost []los
 		if !tainted[m.node] {
 			tainted[m.node] = true
 			if err := r.taintLost(ctx, m.node); err != nil {
-				errs = append(errs, err)
-				continue
+				ctrl.LoggerFrom(ctx).Error(err, "Tainting a lost node; the Pod webhook keeps the replacements off it instead", "node", m.node)
+				r.recorder.Eventf(js, nil, corev1.EventTypeWarning, ReasonNodeNotTainted, "TaintNode",
+					"Node %s, lost, could not be tainted %s (%v): the Pod webhook keeps the replacement of Pod %s off it instead",
+					m.node, NodeLostTaint, err, m.pod.Name)
 			}
 		}
 		if err := r.markFailed(ctx, m.pod, corev1.DisruptionTarget, ReasonNodeLost, m.why, m.lastHeard); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if err := r.client.Delete(ctx, m.pod, client.Preconditions{UID: &m.pod.UID}); client.IgnoreNotFound(err) != nil {
+		err := r.client.Delete(ctx, m.pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &m.pod.UID})
+		if client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("deleting Pod %s: %w", m.pod.Name, err))
+		}
+		switch {
+		case m.again:
+			ctrl.LoggerFrom(ctx).Info("Marked a member Failed again: its node, back after it was lost, is lost again", "pod", klog.KObj(m.pod), "node", m.node, "why", m.why)
+			continue
+		case m.earlier:
+			ctrl.LoggerFrom(ctx).Info("Removed a Pod of an earlier restart attempt held Terminating on a lost node: its Job's deletion can end",
+				"pod", klog.KObj(m.pod), "node", m.node, "why", m.why)
+			r.recorder.Eventf(js, m.pod, corev1.EventTypeWarning, ReasonNodeLost, "MarkFailed",
+				"Pod %s of an earlier restart attempt, held Terminating on a lost node, marked Failed and removed so that the full restart can go on: %s", m.pod.Name, m.why)
+			continue
 		}
 		metrics.NodeLossReplacements.WithLabelValues(js.Namespace, m.node).Inc()
 		ctrl.LoggerFrom(ctx).Info("Marked a member Failed: its node was lost", "pod", klog.KObj(m.pod), "node", m.node, "why", m.why)
 		r.recorder.Eventf(js, m.pod, corev1.EventTypeWarning, ReasonNodeLost, "MarkFailed",
 			"Pod %s marked Failed for its Job to replace it: %s", m.pod.Name, m.why)
+	}
+	return errors.Join(errs...)
+}
+
+// deleteLostAgain deletes the Pods marked lost that are not being deleted
+// (lostUndeleted), each only if it is still the Pod that was marked.
+func (r *Reconciler) deleteLostAgain(ctx context.Context, pods []*corev1.Pod) error {
+	var errs []error
+	for _, pod := range pods {
+		ctrl.LoggerFrom(ctx).Info("Deleting again a member marked lost: it was not deleted after the mark",
+			"pod", klog.KObj(pod), "node", pod.Spec.NodeName, "phase", pod.Status.Phase)
+		if err := r.client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting Pod %s, marked lost: %w", pod.Name, err))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -351,6 +397,29 @@ func (r *Reconciler) recordFailureInPlace(ctx context.Context, js *jobset.JobSet
 	return nil
 }
 
+// replaceWithTheirJobs marks Failed, with ConditionReplacedOffNode, the
+// Pods replaced off their node with their exclusively placed Job: after
+// the Pod that failed, whose mark the Pod webhook reads to keep their
+// replacements off its node. One event per Job.
+func (r *Reconciler) replaceWithTheirJobs(ctx context.Context, js *jobset.JobSet, pods []withItsJob) error {
+	perJob := map[string][]string{}
+	var errs []error
+	for _, p := range pods {
+		if err := r.markFailed(ctx, p.pod, ConditionReplacedOffNode, jobset.PodReasonReplacedWithItsJob, p.why, time.Time{}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Replacing a Pod off its node with its Job", "pod", klog.KObj(p.pod), "node", p.pod.Spec.NodeName, "why", p.why)
+		job := p.pod.Labels[batchv1.JobNameLabel]
+		perJob[job] = append(perJob[job], p.pod.Name)
+	}
+	for _, job := range slices.Sorted(maps.Keys(perJob)) {
+		r.recorder.Eventf(js, nil, corev1.EventTypeWarning, ReasonRepeatedFailures, "ReplaceOffNode",
+			"Job %s is placed exclusively: its Pods %s are replaced with it, for it to move to another domain", job, strings.Join(perJob[job], ", "))
+	}
+	return errors.Join(errs...)
+}
+
 // markFailed sets the Pod's phase Failed with a condition that says why, as
 // the Pod garbage collector does: its Job replaces it, and its kubelet, if
 // it comes back, stops it. (The Pod's own status: the kubelet, alive, would
@@ -391,19 +460,19 @@ func (r *Reconciler) writeFailed(ctx context.Context, pod *corev1.Pod, reason, w
 	return nil
 }
 
-// failAgain marks Failed again the Pods replaced off their node whose
+// failAgain marks Failed again the Pods the controller marked Failed whose
 // kubelet wrote its own phase back over the mark, with the reason and
 // message of the mark, which stays as it was.
 func (r *Reconciler) failAgain(ctx context.Context, pods []*corev1.Pod) error {
 	var errs []error
 	for _, pod := range pods {
-		reason, why := ReasonRepeatedFailures, ""
-		if c := podCondition(pod, ConditionReplacedOffNode); c != nil {
-			reason, why = c.Reason, c.Message
+		mark := jobset.ControllerMark(pod)
+		if mark == nil {
+			continue // phaseWrittenBack picks marked Pods only
 		}
-		ctrl.LoggerFrom(ctx).Info("Marking a Pod replaced off its node Failed again: its kubelet wrote its phase back over the mark",
-			"pod", klog.KObj(pod), "node", pod.Spec.NodeName, "phase", pod.Status.Phase)
-		if err := r.writeFailed(ctx, pod, reason, why, nil); err != nil {
+		ctrl.LoggerFrom(ctx).Info("Marking a Pod Failed again: its kubelet wrote its phase back over the controller's mark",
+			"pod", klog.KObj(pod), "node", pod.Spec.NodeName, "phase", pod.Status.Phase, "reason", mark.Reason)
+		if err := r.writeFailed(ctx, pod, mark.Reason, mark.Message, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}

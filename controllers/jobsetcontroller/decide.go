@@ -37,7 +37,13 @@ type actions struct {
 	// failedInPlace: the Pod whose failure in place this decision's group
 	// restart answers, to record once the status is written.
 	failedInPlace *failureInPlace
-	// failAgain: the Pods replaced off their node whose kubelet wrote a
+	// deleteLost: the Pods marked lost that are not being deleted, to
+	// delete again (before failAgain marks them Failed again).
+	deleteLost []*corev1.Pod
+	// withTheirJobs: the Pods replaced off their node with their
+	// exclusively placed Job, marked after failedInPlace.
+	withTheirJobs []withItsJob
+	// failAgain: the Pods the controller marked Failed whose kubelet wrote a
 	// phase of its own back over the mark, to mark Failed again.
 	failAgain []*corev1.Pod
 	// release: the Pods whose group-member finalizer the controller is
@@ -79,7 +85,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
 		// Suspended too: the Pods a suspension stopped may end Succeeded,
 		// and their Jobs count them complete.
-		snapshot = epochSnapshot(js, pods, jobs, o.signs)
+		snapshot = epochSnapshot(js, pods, jobs, o.signs, o.nodeLoss.fenced(js, o.pods))
 		a.requeueAfter = holdLostWorkers(&snapshot, pods, o.now)
 		if lost := inplace.LostIndex(snapshot.Pods); lost != "" && (d.kind == keepRunning || d.kind == completeJobSet) {
 			d, a.confirm = lostIndexDecision(js, lost), true
@@ -104,22 +110,26 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 		update.applyEpochs(epochs, snapshot)
 		if inplace.RestartInProgress(ptr.Deref(update.js.Status.SyncedEpoch, 0), ptr.Deref(update.js.Status.DeprecatedEpoch, 0)) {
 			holdReadyCounts(js, update.js.Status.ReplicatedJobsStatus, js.Status.ReplicatedJobsStatus)
+			a.withTheirJobs = replacedWithTheirJobs(currentAttempt(js, pods), a.failedInPlace)
 		}
 		var report string
 		report, stallLookAgain := stalledGather(update.js, currentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)
 		a.requeueAfter = sooner(a.requeueAfter, stallLookAgain)
 		update.setGatherStalled(report)
+		update.setKeptOffNodes(keptOffUnschedulable(currentAttempt(js, o.pods)))
 	default:
 		// Suspended, finished or restarting fully: nothing gathers, and a
-		// gather a GatherStalled condition reported is over.
+		// gather a GatherStalled condition reported is over; nor does a
+		// Pod wait to be scheduled.
 		update.setGatherStalled("")
+		update.setKeptOffNodes("")
 	}
 	update.apply(d)
 	update.setSuspended()
 	a.status = update
 
 	a.adopt = adoptions(update.js, o.pods)
-	a.failAgain = phaseWrittenBack(o.pods)
+	a.deleteLost, a.failAgain = lostUndeleted(o.pods), phaseWrittenBack(o.pods)
 	var lostLookAgain time.Duration
 	a.lost, lostLookAgain = lostMembers(update.js, o.pods, o.nodeLoss, o.now)
 	a.requeueAfter = sooner(a.requeueAfter, lostLookAgain)

@@ -42,7 +42,7 @@ func TestEpochSnapshotCountsOnlyTheGroup(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "js-launcher-0", Labels: labels("launcher", "")}},
 	}
 
-	s := epochSnapshot(js, pods, jobs, nil)
+	s := epochSnapshot(js, pods, jobs, nil, nil)
 	if s.ExpectedPods != 4 {
 		t.Errorf("ExpectedPods = %d, want 4: the node replicatedJob's 2 x 2, not the initializer's nor the launcher's", s.ExpectedPods)
 	}

@@ -67,7 +67,7 @@ func drivesWrapper(pod *corev1.Pod) bool {
 // bound has passed.
 func lostWorkerMayRun(pod *corev1.Pod, now time.Time) (mayRun bool, left time.Duration) {
 	mark := podCondition(pod, corev1.DisruptionTarget)
-	if !declaredLost(pod) || inplace.ContainersStopped(pod) || workerStopConfirmed(pod) {
+	if !markedLost(pod) || inplace.ContainersStopped(pod) || workerStopConfirmed(pod) {
 		return false, 0
 	}
 	bound, wrapped := lostWorkerBound(pod)

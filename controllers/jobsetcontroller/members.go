@@ -3,6 +3,7 @@ package jobsetcontroller
 import (
 	"slices"
 	"strconv"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -72,12 +73,13 @@ func keepsMembers(js *jobset.JobSet) bool {
 
 // releasable reports whether the controller is done with a Pod that holds
 // the group-member finalizer. js is nil when the JobSet is gone; jobs are
-// the JobSet's current Jobs by name.
-func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job, loss nodeLoss) bool {
+// the JobSet's current Jobs by name; replaced reports whether a later Pod
+// of the Pod's Job and completion index exists.
+func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job, replaced func(*corev1.Pod) bool, loss nodeLoss) bool {
 	if !keepsMembers(js) {
 		return true
 	}
-	if declaredLost(pod) && loss.mayRunUnheard(pod, agentFence(pod)) {
+	if markedLost(pod) && loss.mayRunUnheard(pod, agentFence(pod)) {
 		// Kept readable: while it may run, its node counts among the
 		// JobSet's silent ones (nodeLoss.sharedSilence), of whatever
 		// restart attempt.
@@ -91,6 +93,12 @@ func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job
 		return true
 	}
 	switch {
+	case markedLost(pod) && !replaced(pod):
+		// Held until its Job created its replacement: the Pod webhook keeps
+		// the replacement off the lost node by this Pod's mark, which it
+		// must find (the node's taint may have been refused), and a Pod
+		// deleted with no grace period goes once its finalizers are off.
+		return false
 	case pod.Status.Phase == corev1.PodFailed:
 		return true // its Job replaces it
 	case pod.Status.Phase == corev1.PodSucceeded && pod.DeletionTimestamp == nil:
@@ -134,15 +142,42 @@ func indexComplete(job *batchv1.Job, pod *corev1.Pod) bool {
 // Job: the cache may not show yet that the Job counted its index complete,
 // and releasing it would lose the only trace.
 func releases(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, loss nodeLoss) (release []*corev1.Pod, confirm bool) {
-	byName := jobsByName(jobs)
+	byName, replaced := jobsByName(jobs), replacedAmong(pods)
 	for i := range pods {
 		pod := &pods[i]
-		if holdsMember(pod) && releasable(js, pod, byName, loss) {
+		if holdsMember(pod) && releasable(js, pod, byName, replaced, loss) {
 			release = append(release, pod)
 			confirm = confirm || (keepsMembers(js) && leftWhileRunning(pod))
 		}
 	}
 	return release, confirm
+}
+
+// replacedAmong reports whether pods hold a Pod of the given Pod's Job and
+// completion index created after it. A Pod of no known index counts as
+// replaced: nothing would tell its replacement. The index is read only
+// when asked, for the few Pods marked lost.
+func replacedAmong(pods []corev1.Pod) func(*corev1.Pod) bool {
+	var newest map[string]time.Time
+	key := func(pod *corev1.Pod) string {
+		job, index := pod.Labels[batchv1.JobNameLabel], pod.Annotations[batchv1.JobCompletionIndexAnnotation]
+		if job == "" || index == "" {
+			return ""
+		}
+		return job + "/" + index
+	}
+	return func(pod *corev1.Pod) bool {
+		if newest == nil {
+			newest = map[string]time.Time{}
+			for i := range pods {
+				if k := key(&pods[i]); k != "" && pods[i].CreationTimestamp.After(newest[k]) {
+					newest[k] = pods[i].CreationTimestamp.Time
+				}
+			}
+		}
+		k := key(pod)
+		return k == "" || newest[k].After(pod.CreationTimestamp.Time)
+	}
 }
 
 func jobsByName(jobs []*batchv1.Job) map[string]*batchv1.Job {

@@ -1,6 +1,7 @@
 package jobsetcontroller
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,7 @@ func TestReleasable(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := releasable(tc.js, tc.pod, tc.jobs, nodeLoss{}); got != tc.want {
+			if got := releasable(tc.js, tc.pod, tc.jobs, func(*corev1.Pod) bool { return true }, nodeLoss{}); got != tc.want {
 				t.Errorf("releasable = %v, want %v", got, tc.want)
 			}
 		})
@@ -143,8 +144,62 @@ func TestReleasable(t *testing.T) {
 	}
 	for _, tc := range lostCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := releasable(tc.js, tc.pod, tc.jobs, tc.loss); got != tc.want {
+			if got := releasable(tc.js, tc.pod, tc.jobs, func(*corev1.Pod) bool { return true }, tc.loss); got != tc.want {
 				t.Errorf("releasable = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A member marked lost is held until its Job created its replacement: the
+// Pod webhook keeps the replacement off the lost node by the mark it reads
+// on this Pod, which a deletion with no grace period would otherwise
+// remove first.
+func TestReleasesHoldAPodMarkedLostUntilItsReplacementExists(t *testing.T) {
+	js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).
+		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+	js.UID = "uid-1"
+	jobs := []*batchv1.Job{{ObjectMeta: metav1.ObjectMeta{Name: "js-workers-0"}}}
+	created := metav1.NewTime(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	pod := func(name, index string, age time.Duration, mutate ...func(*corev1.Pod)) corev1.Pod {
+		p := corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created.Add(age)),
+				Labels:      map[string]string{jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "0", batchv1.JobNameLabel: "js-workers-0"},
+				Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: index},
+				Finalizers:  []string{jobset.GroupMemberFinalizer}},
+			Spec:   corev1.PodSpec{NodeName: "node-a"},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning},
+		}
+		for _, m := range mutate {
+			m(&p)
+		}
+		return p
+	}
+	lost := func(p *corev1.Pod) {
+		p.Status.Phase, p.DeletionTimestamp, p.DeletionGracePeriodSeconds = corev1.PodFailed, &metav1.Time{Time: created.Add(time.Hour)}, ptr.To[int64](0)
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonNodeLost}}
+	}
+	failed := func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }
+	cases := map[string]struct {
+		pods []corev1.Pod
+		want []string
+	}{
+		"marked lost, not replaced yet: held": {[]corev1.Pod{pod("w-1-a", "1", 0, lost), pod("w-0", "0", time.Hour)}, nil},
+		"marked lost, its replacement exists": {[]corev1.Pod{pod("w-1-a", "1", 0, lost), pod("w-1-b", "1", time.Hour)}, []string{"w-1-a"}},
+		"marked lost, only an older Pod of its index": {[]corev1.Pod{pod("w-1-a", "1", 0, lost), pod("w-1-0", "1", -time.Hour, failed)},
+			[]string{"w-1-0"}},
+		"marked lost with no index: nothing would tell its replacement": {[]corev1.Pod{pod("w-1-a", "", 0, lost)}, []string{"w-1-a"}},
+		"failed otherwise: released at once":                            {[]corev1.Pod{pod("w-1-a", "1", 0, failed)}, []string{"w-1-a"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			release, _ := releases(js, tc.pods, jobs, nodeLoss{})
+			var got []string
+			for _, p := range release {
+				got = append(got, p.Name)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("released %v, want %v", got, tc.want)
 			}
 		})
 	}

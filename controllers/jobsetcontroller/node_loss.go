@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
@@ -55,6 +56,23 @@ import (
 // declared lost only after its agent's defer limit (FENCE_DEFER_LIMIT_SECONDS)
 // plus R and K: by then its agent stopped its worker whatever its peers
 // said (docs/controller.md, "Shared silence").
+//
+// A full restart deletes the earlier attempt's Jobs in the foreground: each
+// goes once its Pods are gone, and the new attempt's Job of the same name
+// waits for it. A Pod deleted on a silent node stays Terminating for ever
+// (its kubelet never confirms the end), and the restart with it. Such a Pod
+// whose agent fences is declared lost past its deferred bound: its
+// witnesses, of the earlier attempt, hold no group of the new one, so only
+// the defer limit, after which its agent stopped its worker whatever they
+// said, makes removing it safe (an agent that asks no witness: its bound).
+// Its worker can start again only through an epoch written to a Pod that
+// is gone. Removed, it frees its Job. A Pod of
+// an earlier attempt whose agent does not fence, or that has none (a
+// replicatedJob outside the in-place group), is left to Kubernetes, as
+// community JobSet leaves it: nothing says its worker stopped, and removing
+// it would let the new attempt start its rank beside a worker that may still
+// run on a node cut off, not dead. The restart waits for an administrator
+// there (the out-of-service taint, or deleting the Node).
 
 // NodeSilence reports how long a node's kubelet has been silent as the
 // controller saw it, and its renew interval; known is false for a node it
@@ -85,11 +103,19 @@ type lostMember struct {
 	// lastHeard is when the controller last saw the node renew its Lease,
 	// by its own clock: since then the Pod was not known to be ready.
 	lastHeard time.Time
+	// again: the Pod carries the mark already; its kubelet came back, wrote
+	// its phase over the mark and was lost again before it stopped the Pod.
+	// Its Job replaced it the first time.
+	again bool
+	// earlier: a Pod of an earlier restart attempt that a full restart
+	// deletes; its Job is being deleted and replaces nothing.
+	earlier bool
 }
 
 // lostMembers picks the members of the JobSet's in-place group whose node
-// has been silent past their bound at now, and when to look again for one
-// whose node is silent but not yet past it (0: none is).
+// has been silent past their bound at now, and the Pods of its earlier
+// restart attempts being deleted on such a node, and when to look again
+// for one whose node is silent but not yet past it (0: none is).
 func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.Time) (members []lostMember, lookAgain time.Duration) {
 	if loss.silence == nil || loss.threshold <= 0 || !keepsMembers(js) {
 		return nil, 0
@@ -99,9 +125,19 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 	for i := range pods {
 		pod := &pods[i]
 		node := pod.Spec.NodeName
-		if node == "" || !ofCurrentAttempt(js, pod) || !group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) ||
-			(!inplace.Live(pod) && !inplace.Stopping(pod)) {
+		if node == "" || pod.Labels[jobset.JobSetUIDKey] != string(js.UID) || going(pod) {
 			continue
+		}
+		earlier, again := !ofCurrentAttempt(js, pod), markedLost(pod)
+		switch {
+		case earlier:
+			if pod.DeletionTimestamp == nil || !inplace.Stopping(pod) {
+				continue // not deleted yet, or ended: its kubelet's last word removes it
+			}
+		case !group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) || (!inplace.Live(pod) && !inplace.Stopping(pod)):
+			continue
+		case again && pod.DeletionTimestamp == nil:
+			continue // deleted again whatever its node (lostUndeleted)
 		}
 		fence := agentFence(pod)
 		if !fence.fences {
@@ -114,14 +150,20 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 		bound, deferred := loss.bounds(fence, interval)
 		lost := nodeloss.Lost(silence, bound, deferred, silent, witnesses)
 		why := fmt.Sprintf("the bound is %s: the agent's fence of %s, a renew interval of %s and the kubelet's restart of the Pod", bound, fence.after, interval)
-		if witnesses > 0 && silent > witnesses {
+		switch {
+		case earlier:
+			// The earlier attempt's witnesses hold no group of this one.
+			bound, lost = deferred, silence >= deferred
+			why = fmt.Sprintf("a Pod of an earlier restart attempt: the bound is the agent's defer limit of %s, a renew interval of %s, the kubelet's restart of the Pod and a witness's promise",
+				fence.deferLimit, interval)
+		case witnesses > 0 && silent > witnesses:
 			bound = deferred
-			why = fmt.Sprintf("%d nodes of the JobSet are silent at once, more than the %d its agents' witnesses allow: the bound is the agent's defer limit of %s, a renew interval of %s and the kubelet's restart of the Pod",
+			why = fmt.Sprintf("%d nodes of the JobSet are silent at once, more than the %d its agents' witnesses allow: the bound is the agent's defer limit of %s, a renew interval of %s, the kubelet's restart of the Pod and a witness's promise",
 				silent, witnesses, fence.deferLimit, interval)
 		}
 		switch {
 		case lost:
-			members = append(members, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), why: fmt.Sprintf(
+			members = append(members, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), again: again, earlier: earlier, why: fmt.Sprintf(
 				"node %s has not renewed its Lease for %s (%s)", node, silence.Round(time.Second), why)})
 		case suspect(silence, interval):
 			if wait := bound - silence; lookAgain == 0 || wait < lookAgain {
@@ -130,6 +172,39 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 		}
 	}
 	return members, lookAgain
+}
+
+// fenced returns whether a Pod marked lost had its worker stopped by its
+// agent's fence: its node is still silent past the bound at which the rule
+// would declare it lost now (nil: no node is watched). A node that renews
+// again has a kubelet that will report the Pod stopped; one the controller
+// knows nothing of leaves the Pod to go from the API (releasable).
+func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod) func(*corev1.Pod) bool {
+	if l.silence == nil || l.threshold <= 0 || !keepsMembers(js) {
+		return nil
+	}
+	// Counted on first use: most reconciles have no marked Pod to ask
+	// about, and counting walks every Pod of the JobSet.
+	silent, witnesses, counted := 0, 0, false
+	return func(pod *corev1.Pod) bool {
+		if !markedLost(pod) || pod.Spec.NodeName == "" {
+			return false
+		}
+		fence := agentFence(pod)
+		if !fence.fences {
+			return false
+		}
+		silence, interval, known := l.silence(pod.Spec.NodeName)
+		if !known {
+			return false
+		}
+		if !counted {
+			silent, witnesses = l.sharedSilence(js, pods)
+			counted = true
+		}
+		bound, deferred := l.bounds(fence, interval)
+		return nodeloss.Lost(silence, bound, deferred, silent, witnesses)
+	}
 }
 
 // bounds are a member's bound while its group's silence is not shared,
@@ -175,17 +250,17 @@ func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod) (silent, w
 }
 
 // mayRunUnheard reports whether the Pod's containers may run on a node the
-// controller does not hear from (a suspect): it is a member or leaving, or
-// it was declared lost and its kubelet has not reported it stopped; and
+// controller does not hear from (a suspect): it is a member, or leaving
+// (being deleted, or marked and not reported stopped by its kubelet); and
 // its node has been silent for less than the longest its agent may ride
 // out (past that, its agent stopped its worker whatever its peers said).
-// Once the node renews again, its kubelet stops a Pod declared lost.
+// Once the node renews again, its kubelet stops a Pod marked lost.
 // fence is the Pod's agentFence.
 func (l nodeLoss) mayRunUnheard(pod *corev1.Pod, fence agentFenceSettings) bool {
 	if l.silence == nil || pod.Spec.NodeName == "" {
 		return false
 	}
-	if !inplace.Live(pod) && !inplace.Stopping(pod) && !(declaredLost(pod) && !inplace.ContainersStopped(pod)) {
+	if !inplace.Live(pod) && !inplace.Stopping(pod) && !(markedLost(pod) && !inplace.ContainersStopped(pod)) {
 		return false
 	}
 	silence, interval, known := l.silence(pod.Spec.NodeName)
@@ -199,10 +274,34 @@ func (l nodeLoss) mayRunUnheard(pod *corev1.Pod, fence agentFenceSettings) bool 
 	return silence < deferred
 }
 
-// declaredLost: the controller marked the Pod Failed for its node's loss.
-func declaredLost(pod *corev1.Pod) bool {
-	c := podCondition(pod, corev1.DisruptionTarget)
-	return c != nil && c.Status == corev1.ConditionTrue && c.Reason == ReasonNodeLost
+// markedLost: the controller marked the Pod Failed because its node was
+// lost (a DisruptionTarget condition of reason jobset.PodReasonNodeLost).
+func markedLost(pod *corev1.Pod) bool {
+	mark := jobset.ControllerMark(pod)
+	return mark != nil && mark.Type == corev1.DisruptionTarget
+}
+
+// going: the Pod is being deleted with no grace period left; the API
+// server removes it once its finalizers are off, whatever its kubelet.
+func going(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil && ptr.Deref(pod.DeletionGracePeriodSeconds, -1) == 0
+}
+
+// lostUndeleted lists the Pods marked lost that are not being deleted: the
+// deletion that follows the mark failed, or the leader stopped between the
+// two writes. Each is deleted again. A Failed one goes at once. One whose
+// kubelet came back and wrote its phase over the mark (phaseWrittenBack)
+// is deleted before it is marked Failed again, so gracefully: it stays,
+// and holds its group's sync (inplace.Stopping), until its kubelet has
+// stopped it, and its agent can write no epoch meanwhile.
+func lostUndeleted(pods []corev1.Pod) []*corev1.Pod {
+	var undeleted []*corev1.Pod
+	for i := range pods {
+		if pod := &pods[i]; markedLost(pod) && pod.DeletionTimestamp == nil {
+			undeleted = append(undeleted, pod)
+		}
+	}
+	return undeleted
 }
 
 // agentFenceSettings is what the Pod's agent does about a silence, read

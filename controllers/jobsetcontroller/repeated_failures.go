@@ -31,7 +31,7 @@ const (
 )
 
 // ReasonRepeatedFailures is the reason of that condition and its event.
-const ReasonRepeatedFailures = "RepeatedFailures"
+const ReasonRepeatedFailures = jobset.PodReasonRepeatedFailures
 
 // Defaults of the controller's --repeated-failure-limit and
 // --repeated-failure-window: a Pod that failed in place three times within
@@ -99,22 +99,23 @@ func failedInPlace(name string, pods []corev1.Pod, now time.Time, policy repeate
 	return nil
 }
 
-// phaseWrittenBack lists the Pods marked Failed to be replaced off their
-// node whose phase no longer says so. A kubelet's status manager merges
-// the phase it last computed over a terminal one it did not set, so a
-// status it made before it saw the mark can write the Pod back to Pending
-// or Running; its pod worker, whose latest copy of the Pod is then that
-// one, never stops it, and its Job, which sees no failure, never replaces
-// it: the group would wait for that rank forever. Each is marked Failed
-// again until the phase holds, which it does once the kubelet has seen it
-// (a kubelet keeps a terminal phase the API server shows). A Pod being
-// deleted needs none: its kubelet ends it.
+// phaseWrittenBack lists the Pods the controller marked Failed (replaced
+// off their node, or their node lost: jobset.ControllerMark) whose phase
+// no longer says so. A kubelet's status manager merges the phase it last
+// computed over a terminal one it did not set, so a status it made before
+// it saw the mark can write the Pod back to Pending or Running; its pod
+// worker, whose latest copy of the Pod is then that one, never stops it,
+// and its Job, which sees no failure, never replaces it: the group would
+// wait for that rank forever. Each is marked Failed again until the phase
+// holds, which it does once the kubelet has seen it (a kubelet keeps a
+// terminal phase the API server shows). A Pod being deleted needs none:
+// its kubelet ends it.
 func phaseWrittenBack(pods []corev1.Pod) []*corev1.Pod {
 	var written []*corev1.Pod
 	for i := range pods {
 		pod := &pods[i]
 		ended := pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded
-		if jobset.ReplacedOffNode(pod) && !ended && pod.DeletionTimestamp == nil {
+		if jobset.ControllerMark(pod) != nil && !ended && pod.DeletionTimestamp == nil {
 			written = append(written, pod)
 		}
 	}

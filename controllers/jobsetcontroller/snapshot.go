@@ -33,8 +33,10 @@ func inPlaceRestartEnabled(js *jobset.JobSet) bool {
 // restart attempt, the expected Pod count (less the indexes the current
 // Jobs count complete, from their status: the Pods that completed them may
 // be gone) and the restart budget. A Pod shows a failure signal too when
-// signs holds one seen at the epoch it shows (inplace.Tally.Signs).
-func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, signs map[string]string) inplace.Snapshot {
+// signs holds one seen at the epoch it shows (inplace.Tally.Signs). A Pod
+// marked lost whose worker fenced reports (nil: none does) is not still
+// running, though no kubelet reported it stopped.
+func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, signs map[string]string, fenced func(*corev1.Pod) bool) inplace.Snapshot {
 	current, jobs := groupChildren(js, currentAttempt(js, pods), jobs) // the in-place group's only (ingroup.go)
 	s := inplace.Snapshot{
 		Synced:       ptr.Deref(js.Status.SyncedEpoch, 0),
@@ -87,6 +89,9 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, si
 			key = job + "/" + strconv.Itoa(index)
 		}
 		p := readPod(pod, readsSignals)
+		if p.StillRunning && fenced != nil && fenced(pod) {
+			p.StillRunning = false
+		}
 		p.Index, p.IndexComplete, p.EndsJob = key, key != "" && completed[job].Has(index), doomedJobs[job]
 		if epoch, seen := signs[pod.Name]; readsSignals && p.FailureSignal == "" && seen && epoch == p.Epoch {
 			p.FailureSignal = "its status showed a failure at epoch " + epoch + " (a kubelet write seen in an event, written over since)"
@@ -101,17 +106,17 @@ func epochSnapshot(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, si
 // epoch snapshot and the Pod tally (markOf) take. Its failure signal only
 // when withSignal: reading it may decode the Pod's managedFields.
 func readPod(pod *corev1.Pod, withSignal bool) inplace.Pod {
-	replaced := jobset.ReplacedOffNode(pod)
+	marked := jobset.ControllerMark(pod) != nil
 	p := inplace.Pod{
 		Name:      pod.Name,
 		Epoch:     pod.Annotations[jobset.EpochKey],
 		Succeeded: pod.Status.Phase == corev1.PodSucceeded,
-		Failed:    pod.Status.Phase == corev1.PodFailed || replaced,
+		Failed:    pod.Status.Phase == corev1.PodFailed || marked,
 		Deleting:  pod.DeletionTimestamp != nil,
 		Left:      leftWhileRunning(pod),
 		Unheld:    !holdsMember(pod),
 	}
-	p.StillRunning = replaced && inplace.Stopping(pod)
+	p.StillRunning = marked && inplace.Stopping(pod)
 	if withSignal {
 		p.FailureSignal = inplace.FailureSignal(pod)
 	}

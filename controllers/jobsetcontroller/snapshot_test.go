@@ -45,7 +45,7 @@ func TestEpochSnapshotDoomedJobs(t *testing.T) {
 	otherJob := pod("b-0", "js-workers-1")
 	otherJob.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 
-	s := epochSnapshot(js, []corev1.Pod{fatal, sibling, otherJob, pod("b-1", "js-workers-1")}, nil, nil)
+	s := epochSnapshot(js, []corev1.Pod{fatal, sibling, otherJob, pod("b-1", "js-workers-1")}, nil, nil, nil)
 	got := map[string]bool{}
 	for _, p := range s.Pods {
 		got[p.Name] = p.EndsJob
@@ -90,7 +90,7 @@ func TestEpochSnapshotReadsTheJobs(t *testing.T) {
 	pods := []corev1.Pod{oldFailed, notHeldYet, deleting}
 	jobs := []*batchv1.Job{job("js-workers-0", "0"), job("js-workers-1", "", batchv1.JobFailureTarget)}
 
-	s := epochSnapshot(js, pods, jobs, nil)
+	s := epochSnapshot(js, pods, jobs, nil, nil)
 	if s.ExpectedPods != 3 {
 		t.Errorf("ExpectedPods = %d, want 3: four indexes, one complete", s.ExpectedPods)
 	}
@@ -130,7 +130,7 @@ func TestEpochSnapshotReadsSignalsOnlyInSync(t *testing.T) {
 			js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).ReplicatedJob(rj).Obj()
 			js.UID = "uid"
 			js.Status.SyncedEpoch, js.Status.DeprecatedEpoch = ptr.To[int32](1), ptr.To(tc.deprecated)
-			s := epochSnapshot(js, []corev1.Pod{failing}, nil, nil)
+			s := epochSnapshot(js, []corev1.Pod{failing}, nil, nil, nil)
 			if got := s.Pods[0].FailureSignal; (got != "") != tc.sign {
 				t.Errorf("FailureSignal = %q, want a sign: %v", got, tc.sign)
 			}
@@ -138,16 +138,19 @@ func TestEpochSnapshotReadsSignalsOnlyInSync(t *testing.T) {
 	}
 }
 
-// A Pod the controller marked Failed to replace it off its node stays out
-// of its group whatever phase its kubelet writes back, and counts as
-// stopping until the kubelet reports every container stopped.
-func TestReadPodReplacedOffNode(t *testing.T) {
+// A Pod the controller marked Failed, to replace it off its node or because
+// its node was lost, stays out of its group whatever phase its kubelet
+// writes back, and counts as stopping until the kubelet reports every
+// container stopped.
+func TestReadPodMarkedFailed(t *testing.T) {
 	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
-	marked := func(phase corev1.PodPhase, agent, worker corev1.ContainerState) *corev1.Pod {
+	replacedOffNode := corev1.PodCondition{Type: jobset.PodConditionReplacedOffNode, Status: corev1.ConditionTrue}
+	nodeLost := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonNodeLost}
+	marked := func(mark corev1.PodCondition, phase corev1.PodPhase, agent, worker corev1.ContainerState) *corev1.Pod {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "w-0", Annotations: map[string]string{jobset.EpochKey: "4"}}}
 		pod.Status.Phase = phase
-		pod.Status.Conditions = []corev1.PodCondition{{Type: jobset.PodConditionReplacedOffNode, Status: corev1.ConditionTrue}}
+		pod.Status.Conditions = []corev1.PodCondition{mark}
 		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "jobset-agent", State: agent}}
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: worker}}
 		return pod
@@ -156,12 +159,15 @@ func TestReadPodReplacedOffNode(t *testing.T) {
 		pod             *corev1.Pod
 		live, stillRuns bool
 	}{
-		"marked, its containers not stopped yet":             {marked(corev1.PodFailed, running, running), false, true},
-		"marked, its kubelet wrote the running phase back":   {marked(corev1.PodRunning, running, running), false, true},
-		"marked, its agent stopped but its worker not yet":   {marked(corev1.PodFailed, stopped, running), false, true},
-		"marked, its kubelet stopped every container":        {marked(corev1.PodFailed, stopped, stopped), false, false},
-		"a Pod that failed by itself: out, and nothing runs": {&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed}}, false, false},
-		"a running Pod: live":                                {&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, true, false},
+		"replaced, its containers not stopped yet":                {marked(replacedOffNode, corev1.PodFailed, running, running), false, true},
+		"replaced, its kubelet wrote the running phase back":      {marked(replacedOffNode, corev1.PodRunning, running, running), false, true},
+		"replaced, its agent stopped but its worker not yet":      {marked(replacedOffNode, corev1.PodFailed, stopped, running), false, true},
+		"replaced, its kubelet stopped every container":           {marked(replacedOffNode, corev1.PodFailed, stopped, stopped), false, false},
+		"its node lost, its kubelet silent":                       {marked(nodeLost, corev1.PodFailed, running, running), false, true},
+		"its node lost, its kubelet wrote the running phase back": {marked(nodeLost, corev1.PodRunning, running, running), false, true},
+		"its node lost, its kubelet stopped every container":      {marked(nodeLost, corev1.PodFailed, stopped, stopped), false, false},
+		"a Pod that failed by itself: out, and nothing runs":      {&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed}}, false, false},
+		"a running Pod: live":                                     {&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, true, false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := readPod(tc.pod, false)

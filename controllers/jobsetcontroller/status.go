@@ -302,3 +302,20 @@ func (u *statusUpdate) setGatherStalled(report string) {
 		u.event(corev1.EventTypeWarning, jobset.ReasonPodsNotJoined, "Gather", report)
 	}
 }
+
+// setKeptOffNodes records the report of Pods that cannot be scheduled
+// while kept off nodes ("" once there are none): the condition follows
+// the report, the event says it once.
+func (u *statusUpdate) setKeptOffNodes(report string) {
+	was := meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetKeptOffNodes))
+	if report == "" {
+		if was {
+			u.setCondition(jobset.JobSetKeptOffNodes, metav1.ConditionFalse, jobset.ReasonKeptOffScheduled, "every Pod it reported was scheduled, or is gone")
+		}
+		return
+	}
+	u.setCondition(jobset.JobSetKeptOffNodes, metav1.ConditionTrue, jobset.ReasonKeptOffUnschedulable, report)
+	if !was {
+		u.event(corev1.EventTypeWarning, jobset.ReasonKeptOffUnschedulable, "Schedule", report)
+	}
+}

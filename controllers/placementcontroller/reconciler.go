@@ -59,7 +59,7 @@ func scheduledLeader(o client.Object) bool {
 		return false
 	}
 	_, exclusive := placement.TopologyKey(pod)
-	return exclusive && placement.IsLeader(pod) && pod.Spec.NodeName != ""
+	return exclusive && placement.IsLeader(pod) && placement.Leads(pod)
 }
 
 // leaderOf maps a follower to its leader, so that a follower admitted on a

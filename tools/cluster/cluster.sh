@@ -547,11 +547,13 @@ stop() { # unit [signal]: returns once the process is gone
   f=$(pidfile "$1")
   [ -f "$f" ] || return 0
   local pid; pid=$(cat "$f")
+  # A process may end between alive and kill (a SIGKILLed API server on a
+  # loaded machine takes seconds to go): that is what was asked.
   if alive "$pid"; then
-    kill "-$signal" "$pid"
+    kill "-$signal" "$pid" 2>/dev/null || true
     for _ in $(seq 200); do alive "$pid" || break; sleep 0.05; done
     if alive "$pid"; then
-      kill -9 "$pid"
+      kill -9 "$pid" 2>/dev/null || true
       while alive "$pid"; do sleep 0.05; done
     fi
   fi

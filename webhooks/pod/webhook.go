@@ -49,11 +49,9 @@ func SetupWithManager(mgr ctrl.Manager) error {
 // leader's domain once the leader is scheduled. A follower whose leader is
 // not scheduled yet is left alone here; validation refuses it.
 func (w Webhook) Default(ctx context.Context, pod *corev1.Pod) error {
-	nodes, err := w.nodesToKeepOff(ctx, pod)
-	if err != nil {
+	if err := w.keepOff(ctx, pod); err != nil {
 		return err
 	}
-	keepOff(pod, nodes)
 	topologyKey, exclusive := placement.TopologyKey(pod)
 	if !exclusive {
 		return nil
@@ -112,23 +110,15 @@ func (Webhook) ValidateDelete(context.Context, *corev1.Pod) (admission.Warnings,
 	return nil, nil
 }
 
-// leader returns follower's leader Pod, or nil when there is none. Should a
-// recreated leader briefly coexist with its terminating predecessor, the
-// live one leads.
+// leader returns follower's leader Pod, or nil when there is none
+// (placement.Leader chooses among a leader and its predecessors).
 func (w Webhook) leader(ctx context.Context, follower *corev1.Pod) (*corev1.Pod, error) {
 	var pods corev1.PodList
 	if err := w.Reader.List(ctx, &pods, client.InNamespace(follower.Namespace),
 		client.MatchingLabelsSelector{Selector: placement.LeaderSelector(follower)}); err != nil {
 		return nil, fmt.Errorf("looking up the leader Pod for exclusive placement: %w", err)
 	}
-	var leader *corev1.Pod
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if leader == nil || (leader.DeletionTimestamp != nil && p.DeletionTimestamp == nil) {
-			leader = p
-		}
-	}
-	return leader, nil
+	return placement.Leader(pods.Items), nil
 }
 
 func (w Webhook) domain(ctx context.Context, leader *corev1.Pod, topologyKey string) (string, error) {

@@ -130,6 +130,40 @@ func FollowsLeader(follower *corev1.Pod, topologyKey, domain string) bool {
 	return follower.Spec.NodeSelector[topologyKey] == domain
 }
 
+// Leader chooses the leader of a Job among the Pods of its completion
+// index 0 (a leader and its predecessors): a live one, else one being
+// deleted, else one that succeeded, else one that failed, which leads no
+// follower (LeaderNotReady): its replacement will. Should a recreated
+// leader briefly coexist with its predecessor, the live one leads. nil when
+// there is none.
+func Leader(pods []corev1.Pod) *corev1.Pod {
+	rank := func(p *corev1.Pod) int {
+		switch {
+		case p.Status.Phase == corev1.PodFailed:
+			return 3
+		case p.Status.Phase == corev1.PodSucceeded:
+			return 2
+		case p.DeletionTimestamp != nil:
+			return 1
+		}
+		return 0
+	}
+	var leader *corev1.Pod
+	for i := range pods {
+		if p := &pods[i]; leader == nil || rank(p) < rank(leader) {
+			leader = p
+		}
+	}
+	return leader
+}
+
+// Leads reports whether a leader Pod places its Job's followers: it was
+// scheduled and has not failed (a failed leader's replacement chooses the
+// domain anew, and may choose another).
+func Leads(leader *corev1.Pod) bool {
+	return leader.Spec.NodeName != "" && leader.Status.Phase != corev1.PodFailed
+}
+
 // LeaderNotReady explains why follower cannot be admitted yet, given its
 // leader (nil when none exists), or returns nil when the leader is
 // scheduled. The Job controller retries a refused Pod with backoff, so a
@@ -141,17 +175,20 @@ func LeaderNotReady(follower, leader *corev1.Pod) error {
 		return fmt.Errorf("exclusive placement: the leader Pod of Job %s (completion index 0) does not exist yet; followers are admitted once it is scheduled, and the Job controller retries", job)
 	case leader.Spec.NodeName == "":
 		return fmt.Errorf("exclusive placement: the leader Pod %s of Job %s is not scheduled yet; followers are admitted once it is, and the Job controller retries", leader.Name, job)
+	case !Leads(leader):
+		return fmt.Errorf("exclusive placement: the leader Pod %s of Job %s failed; followers are admitted once its replacement is scheduled, and the Job controller retries", leader.Name, job)
 	}
 	return nil
 }
 
 // MisplacedFollowers returns the followers among pods (Pods of one Job) that
-// are not pinned to domain, the domain their leader runs in.
+// are not pinned to domain, the domain their leader runs in. A follower
+// that ended runs nowhere, and its Job has replaced it or is done with it.
 func MisplacedFollowers(pods []corev1.Pod, topologyKey, domain string) []*corev1.Pod {
 	var misplaced []*corev1.Pod
 	for i := range pods {
 		p := &pods[i]
-		if IsLeader(p) || p.DeletionTimestamp != nil {
+		if IsLeader(p) || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
 			continue
 		}
 		if !FollowsLeader(p, topologyKey, domain) {

@@ -141,3 +141,43 @@ func TestMisplacedFollowers(t *testing.T) {
 		t.Errorf("misplaced followers (-want +got):\n%s", diff)
 	}
 }
+
+func TestLeader(t *testing.T) {
+	pod := func(name string, phase corev1.PodPhase, deleting bool) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: phase}}
+		if deleting {
+			p.DeletionTimestamp = &metav1.Time{}
+		}
+		return p
+	}
+	cases := map[string]struct {
+		pods      []corev1.Pod
+		want      string
+		wantLeads bool
+	}{
+		"none": {},
+		"a failed predecessor and its replacement":   {pods: []corev1.Pod{pod("old", corev1.PodFailed, false), pod("new", corev1.PodPending, false)}, want: "new", wantLeads: true},
+		"the replacement listed first":               {pods: []corev1.Pod{pod("new", corev1.PodRunning, false), pod("old", corev1.PodFailed, false)}, want: "new", wantLeads: true},
+		"a terminating predecessor":                  {pods: []corev1.Pod{pod("old", corev1.PodRunning, true), pod("new", corev1.PodPending, false)}, want: "new", wantLeads: true},
+		"only a terminating one":                     {pods: []corev1.Pod{pod("old", corev1.PodRunning, true)}, want: "old", wantLeads: true},
+		"a succeeded one before a failed one":        {pods: []corev1.Pod{pod("failed", corev1.PodFailed, false), pod("done", corev1.PodSucceeded, false)}, want: "done", wantLeads: true},
+		"only a failed one, which leads no follower": {pods: []corev1.Pod{pod("old", corev1.PodFailed, false)}, want: "old"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Leader(tc.pods)
+			if tc.want == "" {
+				if got != nil {
+					t.Fatalf("Leader = %s, want none", got.Name)
+				}
+				return
+			}
+			if got == nil || got.Name != tc.want {
+				t.Fatalf("Leader = %v, want %s", got, tc.want)
+			}
+			if Leads(got) != tc.wantLeads {
+				t.Errorf("Leads(%s) = %t, want %t", got.Name, !tc.wantLeads, tc.wantLeads)
+			}
+		})
+	}
+}

@@ -39,6 +39,11 @@ const (
 	// controller's --gather-stall-threshold; its message names the Pods that
 	// have not joined and why (their agents' or their own state).
 	JobSetGatherStalled JobSetConditionType = "GatherStalled"
+	// JobSetKeptOffNodes is True while a Pod of the JobSet cannot be
+	// scheduled and is kept off the nodes where Pods of its index (or of
+	// its exclusively placed Job) failed in place again and again; its
+	// message names the Pods, the nodes and the scheduler's reason.
+	JobSetKeptOffNodes JobSetConditionType = "KeptOffNodes"
 )
 
 // Condition reasons. They are also the reasons of the matching events.
@@ -100,6 +105,10 @@ const (
 	// gathering).
 	ReasonPodsNotJoined   = "PodsNotJoined"
 	ReasonGatherCompleted = "GatherCompleted"
+	// ReasonKeptOffUnschedulable: KeptOffNodes is True;
+	// ReasonKeptOffScheduled: every Pod it reported was scheduled, or left.
+	ReasonKeptOffUnschedulable = "ReplacementUnschedulable"
+	ReasonKeptOffScheduled     = "ReplacementsScheduled"
 )
 
 // Condition messages of the conditions community JobSet defines. Clients

@@ -51,11 +51,36 @@ func MountsVolume(pod *corev1.PodSpec, volume string) bool {
 	return slices.ContainsFunc(pod.Containers, mounts) || slices.ContainsFunc(pod.InitContainers, mounts)
 }
 
-// ReplacedOffNode reports whether the controller marked the Pod Failed for
-// failing in place again and again on its node (the condition
-// PodConditionReplacedOffNode).
-func ReplacedOffNode(pod *corev1.Pod) bool {
-	return slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
-		return c.Type == PodConditionReplacedOffNode && c.Status == corev1.ConditionTrue
-	})
+// ControllerMark returns the condition with which the controller marked the
+// Pod Failed, for its Job to replace it and the Pod webhook to keep the
+// replacement off its node: PodConditionReplacedOffNode (it failed in place
+// again and again there), or DisruptionTarget with reason
+// PodReasonNodeLost (its node was lost); nil when it carries neither.
+//
+// The mark, not the phase, takes the Pod out of its group for good. A
+// kubelet that did not see the mark may write its own phase back over it
+// (its status manager merges the phase it computed over a terminal one it
+// did not set), but keeps the conditions it does not own: DisruptionTarget
+// it replaces only with its own, as it ends the Pod itself.
+func ControllerMark(pod *corev1.Pod) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		c := &pod.Status.Conditions[i]
+		if c.Status == corev1.ConditionTrue &&
+			(c.Type == PodConditionReplacedOffNode || (c.Type == corev1.DisruptionTarget && c.Reason == PodReasonNodeLost)) {
+			return c
+		}
+	}
+	return nil
+}
+
+// NodeToKeepOff returns the node a Pod the controller marked
+// (ControllerMark) keeps its successors off: its own, unless it was
+// replaced only with its Job (PodReasonReplacedWithItsJob), which blames no
+// node of its own. "" for a Pod not marked, or never scheduled.
+func NodeToKeepOff(pod *corev1.Pod) string {
+	mark := ControllerMark(pod)
+	if mark == nil || (mark.Type == PodConditionReplacedOffNode && mark.Reason == PodReasonReplacedWithItsJob) {
+		return ""
+	}
+	return pod.Spec.NodeName
 }

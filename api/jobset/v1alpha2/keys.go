@@ -79,6 +79,20 @@ const (
 	// its replacement (the next Pod of its Job and completion index) off
 	// that node.
 	PodConditionReplacedOffNode corev1.PodConditionType = "jobset.sigs.k8s.io/ReplacedOffNode"
+	// PodReasonNodeLost is the reason of the DisruptionTarget condition with
+	// which the controller marks Failed a member whose node was lost (its
+	// Lease not renewed past the member's bound): the Pod webhook keeps its
+	// replacement off that node too.
+	PodReasonNodeLost = "NodeLost"
+	// PodReasonRepeatedFailures, the reason of a PodConditionReplacedOffNode
+	// mark: the Pod itself failed in place again and again on its node,
+	// which its successors are kept off.
+	PodReasonRepeatedFailures = "RepeatedFailures"
+	// PodReasonReplacedWithItsJob, the reason of a PodConditionReplacedOffNode
+	// mark: the Pod's Job, exclusively placed, is replaced as a whole off
+	// the node where another of its Pods failed again and again (the unit of
+	// exclusive placement is the Job's domain). Its own node is not blamed.
+	PodReasonReplacedWithItsJob = "ReplacedWithItsJob"
 )
 
 // Exclusive placement.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
+	"github.com/fastjobset/jobset/api/jobset/keepoff"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
@@ -42,6 +43,20 @@ var _ = Describe("In-place restart", func() {
 			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(jobs).Pods(perJob).InPlaceReady().Obj())
 	}
 
+	// agentEnv is the agent's environment as the controller reads it: a
+	// fence of 1 s, and what the JobSet's template sets besides.
+	agentEnv := func(js *jobset.JobSet) []corev1.EnvVar {
+		env := []corev1.EnvVar{{Name: agentspec.EnvFenceAfterSeconds, Value: "1"}}
+		template := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+		if i := sidecar.Index(template); i >= 0 {
+			for _, e := range template.InitContainers[i].Env {
+				if e.ValueFrom == nil && e.Name != agentspec.EnvFenceAfterSeconds {
+					env = append(env, e)
+				}
+			}
+		}
+		return env
+	}
 	// startPods creates n worker Pods of the JobSet's current attempt, as
 	// the Job controller would (with its Pod template's finalizers), bound
 	// to a node, each with its agent at the given epoch ("": the agent has
@@ -52,7 +67,13 @@ var _ = Describe("In-place restart", func() {
 	startPodsFrom := func(js *jobset.JobSet, first int, epochs ...string) []*corev1.Pod {
 		return startPodsOn(js, "node-a", first, epochs...)
 	}
+	// startPodsWith starts them on the node, each changed by mutate before
+	// it is created (as a webhook changes it).
+	var startPodsWith func(js *jobset.JobSet, node string, first int, mutate func(*corev1.Pod), epochs ...string) []*corev1.Pod
 	startPodsOn = func(js *jobset.JobSet, node string, first int, epochs ...string) []*corev1.Pod {
+		return startPodsWith(js, node, first, nil, epochs...)
+	}
+	startPodsWith = func(js *jobset.JobSet, node string, first int, mutate func(*corev1.Pod), epochs ...string) []*corev1.Pod {
 		attempt := strconv.Itoa(int(fetch(ctx, js).Status.Restarts))
 		job := &batchv1.Job{}
 		Eventually(func() error {
@@ -82,13 +103,16 @@ var _ = Describe("In-place restart", func() {
 						Name: agentspec.ContainerName, Image: "registry.k8s.io/pause:3.10",
 						RestartPolicy:      ptr.To(corev1.ContainerRestartPolicyAlways),
 						RestartPolicyRules: sidecar.AgentRestartRules(),
-						Env:                []corev1.EnvVar{{Name: agentspec.EnvFenceAfterSeconds, Value: "1"}},
+						Env:                agentEnv(js),
 					}},
 					Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}},
 				},
 			}
 			if epoch != "" {
 				pods[i].Annotations[jobset.EpochKey] = epoch
+			}
+			if mutate != nil {
+				mutate(pods[i])
 			}
 			Expect(k8sClient.Create(ctx, pods[i])).To(Succeed())
 		}
@@ -112,6 +136,14 @@ var _ = Describe("In-place restart", func() {
 			g.Expect(k8sClient.Status().Update(ctx, fresh)).To(Succeed())
 		}).Should(Succeed())
 	}
+	// containersIn shows the Pod's agent and worker in state, as its
+	// kubelet reports them; running and stopped are the states it reports.
+	containersIn := func(s *corev1.PodStatus, state corev1.ContainerState) {
+		s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: state}}
+		s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: state}}
+	}
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
 	epochs := func(js *jobset.JobSet) (synced, deprecated int32) {
 		got := fetch(ctx, js)
 		return ptr.Deref(got.Status.SyncedEpoch, 0), ptr.Deref(got.Status.DeprecatedEpoch, 0)
@@ -230,6 +262,59 @@ var _ = Describe("In-place restart", func() {
 		}
 		return nil
 	}
+	// createNode creates a Node object for the spec, whose taints the
+	// controller writes.
+	createNode := func(name string) {
+		Expect(k8sClient.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+		DeferCleanup(func() { _ = k8sClient.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}) })
+	}
+	// kubelets plays the nodes' kubelets: each creates its node's Lease and
+	// renews it every 300 ms until renewing(node, false), and again after
+	// renewing(node, true); they stop with the spec.
+	kubelets := func(nodes ...string) (renewing func(node string, on bool)) {
+		var renews sync.Map
+		running, stop := context.WithCancel(ctx)
+		DeferCleanup(stop)
+		for _, node := range nodes {
+			lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: corev1.NamespaceNodeLease, Name: node},
+				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(node), LeaseDurationSeconds: ptr.To[int32](4)}}
+			Expect(k8sClient.Create(ctx, lease)).To(Succeed())
+			renews.Store(node, true)
+			go func() {
+				defer GinkgoRecover()
+				ticker := time.NewTicker(300 * time.Millisecond)
+				defer ticker.Stop()
+				for {
+					select {
+					case <-running.Done():
+						return
+					case <-ticker.C:
+					}
+					if on, _ := renews.Load(node); on == false {
+						continue
+					}
+					lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+					if err := k8sClient.Update(running, lease); err != nil {
+						_ = k8sClient.Get(running, client.ObjectKeyFromObject(lease), lease)
+					}
+				}
+			}()
+		}
+		return func(node string, on bool) { renews.Store(node, on) }
+	}
+	// kept holds the Pod with a finalizer of the test's once deleted, to be
+	// read, until the spec ends.
+	kept := func(pod *corev1.Pod) {
+		const keep = "jobset.sigs.k8s.io/test-keep"
+		addFinalizer(pod, keep)
+		DeferCleanup(func() {
+			p := &corev1.Pod{}
+			if k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), p) == nil {
+				p.Finalizers = slices.DeleteFunc(p.Finalizers, func(f string) bool { return f == keep })
+				_ = k8sClient.Update(ctx, p)
+			}
+		})
+	}
 	syncedAtOne := func(js *jobset.JobSet, n int) []*corev1.Pod {
 		pods := startPods(js, slices.Repeat([]string{"1"}, n)...)
 		eventuallyEpochs(js, 1, 0)
@@ -242,7 +327,7 @@ var _ = Describe("In-place restart", func() {
 		setSuspend(js, false)
 		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionFalse)
 		startPods(js, "2", "2")
-		eventuallyEpochs(js, 2, 0)
+		eventuallyEpochs(js, 2, 1) // epoch 1 deprecated uncounted, for any Pod that outlived the suspension
 		got := fetch(ctx, js)
 		Expect(got.Status.InPlaceRestarts).To(BeZero())
 		Expect(got.Status.TerminalState).To(BeEmpty())
@@ -520,7 +605,7 @@ var _ = Describe("In-place restart", func() {
 				eventuallyJobs(ctx, js, strconv.Itoa(attempt+1), "trainer-workers-0")
 				next := strconv.Itoa(attempt + 2)
 				pods = startPods(js, next, next)
-				eventuallyEpochs(js, int32(attempt+2), 0)
+				eventuallyEpochs(js, int32(attempt+2), int32(attempt+1))
 			}
 			By("a full restart that does not count")
 			fullRestart(0, "PodFailurePolicy", "Pod was preempted")
@@ -553,6 +638,30 @@ var _ = Describe("In-place restart", func() {
 			kubeletReports(pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodFailed })
 		}
 		resumedSyncsAtTwo(js)
+	})
+
+	// The Job controller stops a suspended JobSet's Pods one by one, and
+	// Kueue may resume it in between: a Pod that outlived the suspension
+	// still runs the synced epoch while the new ones gather at the next.
+	It("restarts in place, uncounted, a Pod that outlived a suspension, so that it gathers with the new ones", func() {
+		js := create(workers(1, 2, 0).Obj())
+		pods := syncedAtOne(js, 2)
+		setSuspend(js, true)
+		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionTrue)
+		Expect(k8sClient.Delete(ctx, pods[0])).To(Succeed())
+		kubeletReports(pods[0], func(s *corev1.PodStatus) { s.Phase = corev1.PodFailed })
+
+		By("resumed before the Job controller stopped the other Pod, which still runs epoch 1")
+		setSuspend(js, false)
+		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionFalse)
+		startPodsFrom(js, 0, "2")
+		eventuallyEpochs(js, 1, 1)
+
+		By("its agent restarts its worker and joins epoch 2: the group syncs, no restart counted")
+		agentJoins(pods[1], "2")
+		eventuallyEpochs(js, 2, 1)
+		got := fetch(ctx, js)
+		Expect([]int32{got.Status.InPlaceRestarts, got.Status.RestartsCountTowardsMax}).To(Equal([]int32{0, 0}))
 	})
 
 	// Kueue preempts by suspending. The Job controller deletes the Pods of
@@ -600,58 +709,18 @@ var _ = Describe("In-place restart", func() {
 	// gracefully, which a dead kubelet never completes.
 	It("marks Failed a member whose node stopped renewing its Lease, after the agent's fence, and taints the node until it renews again", func() {
 		lost, ok := "node-lost-"+ns, "node-ok-"+ns
-		Expect(k8sClient.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: lost}})).To(Succeed())
-		DeferCleanup(func() { _ = k8sClient.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: lost}}) })
-		// The kubelets: each renews its Lease (a renew interval of 1 s)
-		// until told to stop.
-		var renewing sync.Map
-		kubelets, stopKubelets := context.WithCancel(ctx)
-		DeferCleanup(stopKubelets)
-		renew := func(node string) {
-			lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: corev1.NamespaceNodeLease, Name: node},
-				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(node), LeaseDurationSeconds: ptr.To[int32](4)}}
-			Expect(k8sClient.Create(ctx, lease)).To(Succeed())
-			renewing.Store(node, true)
-			go func() {
-				defer GinkgoRecover()
-				ticker := time.NewTicker(300 * time.Millisecond)
-				defer ticker.Stop()
-				for {
-					select {
-					case <-kubelets.Done():
-						return
-					case <-ticker.C:
-					}
-					if on, _ := renewing.Load(node); on == false {
-						continue
-					}
-					lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
-					if err := k8sClient.Update(ctx, lease); err != nil {
-						_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(lease), lease)
-					}
-				}
-			}()
-		}
-		renew(lost)
-		renew(ok)
+		createNode(lost)
+		renewing := kubelets(lost, ok)
 		js := create(workers(1, 2, 3).Obj())
 		healthy := startPodsOn(js, ok, 0, "1")[0]
 		member := startPodsOn(js, lost, 1, "1")[0]
 		eventuallyEpochs(js, 1, 0)
-		// Kept once deleted, as a dead kubelet keeps it, to be read.
-		const keep = "jobset.sigs.k8s.io/test-keep"
-		Expect(k8sClient.Patch(ctx, member.DeepCopy(), client.RawPatch(types.MergePatchType,
-			[]byte(`{"metadata":{"finalizers":["`+jobset.GroupMemberFinalizer+`","`+keep+`"]}}`)))).To(Succeed())
-		DeferCleanup(func() {
-			p := &corev1.Pod{}
-			if k8sClient.Get(ctx, client.ObjectKeyFromObject(member), p) == nil {
-				p.Finalizers = slices.DeleteFunc(p.Finalizers, func(f string) bool { return f == keep })
-				_ = k8sClient.Update(ctx, p)
-			}
-		})
+		kept(member) // as a dead kubelet keeps it, to be read
+		// Its kubelet's last word: running, never a stop.
+		kubeletReports(member, func(s *corev1.PodStatus) { containersIn(s, running) })
 
 		By("the node's kubelet stops renewing: past the bound, the member is marked Failed and deleted")
-		renewing.Store(lost, false)
+		renewing(lost, false)
 		Eventually(func(g Gomega) {
 			p := &corev1.Pod{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(member), p)).To(Succeed())
@@ -670,13 +739,116 @@ var _ = Describe("In-place restart", func() {
 		}, 30*time.Second).Should(Succeed())
 		eventuallyEpochs(js, 1, 1) // the group restarts in place around its replacement
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
+
+		By("its replacement joins while its node stays silent: the group syncs, as its agent's fence stopped its worker")
+		agentJoins(healthy, "2")
+		startPodsOn(js, ok, 1, "2")
+		eventuallyEpochs(js, 2, 1)
 		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobsetcontroller.ReasonNodeLost))
 		Eventually(func() []corev1.Taint { return nodeTaints(lost) }).Should(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(healthy), &corev1.Pod{})).To(Succeed(), "the member on the healthy node stays")
 
 		By("the node renews again: its taint goes")
-		renewing.Store(lost, true)
+		renewing(lost, true)
 		Eventually(func() []corev1.Taint { return nodeTaints(lost) }, 10*time.Second).ShouldNot(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
+	})
+
+	// The controller marks a lost member Failed, then deletes it: two
+	// writes. Should the deletion fail, or the leader stop in between, a
+	// kubelet that comes back may write its own phase back over the mark
+	// (its status manager merges the phase it computed over a terminal one
+	// it did not set) and the Pod would look live again, beside its
+	// replacement: a rank would run twice.
+	It("marks Failed again and deletes a member marked lost whose kubelet wrote its phase back, and never counts it in its group", func() {
+		js := create(workers(1, 2, 3).Obj())
+		pods := syncedAtOne(js, 2)
+		kept(pods[1])
+		const why = "node node-a has not renewed its Lease for 31s"
+
+		By("the leader marks the member lost and stops before it deletes it")
+		stopController()
+		kubeletReports(pods[1], func(s *corev1.PodStatus) { // markLost's first write
+			s.Phase, s.Reason, s.Message = corev1.PodFailed, jobsetcontroller.ReasonNodeLost, why
+			s.Conditions = append(s.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+				Reason: jobsetcontroller.ReasonNodeLost, Message: why, LastTransitionTime: metav1.Now()})
+		})
+		By("its kubelet comes back and writes a running status it made before it saw the mark")
+		kubeletReports(pods[1], func(s *corev1.PodStatus) {
+			s.Phase, s.Reason, s.Message = corev1.PodRunning, "", ""
+			containersIn(s, running)
+		})
+		restartController()
+
+		By("the new leader marks it Failed again, with its mark's reason, and deletes it")
+		Eventually(func(g Gomega) {
+			p := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pods[1]), p)).To(Succeed())
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodFailed))
+			g.Expect([]string{p.Status.Reason, p.Status.Message}).To(Equal([]string{jobsetcontroller.ReasonNodeLost, why}))
+			g.Expect(p.DeletionTimestamp).NotTo(BeNil())
+		}).Should(Succeed())
+		eventuallyEpochs(js, 1, 1) // the group restarts in place around its replacement
+
+		By("its agent joins epoch 2 with the healthy member's: no sync, the rank is its replacement's")
+		agentJoins(pods[0], "2")
+		agentJoins(pods[1], "2")
+		noStatusWrite(js, pods[0])
+
+		By("its replacement joins while its kubelet has not stopped it: no sync either")
+		replacement := startPodsOn(js, "node-b", 1, "2")[0]
+		noStatusWrite(js, replacement)
+
+		By("its kubelet stops it: the group syncs with the replacement")
+		kubeletReports(pods[1], func(s *corev1.PodStatus) {
+			containersIn(s, stopped)
+		})
+		eventuallyEpochs(js, 2, 1)
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
+	})
+
+	// A full restart deletes the Jobs of the earlier attempt in the
+	// foreground: each goes once its Pods are gone, and its successor, of
+	// the same name, waits for that. A Pod on a node whose kubelet is gone
+	// stays Terminating for ever, and the restart with it.
+	It("removes an earlier attempt's Pod held Terminating on a node that stopped renewing its Lease, so that a full restart ends", func() {
+		lost, ok := "node-lost-"+ns, "node-ok-"+ns
+		createNode(lost)
+		renewing := kubelets(lost, ok)
+		// Agents that ask no witness (FENCE_WITNESSES=0): the Pod goes past
+		// its bound, not past the deferred bound that an earlier attempt's
+		// witnesses call for (TestLostMembers covers that one).
+		spec := workers(1, 2, 3).Obj()
+		pod := &spec.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+		agent := &pod.InitContainers[sidecar.Index(*pod)]
+		agent.Env = append(agent.Env, corev1.EnvVar{Name: agentspec.EnvFenceWitnesses, Value: "0"})
+		js := create(spec)
+		healthy := startPodsOn(js, ok, 0, "1")[0]
+		stuck := startPodsOn(js, lost, 1, "1")[0]
+		eventuallyEpochs(js, 1, 0)
+
+		By("the lost node's kubelet stops renewing; the Job fails: a full restart deletes it")
+		renewing(lost, false)
+		job := eventuallyJobs(ctx, js, "0", "trainer-workers-0")[0]
+		failJob(ctx, &job, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+		eventuallyDeleting(ctx, job)
+
+		By("the garbage collector deletes the Job's Pods: the healthy node's kubelet removes its own, the lost node's never does")
+		Expect(k8sClient.Delete(ctx, healthy)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, healthy, client.GracePeriodSeconds(0))).To(Succeed())
+		Expect(k8sClient.Delete(ctx, stuck)).To(Succeed())
+
+		By("past the bound, the controller removes it: marked Failed, deleted with no grace period")
+		Eventually(func(g Gomega) {
+			p := &corev1.Pod{}
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(stuck), p)
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Pod %s is still there: phase %s, being deleted since %v", stuck.Name, p.Status.Phase, p.DeletionTimestamp)
+		}, 30*time.Second).Should(Succeed())
+		Eventually(func() []string { return eventNotes(ctx, js) }).Should(ContainElement(ContainSubstring(stuck.Name)))
+		Eventually(func() []corev1.Taint { return nodeTaints(lost) }).Should(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
+
+		By("the garbage collector ends the Job's deletion: the new attempt's Job is created")
+		finishDeletion(ctx, &job)
+		eventuallyJobs(ctx, js, "1", "trainer-workers-0")
 	})
 
 	// A worker that fails in place on a broken node keeps failing there: an
@@ -715,12 +887,10 @@ var _ = Describe("In-place restart", func() {
 		// The group is still a rank short, and the marked Pod's worker may
 		// run until its kubelet stops it.
 		By("its kubelet writes back a running status made before it saw the mark: marked Failed again; the peer joins epoch 4")
-		running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 		kubeletReports(pods[0], func(s *corev1.PodStatus) {
 			s.Phase = corev1.PodRunning
 			s.Reason, s.Message = "", ""
-			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: running}}
-			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: running}}
+			containersIn(s, running)
 		})
 		Eventually(func(g Gomega) {
 			p := &corev1.Pod{}
@@ -738,14 +908,90 @@ var _ = Describe("In-place restart", func() {
 
 		By("the kubelet stops the marked Pod: the group syncs with the replacement, no group restart more")
 		kubeletReports(pods[0], func(s *corev1.PodStatus) {
-			stopped := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
 			s.Phase = corev1.PodFailed
-			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: agentspec.ContainerName, State: stopped}}
-			s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: stopped}}
+			containersIn(s, stopped)
 		})
 		eventuallyEpochs(js, 4, 3)
 		noStatusWrite(js)
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(3)), "the replacement was part of the third group restart")
+	})
+
+	// Under exclusive placement a follower is pinned to its leader's
+	// domain, here its node: replaced alone, it could never leave it.
+	It("replaces off its node, with its whole Job, a follower that failed in place three times under hostname exclusive placement, as part of the third group restart", func() {
+		const hostname = "kubernetes.io/hostname"
+		exclusive := func(p *corev1.Pod) { p.Annotations[jobset.ExclusiveKey] = hostname }
+		// keptOffNodeA: the Pod webhook's keep-off, on the Job's new Pods.
+		keptOffNodeA := func(p *corev1.Pod) {
+			exclusive(p)
+			keepoff.Add(p, []string{"node-a"})
+		}
+		js := create(workers(1, 2, 10).Obj())
+		leader := startPodsWith(js, "node-a", 0, exclusive, "1")[0]
+		follower := startPodsWith(js, "node-a", 1, exclusive, "1")[0]
+		eventuallyEpochs(js, 1, 0)
+		for epoch := 2; epoch <= 4; epoch++ {
+			agentJoins(follower, strconv.Itoa(epoch)) // the follower failed in place: its agent rejoins first
+			eventuallyEpochs(js, int32(epoch-1), int32(epoch-1))
+			if epoch == 4 {
+				break
+			}
+			agentJoins(leader, strconv.Itoa(epoch))
+			eventuallyEpochs(js, int32(epoch), int32(epoch-1))
+		}
+		Eventually(func(g Gomega) {
+			p := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(follower), p)).To(Succeed())
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodFailed))
+			c := podCondition(p, jobset.PodConditionReplacedOffNode)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(jobset.PodReasonRepeatedFailures))
+			g.Expect(c.Message).To(ContainSubstring("failed in place 3 times within 10m0s on node node-a"))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			p := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(leader), p)).To(Succeed())
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodFailed), "the leader is replaced with its follower")
+			c := podCondition(p, jobset.PodConditionReplacedOffNode)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(jobset.PodReasonReplacedWithItsJob))
+			g.Expect(c.Message).To(ContainSubstring("Pod " + follower.Name + " on node node-a failed in place again and again"))
+			g.Expect(p.Annotations).NotTo(HaveKey(jobset.FailuresInPlaceAnnotation), "the leader's own failures are not counted")
+		}).Should(Succeed())
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(3)), "counted as the group restarts they are")
+		Eventually(func() []string { return eventNotes(ctx, js) }).Should(ContainElement(ContainSubstring("its Pods " + leader.Name + " are replaced with it")))
+
+		By("the kubelet stops both marked Pods")
+		for _, p := range []*corev1.Pod{leader, follower} {
+			kubeletReports(p, func(s *corev1.PodStatus) {
+				s.Phase = corev1.PodFailed
+				containersIn(s, stopped)
+			})
+		}
+
+		By("the leader's replacement, kept off node A, finds no node: the JobSet says so")
+		newLeader := startPodsWith(js, "", 0, keptOffNodeA, "")[0]
+		kubeletReports(newLeader, func(s *corev1.PodStatus) {
+			s.Phase = corev1.PodPending
+			s.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+				Message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."}}
+		})
+		c := eventuallyCondition(ctx, js, jobset.JobSetKeptOffNodes, metav1.ConditionTrue)
+		Expect(c.Message).To(And(ContainSubstring("Pod "+newLeader.Name+" is kept off node node-a"), ContainSubstring("placed exclusively over "+hostname),
+			ContainSubstring("0/1 nodes are available")))
+
+		By("a node is added, the leader's replacement is scheduled there, and its follower after it: the group syncs at epoch 4, no group restart more")
+		binding := &corev1.Binding{Target: corev1.ObjectReference{Kind: "Node", Name: "node-b"}}
+		Expect(k8sClient.SubResource("binding").Create(ctx, newLeader, binding)).To(Succeed())
+		eventuallyCondition(ctx, js, jobset.JobSetKeptOffNodes, metav1.ConditionFalse)
+		agentJoins(newLeader, "4")
+		startPodsWith(js, "node-b", 1, keptOffNodeA, "4")
+		eventuallyEpochs(js, 4, 3)
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(Equal(int32(3)), "the Job's replacement was part of the third group restart")
+		for _, p := range []*corev1.Pod{leader, follower} {
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(p), p)).To(Succeed())
+			Expect(podCondition(p, jobset.PodConditionReplacedOffNode)).NotTo(BeNil())
+		}
 	})
 
 	It("falls back to the failure policy when a Job fails: FailJobSet on PodFailurePolicy", func() {
