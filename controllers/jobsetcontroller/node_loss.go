@@ -49,8 +49,10 @@ import (
 // the bound above only while few enough nodes of the JobSet are silent:
 // at most w, the least FENCE_WITNESSES of the group's agents, counting
 // every suspect node that still runs a Pod of the JobSet, including Pods
-// already declared lost whose kubelet has not reported them stopped (their
-// finalizer keeps them readable until then: releasable). An agent and its
+// already declared lost whose kubelet has not reported them stopped, and
+// those of the current attempt whose agent may have vouched for a peer
+// unseen (mayVouchUnseen); their finalizer keeps them readable meanwhile
+// (releasable). An agent and its
 // w witnesses are w+1 silent nodes, so the last of them could not have been
 // declared lost while the others still ran. Past that count, a member is
 // declared lost only after its agent's defer limit (FENCE_DEFER_LIMIT_SECONDS)
@@ -121,7 +123,15 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 		return nil, 0
 	}
 	_, group := inPlaceGroup(js)
-	silent, witnesses := loss.sharedSilence(js, pods)
+	silent, witnesses := loss.sharedSilence(js, pods, now)
+	for i := range pods {
+		// Its node stops counting then: a member past its bound may be
+		// lost, and the Pod is released.
+		if fence := agentFence(&pods[i]); loss.mayVouchUnseen(js, &pods[i], fence, now) {
+			mark := jobset.ControllerMark(&pods[i]).LastTransitionTime.Add(lostWitnessBound(fence))
+			lookAgain = sooner(lookAgain, mark.Sub(now))
+		}
+	}
 	for i := range pods {
 		pod := &pods[i]
 		node := pod.Spec.NodeName
@@ -166,9 +176,7 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 			members = append(members, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), again: again, earlier: earlier, why: fmt.Sprintf(
 				"node %s has not renewed its Lease for %s (%s)", node, silence.Round(time.Second), why)})
 		case suspect(silence, interval):
-			if wait := bound - silence; lookAgain == 0 || wait < lookAgain {
-				lookAgain = wait
-			}
+			lookAgain = sooner(lookAgain, bound-silence)
 		}
 	}
 	return members, lookAgain
@@ -179,7 +187,7 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 // would declare it lost now (nil: no node is watched). A node that renews
 // again has a kubelet that will report the Pod stopped; one the controller
 // knows nothing of leaves the Pod to go from the API (releasable).
-func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod) func(*corev1.Pod) bool {
+func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod, now time.Time) func(*corev1.Pod) bool {
 	if l.silence == nil || l.threshold <= 0 || !keepsMembers(js) {
 		return nil
 	}
@@ -199,7 +207,7 @@ func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod) func(*corev1.Pod)
 			return false
 		}
 		if !counted {
-			silent, witnesses = l.sharedSilence(js, pods)
+			silent, witnesses = l.sharedSilence(js, pods, now)
 			counted = true
 		}
 		bound, deferred := l.bounds(fence, interval)
@@ -223,10 +231,11 @@ func (l nodeLoss) bounds(f agentFenceSettings, renewInterval time.Duration) (bou
 }
 
 // sharedSilence counts the silent nodes that may still run a Pod of the
-// JobSet's group, of any restart attempt (mayRunUnheard), and tells the
-// least number of witnesses the group's agents ask for (0: none asks, and
-// every agent fences alone).
-func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod) (silent, witnesses int) {
+// JobSet's group, of any restart attempt (mayRunUnheard), with the nodes of
+// the Pods it marked lost whose promises may still bind a peer
+// (mayVouchUnseen), and tells the least number of witnesses the group's
+// agents ask for (0: none asks, and every agent fences alone).
+func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod, now time.Time) (silent, witnesses int) {
 	_, group := inPlaceGroup(js)
 	nodes := map[string]bool{}
 	for i := range pods {
@@ -236,13 +245,13 @@ func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod) (silent, w
 		}
 		fence := agentFence(pod)
 		unheard := l.mayRunUnheard(pod, fence)
-		if !unheard && !inplace.Live(pod) {
+		if !unheard && !inplace.Live(pod) && !l.mayVouchUnseen(js, pod, fence, now) {
 			continue
 		}
 		if w := fence.witnesses; w > 0 && (witnesses == 0 || w < witnesses) {
 			witnesses = w
 		}
-		if unheard {
+		if unheard || l.mayVouchUnseen(js, pod, fence, now) {
 			nodes[pod.Spec.NodeName] = true
 		}
 	}
@@ -272,6 +281,38 @@ func (l nodeLoss) mayRunUnheard(pod *corev1.Pod, fence agentFenceSettings) bool 
 	}
 	_, deferred := l.bounds(fence, interval)
 	return silence < deferred
+}
+
+// mayVouchUnseen reports whether the agent of a Pod the controller marked
+// lost may have promised a peer, silent too, to join no later epoch, or
+// whether such a promise may still bind: until lostWitnessBound after the
+// mark, whatever its node does since. Its node counts among the silent
+// ones meanwhile (sharedSilence), so that the peer it vouched for is
+// declared lost only at the deferred bound.
+//
+// Why its node's silence alone does not tell. An agent vouches while it is
+// out of contact, and the mark does not reach an agent that lost contact
+// before it read the deprecation that follows. Its kubelet may have been
+// down alone, its node silent, long before its agent lost contact: the
+// node's silence then says nothing of the agent's. Its replacement joins
+// in its stead, so its promise holds no epoch back; and once its node
+// renews again, or its kubelet reports it stopped, nothing counted it. The
+// agent lost contact by the mark and deliverySlack at the latest, vouches
+// for no one past its defer limit, and its last promise runs out a
+// promise's length later. Only Pods of the current restart attempt count:
+// agents vouch only for peers of their own attempt.
+func (l nodeLoss) mayVouchUnseen(js *jobset.JobSet, pod *corev1.Pod, fence agentFenceSettings, now time.Time) bool {
+	if l.silence == nil || pod.Spec.NodeName == "" || !fence.fences || !markedLost(pod) || !ofCurrentAttempt(js, pod) {
+		return false
+	}
+	mark := jobset.ControllerMark(pod)
+	return now.Before(mark.LastTransitionTime.Add(lostWitnessBound(fence)))
+}
+
+// lostWitnessBound is how long after its mark a lost Pod's agent may still
+// be vouched on (mayVouchUnseen).
+func lostWitnessBound(fence agentFenceSettings) time.Duration {
+	return deliverySlack + fence.deferLimit + agentspec.WitnessPromiseSeconds*time.Second
 }
 
 // markedLost: the controller marked the Pod Failed because its node was

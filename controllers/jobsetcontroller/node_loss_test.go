@@ -227,6 +227,12 @@ func TestLostMembersSharedSilence(t *testing.T) {
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonNodeLost}}
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 	}
+	reportedStopped := func(p *corev1.Pod) {
+		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}
+	}
+	markedAgo := func(d time.Duration) func(*corev1.Pod) {
+		return func(p *corev1.Pod) { p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-d)) }
+	}
 	deferred := agentspec.DefaultFenceDeferLimitSeconds*time.Second + 10*time.Second + fenceRestart + agentspec.WitnessPromiseSeconds*time.Second
 	cases := []struct {
 		name      string
@@ -241,10 +247,20 @@ func TestLostMembersSharedSilence(t *testing.T) {
 			[]corev1.Pod{memberOn("w-0", "long-a"), memberOn("w-1", "long-b"), memberOn("w-2", "c")}, []string{"w-0", "w-1"}, 0},
 		{"a member declared lost that may still run counts: its node is silent too",
 			[]corev1.Pod{memberOn("w-0", "a"), memberOn("gone", "b", declaredLost), memberOn("w-1", "c")}, nil, deferred - time.Minute},
-		{"a member declared lost that its kubelet reported stopped does not count",
-			[]corev1.Pod{memberOn("w-0", "a"), memberOn("gone", "b", declaredLost, func(p *corev1.Pod) {
-				p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}
-			}), memberOn("w-1", "c")}, []string{"w-0"}, 0},
+		{"a member declared lost long ago that its kubelet reported stopped does not count",
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("gone", "b", declaredLost, reportedStopped), memberOn("w-1", "c")}, []string{"w-0"}, 0},
+		// Its agent may have lost contact before it read the deprecation and
+		// vouched, not knowing it was replaced, for the member on node a.
+		{"a member declared lost within its witness bound counts, though its node renews and its kubelet reported it stopped",
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("gone", "c", declaredLost, reportedStopped, markedAgo(time.Minute)), memberOn("w-1", "c")},
+			nil, deliverySlack + agentspec.DefaultFenceDeferLimitSeconds*time.Second + agentspec.WitnessPromiseSeconds*time.Second - time.Minute},
+		{"a member declared lost past its witness bound does not count",
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("gone", "c", declaredLost, reportedStopped, markedAgo(11*time.Minute)), memberOn("w-1", "c")},
+			[]string{"w-0"}, 0},
+		{"a Pod of an earlier attempt declared lost within its witness bound does not count: agents vouch only within their attempt",
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("old", "c", declaredLost, reportedStopped, markedAgo(time.Minute), func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1" }),
+				memberOn("w-1", "c")},
+			[]string{"w-0"}, 0},
 		{"a Pod of an earlier attempt that may still run counts",
 			[]corev1.Pod{memberOn("w-0", "a"), memberOn("old", "b", func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1"; p.DeletionTimestamp = &metav1.Time{} })},
 			nil, deferred - time.Minute},
@@ -269,7 +285,7 @@ func TestLostMembersSharedSilence(t *testing.T) {
 				t.Errorf("lost %v, look again in %s; want %v, %s", names, lookAgain, tc.want, tc.lookAgain)
 			}
 			for _, m := range lost {
-				if silent, _ := loss.sharedSilence(js, tc.pods); silent > 1 && !strings.Contains(m.why, "silent at once") && !strings.Contains(m.why, "the bound is") {
+				if silent, _ := loss.sharedSilence(js, tc.pods, now); silent > 1 && !strings.Contains(m.why, "silent at once") && !strings.Contains(m.why, "the bound is") {
 					t.Errorf("why %q does not say which bound applied", m.why)
 				}
 			}
@@ -334,12 +350,12 @@ func TestFencedMarkedLost(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := loss.fenced(js, tc.pods)(&tc.pods[0]); got != tc.want {
+			if got := loss.fenced(js, tc.pods, time.Now())(&tc.pods[0]); got != tc.want {
 				t.Errorf("fenced = %v, want %v", got, tc.want)
 			}
 		})
 	}
-	if (nodeLoss{}).fenced(js, nil) != nil {
+	if (nodeLoss{}).fenced(js, nil, time.Now()) != nil {
 		t.Error("no node watched: want no fenced predicate")
 	}
 }

@@ -98,6 +98,10 @@ type pod struct {
 	// confirmed: its agent confirmed that its worker stopped; boundPassed:
 	// the controller's bound from the mark passed (lost Pods only).
 	confirmed, boundPassed bool
+	// promisesOver: the controller's promise bound from the mark passed
+	// (lost Pods only): the Pod no longer counts as a silent node that
+	// may vouch.
+	promisesOver bool
 }
 
 type node struct {
@@ -142,6 +146,11 @@ func (s *state) leaseSilent(r, g int) bool { return s.nodes[r][g].cut || s.nodes
 // its agent confirmed, its kubelet reported, or its bound passed. The
 // checker finds a rank that runs twice without it.
 var holdLostWorkers = true
+
+// countLostWitnesses: the controller counts a Pod it declared lost among
+// the silent nodes until its promise bound from the mark passed. The
+// checker finds a rank that runs twice without it.
+var countLostWitnesses = true
 
 func (s *state) level(r, g int) int8 { return s.nodes[r][g].level }
 
@@ -210,10 +219,15 @@ func quiet(s state) []step {
 				n.pods[r][g].boundPassed = true
 				add(n, "", "the controller's bound from the mark passes for %s", name(r, g))
 			}
+			if p.lost && !p.promisesOver && lostPromisesMayPass(s, r, g) {
+				n := s
+				n.pods[r][g].promisesOver = true
+				add(n, "", "the controller's promise bound from the mark passes for %s", name(r, g))
+			}
 			if p.lost && !s.leaseSilent(r, g) && (p.agentUp || p.worker != 0) {
 				// Its kubelet in contact stops a Pod declared lost.
 				n := s
-				n.pods[r][g] = pod{exists: true, lost: true, confirmed: true}
+				n.pods[r][g] = pod{exists: true, lost: true, confirmed: true, promisesOver: p.promisesOver}
 				add(n, "", "kubelet stops the lost %s", name(r, g))
 				continue
 			}
@@ -387,7 +401,12 @@ func controllerSteps(s state) []step {
 	for r := range ranks {
 		for g := range gens {
 			nd, p := s.nodes[r][g], s.pods[r][g]
-			if (nd.cut && nd.level < pastPromises || nd.kubeletDown) && p.exists && (p.agentUp || p.restarting || p.worker != 0) {
+			switch {
+			case p.exists && p.lost && !p.promisesOver && countLostWitnesses:
+				// Whatever its node does now: its agent may have vouched
+				// for a peer while cut off, not knowing it was replaced.
+				silentNodes++
+			case (nd.cut && nd.level < pastPromises || nd.kubeletDown) && p.exists && (p.agentUp || p.restarting || p.worker != 0):
 				silentNodes++
 			}
 		}
@@ -565,6 +584,16 @@ func lostBoundMayPass(s state, r, g int) bool {
 	return !(p.agentUp && s.agentSilent(r, g) && p.worker != 0 && s.level(r, g) < pastFence)
 }
 
+// lostPromisesMayPass: the controller's promise bound from the mark of
+// lost Pod (r, g) leaves its agent time to have stopped vouching and every
+// promise it made to have run out: it either read the deprecation in
+// contact within 2 s of the mark and exited, or, cut off before, passed its
+// defer limit; and each agent that relied on it asked again or stopped.
+func lostPromisesMayPass(s state, r, g int) bool {
+	p := s.pods[r][g]
+	return !pending(s, r, g) && !s.reliedOn(r, g) && (!p.agentUp || s.level(r, g) >= pastLimit)
+}
+
 // converged: no fault pending, every rank's member runs at the synced epoch.
 func converged(s state) bool {
 	if s.apiDown {
@@ -591,7 +620,7 @@ func (s *state) agentCutOff() bool {
 }
 
 func TestFenceChecker(t *testing.T) {
-	found, explored := explore()
+	found, explored := explore(nil)
 	for _, v := range found {
 		t.Error(v)
 	}
@@ -604,18 +633,35 @@ func TestFenceChecker(t *testing.T) {
 func TestFenceCheckerWithoutHold(t *testing.T) {
 	holdLostWorkers = false
 	defer func() { holdLostWorkers = true }()
-	found, explored := explore()
-	if !slices.ContainsFunc(found, func(v string) bool {
-		return strings.Contains(v, "runs twice") && strings.Contains(v, "kubelet of node")
-	}) {
-		t.Errorf("without the hold, no rank runs twice after a kubelet goes down (explored %d states); found %q", explored, found)
+	expectRunsTwice(t, "the kubelet of node")
+}
+
+// TestFenceCheckerWithoutLostWitnesses: without the count of a lost Pod's
+// node until its witness bound, its agent, cut off before it read the
+// deprecation, vouches for a peer that is then declared lost after the
+// ordinary bound while it rides on the promise.
+func TestFenceCheckerWithoutLostWitnesses(t *testing.T) {
+	countLostWitnesses = false
+	defer func() { countLostWitnesses = true }()
+	expectRunsTwice(t, "cut off together")
+}
+
+// expectRunsTwice explores until it finds a rank that runs twice with a
+// step in its trace that says step.
+func expectRunsTwice(t *testing.T, step string) {
+	t.Helper()
+	expected := func(v string) bool { return strings.Contains(v, "runs twice") && strings.Contains(v, step) }
+	found, explored := explore(expected)
+	if !slices.ContainsFunc(found, expected) {
+		t.Fatalf("no rank runs twice after %q (explored %d states); found %q", step, explored, found)
 	}
 	t.Logf("explored %d states; found, as expected:\n%s", explored, strings.Join(found, "\n"))
 }
 
 // explore walks every reachable state and returns the first violation of
-// each kind, with its trace.
-func explore() (found []string, explored int) {
+// each kind, with its trace; it stops at the first that satisfies stop
+// (nil: none does), and then checks no liveness.
+func explore(stop func(violation string) bool) (found []string, explored int) {
 	index := map[state]int32{}
 	var states []state
 	var parent []int32
@@ -655,15 +701,21 @@ func explore() (found []string, explored int) {
 		return "  " + strings.Join(lines, "\n  ")
 	}
 	reported := map[string]bool{}
+	stopped := false
 	report := func(violation string, at int32, last string) {
 		kind, _, _ := strings.Cut(violation, ":")
-		if !reported[kind] {
-			reported[kind] = true
-			found = append(found, fmt.Sprintf("%s\n%s", violation, trace(at, last)))
+		if reported[kind] && stop == nil {
+			return
+		}
+		reported[kind] = true
+		v := fmt.Sprintf("%s\n%s", violation, trace(at, last))
+		if stop == nil || stop(v) {
+			found = append(found, v)
+			stopped = stop != nil
 		}
 	}
 	addState(initial(), -1)
-	for i := int32(0); int(i) < len(states); i++ {
+	for i := int32(0); int(i) < len(states) && !stopped; i++ {
 		s := states[i]
 		for _, st := range quiet(s) {
 			if st.violation != "" {
@@ -679,6 +731,9 @@ func explore() (found []string, explored int) {
 			}
 			addState(st.next, i)
 		}
+	}
+	if stop != nil {
+		return found, len(states)
 	}
 	// Liveness: quiet steps from every state can reach a converged one,
 	// once no node stays cut off forever... or its rank was replaced.
