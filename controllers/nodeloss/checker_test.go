@@ -31,6 +31,11 @@ import (
 // is set so): so a promise ends only once its asker asked again or stopped
 // its worker.
 //
+// A worker starts only through its kubelet, which starts the worker
+// container once the agent's startup probe says the barrier lifted (the
+// Pod tier): a kubelet that is down starts nothing, and one that runs
+// starts nothing of a Pod declared lost, which it sees deleted.
+//
 // Every worker runs under the worker wrapper: an agent stops its worker
 // itself (its fence, or a deprecation it reads), whether its kubelet runs
 // or not, and after a deprecation confirms the stop on its Pod. The
@@ -56,6 +61,10 @@ const (
 	// witnessesNeeded is FENCE_WITNESSES.
 	witnessesNeeded = 1
 )
+
+// maxStates stops a model grown past what the checker's machine holds in
+// memory, with an error rather than the machine's OOM killer.
+const maxStates = 12_000_000
 
 var limits = agent.FenceLimits{After: 15 * time.Second, DeferLimit: 10 * time.Minute, AskAhead: time.Second, Witnesses: witnessesNeeded}
 
@@ -95,7 +104,8 @@ type pod struct {
 	// Pods (bits by index) whose promises it relies on.
 	witnessed agent.Witnessed
 	vouchers  uint8
-	// confirmed: its agent confirmed that its worker stopped; boundPassed:
+	// confirmed: its agent confirmed that the worker of the epoch the Pod
+	// shows stopped (a join shows another); boundPassed:
 	// the controller's bound from the mark passed (lost Pods only).
 	confirmed, boundPassed bool
 	// promisesOver: the controller's promise bound from the mark passed
@@ -214,16 +224,6 @@ func quiet(s state) []step {
 				add(n, "", "kubelet restarts the containers of %s", name(r, g))
 				continue
 			}
-			if p.lost && !p.boundPassed && lostBoundMayPass(s, r, g) {
-				n := s
-				n.pods[r][g].boundPassed = true
-				add(n, "", "the controller's bound from the mark passes for %s", name(r, g))
-			}
-			if p.lost && !p.promisesOver && lostPromisesMayPass(s, r, g) {
-				n := s
-				n.pods[r][g].promisesOver = true
-				add(n, "", "the controller's promise bound from the mark passes for %s", name(r, g))
-			}
 			if p.lost && !s.leaseSilent(r, g) && (p.agentUp || p.worker != 0) {
 				// Its kubelet in contact stops a Pod declared lost.
 				n := s
@@ -263,7 +263,9 @@ func agentSteps(s state, r, g int) []step {
 		if p.lost || s.reliedOn(r, g) {
 			break
 		}
-		q.joined = s.synced + 1
+		// A confirmation names the epoch it confirms, which the Pod no
+		// longer shows.
+		q.joined, q.confirmed = s.synced+1, false
 		return []step{{label: fmt.Sprintf("agent of %s joins epoch %d", name(r, g), q.joined), next: n}}
 	case agent.Restart:
 		if p.worker != 0 && s.sharedOnly {
@@ -275,13 +277,13 @@ func agentSteps(s state, r, g int) []step {
 		return []step{{label: fmt.Sprintf("agent of %s stops its worker through the wrapper, confirms, and exits with the restart code", name(r, g)), next: n}}
 	case agent.Lift:
 		if p.lost {
-			break
+			break // the admission policy refuses the write again
 		}
 		if p.fenced {
 			q.fenced = false
 			return []step{{label: fmt.Sprintf("agent of %s writes epoch %d again", name(r, g), p.joined), next: n}}
 		}
-		if p.worker == 0 {
+		if p.worker == 0 && workerCanStart(s, r, g) {
 			q.worker = p.joined
 			return []step{{label: fmt.Sprintf("agent of %s lifts: worker starts at %d", name(r, g), p.joined), next: n, violation: unsafeStart(n, r, g)}}
 		}
@@ -298,7 +300,7 @@ func silentAgentSteps(s state, r, g int) []step {
 	p := s.pods[r][g]
 	var out []step
 	// What it saw before the silence: a synced epoch lifts at once.
-	if liftPending(p) {
+	if liftPending(s, r, g) {
 		n := s
 		n.pods[r][g].worker = p.joined
 		out = append(out, step{label: fmt.Sprintf("silent agent of %s lifts on what it saw: worker starts at %d", name(r, g), p.joined),
@@ -344,13 +346,23 @@ func pending(s state, r, g int) bool {
 	case agent.HoldBarrier, agent.AskWitnesses, agent.StopWorker:
 		return true
 	}
-	return liftPending(p)
+	return liftPending(s, r, g)
+}
+
+// workerCanStart: a lift starts the worker of (r, g) only through its
+// kubelet, which starts the worker container once the agent's startup
+// probe says the barrier lifted: a kubelet that is down starts nothing, and
+// one that runs starts nothing of a Pod declared lost, which it sees
+// deleted.
+func workerCanStart(s state, r, g int) bool {
+	return !s.pods[r][g].lost && !s.nodes[r][g].kubeletDown
 }
 
 // liftPending: the agent saw its epoch synced before its silence and has
 // yet to lift, which it does at once.
-func liftPending(p pod) bool {
-	return p.agentUp && p.seen && p.worker == 0 && !p.fenced && p.joined != 0 &&
+func liftPending(s state, r, g int) bool {
+	p := s.pods[r][g]
+	return workerCanStart(s, r, g) && p.agentUp && p.seen && p.worker == 0 && !p.fenced && p.joined != 0 &&
 		agent.Next(int32(p.joined), agent.Epochs{Synced: int32(p.viewSynced), Deprecated: int32(p.viewDeprecated)}) == agent.Lift
 }
 
@@ -584,6 +596,28 @@ func lostBoundMayPass(s state, r, g int) bool {
 	return !(p.agentUp && s.agentSilent(r, g) && p.worker != 0 && s.level(r, g) < pastFence)
 }
 
+// settle passes the controller's bounds from the mark of each lost Pod as
+// soon as they may: the earliest is the most adversarial, since each only
+// releases the controller (the hold of its group's sync, the count of its
+// node), and taking them at once spares the states of every later moment.
+func settle(s state) state {
+	for r := range ranks {
+		for g := range gens {
+			p := &s.pods[r][g]
+			if !p.exists || !p.lost {
+				continue
+			}
+			if !p.boundPassed && lostBoundMayPass(s, r, g) {
+				p.boundPassed = true
+			}
+			if !p.promisesOver && lostPromisesMayPass(s, r, g) {
+				p.promisesOver = true
+			}
+		}
+	}
+	return s
+}
+
 // lostPromisesMayPass: the controller's promise bound from the mark of
 // lost Pod (r, g) leaves its agent time to have stopped vouching and every
 // promise it made to have run out: it either read the deprecation in
@@ -681,7 +715,7 @@ func explore(stop func(violation string) bool) (found []string, explored int) {
 	// the next: kept for millions of states, they would cost gigabytes.
 	label := func(from, to state) string {
 		for _, st := range append(quiet(from), faults(from)...) {
-			if st.next == to {
+			if settle(st.next) == to {
 				return st.label
 			}
 		}
@@ -714,7 +748,7 @@ func explore(stop func(violation string) bool) (found []string, explored int) {
 			stopped = stop != nil
 		}
 	}
-	addState(initial(), -1)
+	addState(settle(initial()), -1)
 	for i := int32(0); int(i) < len(states) && !stopped; i++ {
 		s := states[i]
 		for _, st := range quiet(s) {
@@ -722,14 +756,18 @@ func explore(stop func(violation string) bool) (found []string, explored int) {
 				report(st.violation, i, st.label)
 				continue
 			}
-			quietEdges[i] = append(quietEdges[i], addState(st.next, i))
+			quietEdges[i] = append(quietEdges[i], addState(settle(st.next), i))
 		}
 		for _, st := range faults(s) {
 			if st.violation != "" {
 				report(st.violation, i, st.label)
 				continue
 			}
-			addState(st.next, i)
+			addState(settle(st.next), i)
+		}
+		if len(states) > maxStates {
+			found = append(found, fmt.Sprintf("the model outgrew the checker: more than %d states", maxStates))
+			return found, len(states)
 		}
 	}
 	if stop != nil {
