@@ -45,7 +45,7 @@ func lostWorkerBound(pod *corev1.Pod) (bound time.Duration, wrapped bool) {
 	if !fence.fences || !drivesWrapper(pod) {
 		return 0, false
 	}
-	return deliverySlack + fence.after + (agentspec.WorkerStopGraceSeconds+agentspec.WorkerStopSlackSeconds)*time.Second, true
+	return deliverySlack + fence.after + agentspec.FenceTick + fence.stop, true
 }
 
 // drivesWrapper: the Pod's agent is given a worker wrapper's control socket.

@@ -15,7 +15,7 @@ import (
 // TestLostWorkerMayRun: a Pod declared lost whose agent drives a worker
 // wrapper is held as still running, its kubelet silent, until its agent
 // confirms the stop of its epoch's worker or the bound from the mark (2 s
-// for the deprecation to reach the agent, its fence of 15 s, the
+// for the deprecation to reach the agent, its fence of 15 s and a tick, the
 // wrapper's 2 s grace and 1 s) has passed.
 func TestLostWorkerMayRun(t *testing.T) {
 	marked := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -37,16 +37,16 @@ func TestLostWorkerMayRun(t *testing.T) {
 		mayRun bool
 		left   time.Duration
 	}{
-		{"lost, wrapped, unconfirmed: held until the bound", memberOn("w", "dead", wrapped, lost), 5 * time.Second, true, 15 * time.Second},
-		{"past the bound", memberOn("w", "dead", wrapped, lost), 20 * time.Second, false, 0},
+		{"lost, wrapped, unconfirmed: held until the bound", memberOn("w", "dead", wrapped, lost), 5 * time.Second, true, 15250 * time.Millisecond},
+		{"past the bound", memberOn("w", "dead", wrapped, lost), 21 * time.Second, false, 0},
 		{"its agent confirmed the stop of its epoch", memberOn("w", "dead", wrapped, lost, confirmed("3")), 0, false, 0},
-		{"a confirmation of an earlier epoch proves nothing of this one", memberOn("w", "dead", wrapped, lost, confirmed("2")), 0, true, 20 * time.Second},
+		{"a confirmation of an earlier epoch proves nothing of this one", memberOn("w", "dead", wrapped, lost, confirmed("2")), 0, true, 20250 * time.Millisecond},
 		{"its kubelet reported every container stopped", memberOn("w", "dead", wrapped, lost, func(p *corev1.Pod) {
 			p.Status.InitContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}
 		}), 0, false, 0},
 		{"never joined an epoch: its worker never passed the barrier", memberOn("w", "dead", wrapped, lost, func(p *corev1.Pod) { p.Annotations = nil }), 0, false, 0},
 		{"no wrapper: only the kubelet stops it, and the node-loss bound is all there is", memberOn("w", "dead", lost), 0, false, 0},
-		{"a longer fence makes a longer bound", memberOn("w", "dead", wrapped, lost, agentEnv(agentspec.EnvFenceAfterSeconds, "40")), 30 * time.Second, true, 15 * time.Second},
+		{"a longer fence makes a longer bound", memberOn("w", "dead", wrapped, lost, agentEnv(agentspec.EnvFenceAfterSeconds, "40")), 30 * time.Second, true, 15250 * time.Millisecond},
 		{"not declared lost", memberOn("w", "dead", wrapped), 0, false, 0},
 	}
 	for _, tc := range cases {
@@ -80,8 +80,8 @@ func TestHoldLostWorkersKeepsTheGroupFromSyncing(t *testing.T) {
 		}}
 	}
 	s := snapshot()
-	if lookAgain := holdLostWorkers(&s, []corev1.Pod{old}, marked.Add(time.Second)); lookAgain != 19*time.Second {
-		t.Errorf("look again in %s, want 19s", lookAgain)
+	if lookAgain := holdLostWorkers(&s, []corev1.Pod{old}, marked.Add(time.Second)); lookAgain != 19250*time.Millisecond {
+		t.Errorf("look again in %s, want 19.25s", lookAgain)
 	}
 	if d := inplace.Decide(s); d.Synced != 1 {
 		t.Errorf("synced %d beside the lost Pod's worker that may still run, want 1 (held)", d.Synced)

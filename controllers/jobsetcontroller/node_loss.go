@@ -28,12 +28,13 @@ import (
 //
 // Why the bound is safe when the node is not dead but cut off: the node's
 // agent stopped its worker once it had been out of contact with the API
-// server for its fence time F (the agent's fence), and the kubelet, alive,
-// killed the worker within K. The link went down at c; the kubelet last
-// renewed at c - R at the earliest (R its renew interval), so the
-// controller saw that renewal no earlier, and declares no earlier than
-// c - R + bound. With bound >= F + R + K the worker stopped first. Each side
-// measures its own durations; no clock is compared with another.
+// server for its fence time F (the agent's fence, which looks every tick),
+// and the worker was gone within K (workerStop, read from the Pod). The
+// link went down at c; the kubelet last renewed at c - R at the earliest
+// (R its renew interval, stretched by the Lease controller's jitter), so
+// the controller saw that renewal no earlier, and declares no earlier than
+// c - R + bound. With bound >= F + tick + R + K the worker stopped first.
+// Each side measures its own durations; no clock is compared with another.
 //
 // A frozen node (a hung VM) runs nothing, its worker neither; when it
 // thaws, its agent finds it stalled past its fence and stops the worker at
@@ -86,9 +87,31 @@ type NodeSilence func(node string) (silence, renewInterval time.Duration, known 
 // Pod's containers.
 const DefaultNodeLossThreshold = 30 * time.Second
 
-// fenceRestart is K above: the kubelet sees the agent exit and kills every
-// container, the worker with a 2 s grace.
-const fenceRestart = 5 * time.Second
+// renewJitter is how much later than its renew interval a kubelet may
+// renew its Lease: the Lease controller's jitter of the interval.
+const renewJitter = 0.04
+
+// The kubelet's share of K for a worker without the wrapper: it notices the
+// agent's exit at its next relist, then kills the Pod's running regular
+// containers one after another before the sidecars, each with at least
+// its 2 s grace (RestartAllContainers asks for none), and removes them.
+const (
+	kubeletNotice      = time.Second
+	kubeletKillGrace   = 2 * time.Second
+	kubeletRemoveSlack = time.Second
+)
+
+// workerStop is K above for the Pod: how long after its agent's fence
+// fired its worker may still run. An agent that drives a worker wrapper
+// has it stop the worker's whole tree itself: the wrapper's grace and
+// slack. Without one, the kubelet stops it, the worker possibly last of
+// the Pod's regular containers.
+func workerStop(pod *corev1.Pod) time.Duration {
+	if drivesWrapper(pod) {
+		return (agentspec.WorkerStopGraceSeconds + agentspec.WorkerStopSlackSeconds) * time.Second
+	}
+	return kubeletNotice + time.Duration(len(pod.Spec.Containers))*kubeletKillGrace + kubeletRemoveSlack
+}
 
 // nodeLoss is how the reconciler tells lost members: silence nil or
 // threshold 0 turns it off.
@@ -218,14 +241,15 @@ func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod, now time.Time) fu
 // bounds are a member's bound while its group's silence is not shared,
 // and once it may be.
 func (l nodeLoss) bounds(f agentFenceSettings, renewInterval time.Duration) (bound, deferred time.Duration) {
-	bound = max(l.threshold, f.after+renewInterval+fenceRestart)
+	renew := renewInterval + time.Duration(float64(renewInterval)*renewJitter)
+	bound = max(l.threshold, f.after+agentspec.FenceTick+renew+f.stop)
 	deferred = bound
 	if f.witnesses > 0 {
 		// Past its defer limit, the agent stops its worker and vouches for
 		// no one; every promise it made before runs out within a promise's
 		// length, and the agents that relied on one have asked again and
 		// stopped their own workers.
-		deferred = max(bound, f.deferLimit+renewInterval+fenceRestart+agentspec.WitnessPromiseSeconds*time.Second)
+		deferred = max(bound, f.deferLimit+agentspec.FenceTick+renew+f.stop+agentspec.WitnessPromiseSeconds*time.Second)
 	}
 	return bound, deferred
 }
@@ -358,6 +382,9 @@ type agentFenceSettings struct {
 	// at its most cautious (one witness, the longest limit).
 	witnesses  int
 	deferLimit time.Duration
+	// stop is how long the worker may run once the fence fired
+	// (workerStop).
+	stop time.Duration
 }
 
 func agentFence(pod *corev1.Pod) agentFenceSettings {
@@ -366,7 +393,8 @@ func agentFence(pod *corev1.Pod) agentFenceSettings {
 		return agentFenceSettings{}
 	}
 	f := agentFenceSettings{fences: true, after: agentspec.DefaultFenceAfterSeconds * time.Second,
-		witnesses: agentspec.DefaultFenceWitnesses, deferLimit: agentspec.DefaultFenceDeferLimitSeconds * time.Second}
+		witnesses: agentspec.DefaultFenceWitnesses, deferLimit: agentspec.DefaultFenceDeferLimitSeconds * time.Second,
+		stop: workerStop(pod)}
 	for _, env := range pod.Spec.InitContainers[i].Env {
 		value, err := strconv.Atoi(env.Value)
 		known := env.ValueFrom == nil && err == nil && value >= 0

@@ -3,6 +3,7 @@ package jobsetcontroller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,13 @@ func TestLostMembers(t *testing.T) {
 	deleted := func(grace int64) func(*corev1.Pod) {
 		return func(p *corev1.Pod) { p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &metav1.Time{}, ptr.To(grace) }
 	}
+	containers := func(n int) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			for i := len(p.Spec.Containers); i < n; i++ {
+				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: fmt.Sprintf("side-%d", i), Image: "side"})
+			}
+		}
+	}
 	attempt := func(n int) func(*corev1.Pod) {
 		return func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = strconv.Itoa(n) }
 	}
@@ -63,7 +71,7 @@ func TestLostMembers(t *testing.T) {
 	witnesses2 := agentEnv(agentspec.EnvFenceWitnesses, "2")
 	// An earlier attempt's witnesses hold no group of the current one: its
 	// Pods wait for the deferred bound.
-	deferred := agentspec.DefaultFenceDeferLimitSeconds*time.Second + 10*time.Second + fenceRestart + agentspec.WitnessPromiseSeconds*time.Second
+	deferred := defaultDeferredBound
 	cases := []struct {
 		name      string
 		pods      []corev1.Pod
@@ -73,7 +81,12 @@ func TestLostMembers(t *testing.T) {
 		{"a member on a node silent past the bound (15 + 10 + 5 s)", []corev1.Pod{pod("w-0", "dead")}, []string{"w-0"}, 0},
 		{"members on nodes silent for less: look again when the first bound is reached", []corev1.Pod{pod("w-0", "slow", witnesses2), pod("w-1", "late", witnesses2)}, nil, time.Second},
 		{"a node silent for less than a renew interval and a half is not suspect", []corev1.Pod{pod("w-0", "fine")}, nil, 0},
-		{"a longer fence makes a longer bound", []corev1.Pod{pod("w-0", "dead", fence("50"))}, nil, 5 * time.Second},
+		{"a longer fence makes a longer bound", []corev1.Pod{pod("w-0", "dead", fence("50"))}, nil, 4650 * time.Millisecond},
+		// The kubelet kills a Pod's regular containers one after another,
+		// each with its 2 s grace: the worker may be the last.
+		{"more regular containers make a longer bound", []corev1.Pod{pod("w-0", "late", containers(3))}, nil, 4650 * time.Millisecond},
+		{"a wrapped worker is stopped by its agent: the kubelet's kills do not count",
+			[]corev1.Pod{pod("w-0", "late", containers(3), agentEnv(agentspec.EnvWrapperControl, agentspec.WrapperControl))}, nil, time.Second},
 		{"an agent that does not fence is never declared lost", []corev1.Pod{pod("w-0", "dead", fence("0"))}, nil, 0},
 		{"a node whose Lease was never seen", []corev1.Pod{pod("w-0", "unknown")}, nil, 0},
 		{"a member being deleted on a dead node never ends there: lost", []corev1.Pod{pod("w-0", "dead", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} })}, []string{"w-0"}, 0},
@@ -233,7 +246,7 @@ func TestLostMembersSharedSilence(t *testing.T) {
 	markedAgo := func(d time.Duration) func(*corev1.Pod) {
 		return func(p *corev1.Pod) { p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-d)) }
 	}
-	deferred := agentspec.DefaultFenceDeferLimitSeconds*time.Second + 10*time.Second + fenceRestart + agentspec.WitnessPromiseSeconds*time.Second
+	deferred := defaultDeferredBound
 	cases := []struct {
 		name      string
 		pods      []corev1.Pod
@@ -293,13 +306,20 @@ func TestLostMembersSharedSilence(t *testing.T) {
 	}
 }
 
+// defaultDeferredBound is the deferred bound of a memberOn Pod on a node
+// that renews every 10 s: the defer limit, a tick, the renew interval with
+// its jitter, the kubelet's stop of one regular container and a promise.
+const defaultDeferredBound = agentspec.DefaultFenceDeferLimitSeconds*time.Second + agentspec.FenceTick + 10400*time.Millisecond +
+	4*time.Second + agentspec.WitnessPromiseSeconds*time.Second
+
 // memberOn is a running member of group "workers" of JobSet uid-1 on node,
 // with the agent as injection makes it.
 func memberOn(name, node string, mutate ...func(*corev1.Pod)) corev1.Pod {
 	p := corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
 			jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "0", jobset.ReplicatedJobNameKey: "workers"}},
-		Spec:   corev1.PodSpec{NodeName: node, InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})}},
+		Spec: corev1.PodSpec{NodeName: node, InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})},
+			Containers: []corev1.Container{{Name: "worker", Image: "worker"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning},
 	}
 	for _, m := range mutate {

@@ -10,6 +10,8 @@
 // make up a third of its binary. Package v1alpha2 re-exports the keys.
 package agentspec
 
+import "time"
+
 // The JobSet resource the agent watches.
 const (
 	Group    = "jobset.x-k8s.io"
@@ -162,6 +164,10 @@ const WorkerStopGraceSeconds = 2
 // its grace: the agent's tick that notices, the wrapper's polls until
 // nothing is left.
 const WorkerStopSlackSeconds = 1
+
+// FenceTick is how often an agent looks at its silence from the API
+// server: its fence fires up to a tick after its fence time.
+const FenceTick = 250 * time.Millisecond
 
 // RequiredEnv are the variables the agent cannot start without, each set
 // from the downward API field that FieldPathOf gives.
