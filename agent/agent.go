@@ -55,6 +55,9 @@ type Agent struct {
 	hostname   string
 	peerClient *http.Client
 	witnessURL func(host, subdomain string) string
+
+	// worker links the agent with its worker's wrapper; nil without one.
+	worker *worker
 }
 
 // Option configures an Agent.
@@ -90,6 +93,9 @@ func New(cfg Config, api *kubeclient.Client, opts ...Option) *Agent {
 		// Peers are Pods of the cluster's network: no proxy of the
 		// environment applies.
 		peerClient: &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, Timeout: witnessTimeout},
+	}
+	if cfg.WrapperControl != "" {
+		a.worker = newWorker(cfg.WrapperControl)
 	}
 	a.hostname, _ = os.Hostname()
 	kept, err := loadPromises(cfg.StateDir, bootClock)
@@ -140,12 +146,23 @@ func (a *Agent) Run(ctx context.Context) int {
 	if a.cfg.FenceAfter > 0 {
 		go a.fence(ctx, a.endWatch, func() { fenced.Store(true); stop() })
 	}
+	workerCtx, endWorker := context.WithCancel(context.Background())
+	defer endWorker()
+	if a.worker != nil {
+		go a.worker.drive(workerCtx, a.barrier.liftedCh)
+	}
 	restart := a.follow(ctx)
 	switch {
 	case restart:
 		klog.InfoS("Epoch deprecated: restarting the Pod in place", "epoch", a.epoch.Load(), "exitCode", a.cfg.RestartExitCode)
+		if a.stopWorker() {
+			a.confirmStopped(a.epoch.Load())
+		}
 		return a.cfg.RestartExitCode
 	case fenced.Load():
+		// Out of contact: the stop cannot be confirmed, and need not be
+		// (the controller's bound covers a silent agent).
+		a.stopWorker()
 		return a.cfg.RestartExitCode
 	}
 	klog.InfoS("Shutting down", "epoch", a.epoch.Load())

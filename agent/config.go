@@ -29,6 +29,9 @@ type Config struct {
 	// NodeName names the agent's node to its peers; StateDir keeps its
 	// promises to them for the agents that follow in the Pod (witness.go).
 	NodeName, StateDir string
+	// WrapperControl is the worker wrapper's control socket; empty: the
+	// worker runs without a wrapper, and only the kubelet stops it.
+	WrapperControl string
 }
 
 // ConfigFromEnv reads and validates the configuration. Every problem is
@@ -46,6 +49,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		FenceDeferLimit: agentspec.DefaultFenceDeferLimitSeconds * time.Second,
 		NodeName:        getenv(agentspec.EnvNodeName),
 		StateDir:        getenv(agentspec.EnvStateDir),
+		WrapperControl:  getenv(agentspec.EnvWrapperControl),
 	}
 	var errs []error
 	for _, v := range []struct {
@@ -88,6 +92,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if c.StateDir != "" && !strings.HasPrefix(c.StateDir, "/") {
 		errs = append(errs, fmt.Errorf("%s=%q: must be an absolute path, a directory of the Pod (an emptyDir) that outlives the agent's container",
 			agentspec.EnvStateDir, c.StateDir))
+	}
+	if c.WrapperControl != "" && !strings.HasPrefix(c.WrapperControl, "/") {
+		errs = append(errs, fmt.Errorf("%s=%q: must be an absolute path, the worker wrapper's control socket in the volume the agent shares with the worker container",
+			agentspec.EnvWrapperControl, c.WrapperControl))
 	}
 	return c, errors.Join(errs...)
 }

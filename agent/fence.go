@@ -52,7 +52,7 @@ const (
 	// fenceTick is how often the fence looks at the silence; a tick that
 	// comes stallAfter or more after the one before means the agent did
 	// not run meanwhile.
-	fenceTick  = 250 * time.Millisecond
+	fenceTick  = agentspec.FenceTick
 	stallAfter = time.Second
 )
 

@@ -272,6 +272,35 @@ var _ = Describe("The epoch-only admission policy, with real bound ServiceAccoun
 		}
 	})
 
+	// The controller waits for this confirmation from a Pod it marked lost
+	// whose kubelet may be down (docs/controller.md, "The kubelet down
+	// alone"): the one write such a Pod takes, and it must not carry an
+	// epoch with it.
+	It("lets an agent confirm its worker's stop for the epoch its Pod shows, alone, even once its Pod was marked Failed", func(ctx context.Context) {
+		stopped := func(value string) string {
+			return fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, agentspec.WorkerStoppedAnnotation, value)
+		}
+		Expect(mergePatch(ctx, asOwn, own, epochPatch("5"))).To(Succeed())
+
+		By("on a live Pod: only the epoch it shows")
+		Expect(mergePatch(ctx, asOwn, own, stopped("4"))).To(And(ruleDenial("worker-stopped-value"), MatchError(ContainSubstring(`shows (5), not "4"`))))
+		Expect(mergePatch(ctx, asOwn, own, fmt.Sprintf(`{"metadata":{"annotations":{%q:"5","other":"x"}}}`, agentspec.WorkerStoppedAnnotation))).
+			To(ruleDenial("epoch-only"))
+
+		By("marking own Failed, as the controller marks a Pod of a lost node")
+		Expect(env.Client.Status().Patch(ctx, own.DeepCopy(), client.RawPatch(types.StrategicMergePatchType,
+			[]byte(`{"status":{"phase":"Failed","conditions":[{"type":"DisruptionTarget","status":"True","reason":"NodeLost"}]}}`)))).To(Succeed())
+		Expect(mergePatch(ctx, asOwn, own, stopped("5"))).To(Succeed())
+		Expect(mergePatch(ctx, asOwn, own, fmt.Sprintf(`{"metadata":{"annotations":{%q:"6",%q:"6"}}}`, jobset.EpochKey, agentspec.WorkerStoppedAnnotation))).
+			To(ruleDenial("live-pod"), "an epoch with the confirmation")
+		Expect(mergePatch(ctx, asOwn, own, epochPatch("5"))).To(ruleDenial("live-pod"), "the epoch it shows, written again")
+		Expect(mergePatch(ctx, asOwn, own, fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, agentspec.WorkerStoppedAnnotation))).
+			To(And(ruleDenial("worker-stopped-value"), MatchError(ContainSubstring("not removed"))))
+		got := &corev1.Pod{}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(own), got)).To(Succeed())
+		Expect(got.Annotations).To(And(HaveKeyWithValue(jobset.EpochKey, "5"), HaveKeyWithValue(agentspec.WorkerStoppedAnnotation, "5")))
+	})
+
 	It("denies a token bound to no Pod, even on the Pod it runs as", func(ctx context.Context) {
 		unbound := tokenClient(ctx, ns, nil)
 		Expect(mergePatch(ctx, unbound, own, epochPatch("1"))).To(

@@ -85,7 +85,8 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
 		// Suspended too: the Pods a suspension stopped may end Succeeded,
 		// and their Jobs count them complete.
-		snapshot = epochSnapshot(js, pods, jobs, o.signs, o.nodeLoss.fenced(js, o.pods))
+		snapshot = epochSnapshot(js, pods, jobs, o.signs, o.nodeLoss.fenced(js, o.pods, o.now))
+		a.requeueAfter = holdLostWorkers(&snapshot, pods, o.now)
 		if lost := inplace.LostIndex(snapshot.Pods); lost != "" && (d.kind == keepRunning || d.kind == completeJobSet) {
 			d, a.confirm = lostIndexDecision(js, lost), true
 		}
@@ -112,7 +113,8 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 			a.withTheirJobs = replacedWithTheirJobs(currentAttempt(js, pods), a.failedInPlace)
 		}
 		var report string
-		report, a.requeueAfter = stalledGather(update.js, currentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)
+		report, stallLookAgain := stalledGather(update.js, currentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)
+		a.requeueAfter = sooner(a.requeueAfter, stallLookAgain)
 		update.setGatherStalled(report)
 		update.setKeptOffNodes(keptOffUnschedulable(currentAttempt(js, o.pods)))
 	default:
@@ -132,7 +134,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	a.lost, lostLookAgain = lostMembers(update.js, o.pods, o.nodeLoss, o.now)
 	a.requeueAfter = sooner(a.requeueAfter, lostLookAgain)
 	var confirmRelease bool
-	a.release, confirmRelease = releases(update.js, o.pods, jobs, o.nodeLoss)
+	a.release, confirmRelease = releases(update.js, o.pods, jobs, o.nodeLoss, o.now)
 	a.confirm = a.confirm || confirmRelease
 	if d.kind == keepRunning && inPlaceRestartEnabled(update.js) {
 		a.gather, a.gatherKnown = gatherOf(update.js), true
@@ -145,7 +147,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 // Pods, and goes once its ttlSecondsAfterFinished is over.
 func decideFinished(o *observed) actions {
 	a := actions{deleteJobs: o.children.active}
-	a.release, _ = releases(o.js, o.pods, nil, o.nodeLoss)
+	a.release, _ = releases(o.js, o.pods, nil, o.nodeLoss, o.now)
 	if remaining, ok := ttlRemaining(o.js, o.now); ok {
 		a.expired, a.requeueAfter = remaining <= 0, max(remaining, 0)
 	}

@@ -75,14 +75,14 @@ func keepsMembers(js *jobset.JobSet) bool {
 // the group-member finalizer. js is nil when the JobSet is gone; jobs are
 // the JobSet's current Jobs by name; replaced reports whether a later Pod
 // of the Pod's Job and completion index exists.
-func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job, replaced func(*corev1.Pod) bool, loss nodeLoss) bool {
+func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job, replaced func(*corev1.Pod) bool, loss nodeLoss, now time.Time) bool {
 	if !keepsMembers(js) {
 		return true
 	}
-	if markedLost(pod) && loss.mayRunUnheard(pod, agentFence(pod)) {
-		// Kept readable: while it may run, its node counts among the
-		// JobSet's silent ones (nodeLoss.sharedSilence), of whatever
-		// restart attempt.
+	if fence := agentFence(pod); markedLost(pod) && (loss.mayRunUnheard(pod, fence) || loss.mayVouchUnseen(js, pod, fence, now)) {
+		// Kept readable: while it may run, of whatever restart attempt, or
+		// its agent's promises may bind, its node counts among the
+		// JobSet's silent ones (nodeLoss.sharedSilence).
 		return false
 	}
 	if !ofCurrentAttempt(js, pod) {
@@ -141,11 +141,11 @@ func indexComplete(job *batchv1.Job, pod *corev1.Pod) bool {
 // while running, and its release must be decided on a fresh read of its
 // Job: the cache may not show yet that the Job counted its index complete,
 // and releasing it would lose the only trace.
-func releases(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, loss nodeLoss) (release []*corev1.Pod, confirm bool) {
+func releases(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, loss nodeLoss, now time.Time) (release []*corev1.Pod, confirm bool) {
 	byName, replaced := jobsByName(jobs), replacedAmong(pods)
 	for i := range pods {
 		pod := &pods[i]
-		if holdsMember(pod) && releasable(js, pod, byName, replaced, loss) {
+		if holdsMember(pod) && releasable(js, pod, byName, replaced, loss, now) {
 			release = append(release, pod)
 			confirm = confirm || (keepsMembers(js) && leftWhileRunning(pod))
 		}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
@@ -65,6 +66,15 @@ func TestReleasable(t *testing.T) {
 	}
 	stopped := func(p *corev1.Pod) {
 		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
+	}
+	withAgent := func(p *corev1.Pod) {
+		p.Spec.InitContainers = []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})}
+	}
+	markedAgo := func(d time.Duration) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			mark := &p.Status.Conditions[len(p.Status.Conditions)-1]
+			mark.LastTransitionTime = metav1.NewTime(now.Add(-d))
+		}
 	}
 	// silentFor: node-a has not renewed its Lease for that long.
 	silentFor := func(d time.Duration) nodeLoss {
@@ -121,7 +131,7 @@ func TestReleasable(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := releasable(tc.js, tc.pod, tc.jobs, func(*corev1.Pod) bool { return true }, nodeLoss{}); got != tc.want {
+			if got := releasable(tc.js, tc.pod, tc.jobs, func(*corev1.Pod) bool { return true }, nodeLoss{}, now.Time); got != tc.want {
 				t.Errorf("releasable = %v, want %v", got, tc.want)
 			}
 		})
@@ -141,10 +151,16 @@ func TestReleasable(t *testing.T) {
 		{"declared lost, its kubelet reported it stopped", running(), member(declaredLost, stopped), job(), true, silentFor(time.Minute)},
 		{"declared lost, its node renews again: its kubelet stops it", running(), member(declaredLost), job(), true, silentFor(2 * time.Second)},
 		{"declared lost, its node gone", running(), member(declaredLost, func(p *corev1.Pod) { p.Spec.NodeName = "node-gone" }), job(), true, silentFor(time.Minute)},
+		// Its agent may have vouched for a silent peer, unseen: it counts
+		// until its witness bound (nodeLoss.mayVouchUnseen).
+		{"declared lost a minute ago, its node renews again and its kubelet reported it stopped: held for its agent's promises",
+			running(), member(withAgent, declaredLost, stopped, markedAgo(time.Minute)), job(), false, silentFor(2 * time.Second)},
+		{"declared lost past its witness bound, its kubelet reported it stopped",
+			running(), member(withAgent, declaredLost, stopped, markedAgo(11*time.Minute)), job(), true, silentFor(2 * time.Second)},
 	}
 	for _, tc := range lostCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := releasable(tc.js, tc.pod, tc.jobs, func(*corev1.Pod) bool { return true }, tc.loss); got != tc.want {
+			if got := releasable(tc.js, tc.pod, tc.jobs, func(*corev1.Pod) bool { return true }, tc.loss, now.Time); got != tc.want {
 				t.Errorf("releasable = %v, want %v", got, tc.want)
 			}
 		})
@@ -193,7 +209,7 @@ func TestReleasesHoldAPodMarkedLostUntilItsReplacementExists(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			release, _ := releases(js, tc.pods, jobs, nodeLoss{})
+			release, _ := releases(js, tc.pods, jobs, nodeLoss{}, time.Now())
 			var got []string
 			for _, p := range release {
 				got = append(got, p.Name)

@@ -28,12 +28,13 @@ import (
 //
 // Why the bound is safe when the node is not dead but cut off: the node's
 // agent stopped its worker once it had been out of contact with the API
-// server for its fence time F (the agent's fence), and the kubelet, alive,
-// killed the worker within K. The link went down at c; the kubelet last
-// renewed at c - R at the earliest (R its renew interval), so the
-// controller saw that renewal no earlier, and declares no earlier than
-// c - R + bound. With bound >= F + R + K the worker stopped first. Each side
-// measures its own durations; no clock is compared with another.
+// server for its fence time F (the agent's fence, which looks every tick),
+// and the worker was gone within K (workerStop, read from the Pod). The
+// link went down at c; the kubelet last renewed at c - R at the earliest
+// (R its renew interval, stretched by the Lease controller's jitter), so
+// the controller saw that renewal no earlier, and declares no earlier than
+// c - R + bound. With bound >= F + tick + R + K the worker stopped first.
+// Each side measures its own durations; no clock is compared with another.
 //
 // A frozen node (a hung VM) runs nothing, its worker neither; when it
 // thaws, its agent finds it stalled past its fence and stops the worker at
@@ -49,8 +50,10 @@ import (
 // the bound above only while few enough nodes of the JobSet are silent:
 // at most w, the least FENCE_WITNESSES of the group's agents, counting
 // every suspect node that still runs a Pod of the JobSet, including Pods
-// already declared lost whose kubelet has not reported them stopped (their
-// finalizer keeps them readable until then: releasable). An agent and its
+// already declared lost whose kubelet has not reported them stopped, and
+// those of the current attempt whose agent may have vouched for a peer
+// unseen (mayVouchUnseen); their finalizer keeps them readable meanwhile
+// (releasable). An agent and its
 // w witnesses are w+1 silent nodes, so the last of them could not have been
 // declared lost while the others still ran. Past that count, a member is
 // declared lost only after its agent's defer limit (FENCE_DEFER_LIMIT_SECONDS)
@@ -84,9 +87,31 @@ type NodeSilence func(node string) (silence, renewInterval time.Duration, known 
 // Pod's containers.
 const DefaultNodeLossThreshold = 30 * time.Second
 
-// fenceRestart is K above: the kubelet sees the agent exit and kills every
-// container, the worker with a 2 s grace.
-const fenceRestart = 5 * time.Second
+// renewJitter is how much later than its renew interval a kubelet may
+// renew its Lease: the Lease controller's jitter of the interval.
+const renewJitter = 0.04
+
+// The kubelet's share of K for a worker without the wrapper: it notices the
+// agent's exit at its next relist, then kills the Pod's running regular
+// containers one after another before the sidecars, each with at least
+// its 2 s grace (RestartAllContainers asks for none), and removes them.
+const (
+	kubeletNotice      = time.Second
+	kubeletKillGrace   = 2 * time.Second
+	kubeletRemoveSlack = time.Second
+)
+
+// workerStop is K above for the Pod: how long after its agent's fence
+// fired its worker may still run. An agent that drives a worker wrapper
+// has it stop the worker's whole tree itself: the wrapper's grace and
+// slack. Without one, the kubelet stops it, the worker possibly last of
+// the Pod's regular containers.
+func workerStop(pod *corev1.Pod) time.Duration {
+	if drivesWrapper(pod) {
+		return (agentspec.WorkerStopGraceSeconds + agentspec.WorkerStopSlackSeconds) * time.Second
+	}
+	return kubeletNotice + time.Duration(len(pod.Spec.Containers))*kubeletKillGrace + kubeletRemoveSlack
+}
 
 // nodeLoss is how the reconciler tells lost members: silence nil or
 // threshold 0 turns it off.
@@ -121,7 +146,15 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 		return nil, 0
 	}
 	_, group := inPlaceGroup(js)
-	silent, witnesses := loss.sharedSilence(js, pods)
+	silent, witnesses := loss.sharedSilence(js, pods, now)
+	for i := range pods {
+		// Its node stops counting then: a member past its bound may be
+		// lost, and the Pod is released.
+		if fence := agentFence(&pods[i]); loss.mayVouchUnseen(js, &pods[i], fence, now) {
+			mark := jobset.ControllerMark(&pods[i]).LastTransitionTime.Add(lostWitnessBound(fence))
+			lookAgain = sooner(lookAgain, mark.Sub(now))
+		}
+	}
 	for i := range pods {
 		pod := &pods[i]
 		node := pod.Spec.NodeName
@@ -166,9 +199,7 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 			members = append(members, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), again: again, earlier: earlier, why: fmt.Sprintf(
 				"node %s has not renewed its Lease for %s (%s)", node, silence.Round(time.Second), why)})
 		case suspect(silence, interval):
-			if wait := bound - silence; lookAgain == 0 || wait < lookAgain {
-				lookAgain = wait
-			}
+			lookAgain = sooner(lookAgain, bound-silence)
 		}
 	}
 	return members, lookAgain
@@ -179,7 +210,7 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 // would declare it lost now (nil: no node is watched). A node that renews
 // again has a kubelet that will report the Pod stopped; one the controller
 // knows nothing of leaves the Pod to go from the API (releasable).
-func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod) func(*corev1.Pod) bool {
+func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod, now time.Time) func(*corev1.Pod) bool {
 	if l.silence == nil || l.threshold <= 0 || !keepsMembers(js) {
 		return nil
 	}
@@ -199,7 +230,7 @@ func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod) func(*corev1.Pod)
 			return false
 		}
 		if !counted {
-			silent, witnesses = l.sharedSilence(js, pods)
+			silent, witnesses = l.sharedSilence(js, pods, now)
 			counted = true
 		}
 		bound, deferred := l.bounds(fence, interval)
@@ -210,23 +241,25 @@ func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod) func(*corev1.Pod)
 // bounds are a member's bound while its group's silence is not shared,
 // and once it may be.
 func (l nodeLoss) bounds(f agentFenceSettings, renewInterval time.Duration) (bound, deferred time.Duration) {
-	bound = max(l.threshold, f.after+renewInterval+fenceRestart)
+	renew := renewInterval + time.Duration(float64(renewInterval)*renewJitter)
+	bound = max(l.threshold, f.after+agentspec.FenceTick+renew+f.stop)
 	deferred = bound
 	if f.witnesses > 0 {
 		// Past its defer limit, the agent stops its worker and vouches for
 		// no one; every promise it made before runs out within a promise's
 		// length, and the agents that relied on one have asked again and
 		// stopped their own workers.
-		deferred = max(bound, f.deferLimit+renewInterval+fenceRestart+agentspec.WitnessPromiseSeconds*time.Second)
+		deferred = max(bound, f.deferLimit+agentspec.FenceTick+renew+f.stop+agentspec.WitnessPromiseSeconds*time.Second)
 	}
 	return bound, deferred
 }
 
 // sharedSilence counts the silent nodes that may still run a Pod of the
-// JobSet's group, of any restart attempt (mayRunUnheard), and tells the
-// least number of witnesses the group's agents ask for (0: none asks, and
-// every agent fences alone).
-func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod) (silent, witnesses int) {
+// JobSet's group, of any restart attempt (mayRunUnheard), with the nodes of
+// the Pods it marked lost whose promises may still bind a peer
+// (mayVouchUnseen), and tells the least number of witnesses the group's
+// agents ask for (0: none asks, and every agent fences alone).
+func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod, now time.Time) (silent, witnesses int) {
 	_, group := inPlaceGroup(js)
 	nodes := map[string]bool{}
 	for i := range pods {
@@ -236,13 +269,13 @@ func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod) (silent, w
 		}
 		fence := agentFence(pod)
 		unheard := l.mayRunUnheard(pod, fence)
-		if !unheard && !inplace.Live(pod) {
+		if !unheard && !inplace.Live(pod) && !l.mayVouchUnseen(js, pod, fence, now) {
 			continue
 		}
 		if w := fence.witnesses; w > 0 && (witnesses == 0 || w < witnesses) {
 			witnesses = w
 		}
-		if unheard {
+		if unheard || l.mayVouchUnseen(js, pod, fence, now) {
 			nodes[pod.Spec.NodeName] = true
 		}
 	}
@@ -272,6 +305,38 @@ func (l nodeLoss) mayRunUnheard(pod *corev1.Pod, fence agentFenceSettings) bool 
 	}
 	_, deferred := l.bounds(fence, interval)
 	return silence < deferred
+}
+
+// mayVouchUnseen reports whether the agent of a Pod the controller marked
+// lost may have promised a peer, silent too, to join no later epoch, or
+// whether such a promise may still bind: until lostWitnessBound after the
+// mark, whatever its node does since. Its node counts among the silent
+// ones meanwhile (sharedSilence), so that the peer it vouched for is
+// declared lost only at the deferred bound.
+//
+// Why its node's silence alone does not tell. An agent vouches while it is
+// out of contact, and the mark does not reach an agent that lost contact
+// before it read the deprecation that follows. Its kubelet may have been
+// down alone, its node silent, long before its agent lost contact: the
+// node's silence then says nothing of the agent's. Its replacement joins
+// in its stead, so its promise holds no epoch back; and once its node
+// renews again, or its kubelet reports it stopped, nothing counted it. The
+// agent lost contact by the mark and deliverySlack at the latest, vouches
+// for no one past its defer limit, and its last promise runs out a
+// promise's length later. Only Pods of the current restart attempt count:
+// agents vouch only for peers of their own attempt.
+func (l nodeLoss) mayVouchUnseen(js *jobset.JobSet, pod *corev1.Pod, fence agentFenceSettings, now time.Time) bool {
+	if l.silence == nil || pod.Spec.NodeName == "" || !fence.fences || !markedLost(pod) || !ofCurrentAttempt(js, pod) {
+		return false
+	}
+	mark := jobset.ControllerMark(pod)
+	return now.Before(mark.LastTransitionTime.Add(lostWitnessBound(fence)))
+}
+
+// lostWitnessBound is how long after its mark a lost Pod's agent may still
+// be vouched on (mayVouchUnseen).
+func lostWitnessBound(fence agentFenceSettings) time.Duration {
+	return deliverySlack + fence.deferLimit + agentspec.WitnessPromiseSeconds*time.Second
 }
 
 // markedLost: the controller marked the Pod Failed because its node was
@@ -317,6 +382,9 @@ type agentFenceSettings struct {
 	// at its most cautious (one witness, the longest limit).
 	witnesses  int
 	deferLimit time.Duration
+	// stop is how long the worker may run once the fence fired
+	// (workerStop).
+	stop time.Duration
 }
 
 func agentFence(pod *corev1.Pod) agentFenceSettings {
@@ -325,7 +393,8 @@ func agentFence(pod *corev1.Pod) agentFenceSettings {
 		return agentFenceSettings{}
 	}
 	f := agentFenceSettings{fences: true, after: agentspec.DefaultFenceAfterSeconds * time.Second,
-		witnesses: agentspec.DefaultFenceWitnesses, deferLimit: agentspec.DefaultFenceDeferLimitSeconds * time.Second}
+		witnesses: agentspec.DefaultFenceWitnesses, deferLimit: agentspec.DefaultFenceDeferLimitSeconds * time.Second,
+		stop: workerStop(pod)}
 	for _, env := range pod.Spec.InitContainers[i].Env {
 		value, err := strconv.Atoi(env.Value)
 		known := env.ValueFrom == nil && err == nil && value >= 0

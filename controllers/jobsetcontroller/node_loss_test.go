@@ -3,6 +3,7 @@ package jobsetcontroller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,13 @@ func TestLostMembers(t *testing.T) {
 	deleted := func(grace int64) func(*corev1.Pod) {
 		return func(p *corev1.Pod) { p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &metav1.Time{}, ptr.To(grace) }
 	}
+	containers := func(n int) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			for i := len(p.Spec.Containers); i < n; i++ {
+				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: fmt.Sprintf("side-%d", i), Image: "side"})
+			}
+		}
+	}
 	attempt := func(n int) func(*corev1.Pod) {
 		return func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = strconv.Itoa(n) }
 	}
@@ -63,7 +71,7 @@ func TestLostMembers(t *testing.T) {
 	witnesses2 := agentEnv(agentspec.EnvFenceWitnesses, "2")
 	// An earlier attempt's witnesses hold no group of the current one: its
 	// Pods wait for the deferred bound.
-	deferred := agentspec.DefaultFenceDeferLimitSeconds*time.Second + 10*time.Second + fenceRestart + agentspec.WitnessPromiseSeconds*time.Second
+	deferred := defaultDeferredBound
 	cases := []struct {
 		name      string
 		pods      []corev1.Pod
@@ -73,7 +81,12 @@ func TestLostMembers(t *testing.T) {
 		{"a member on a node silent past the bound (15 + 10 + 5 s)", []corev1.Pod{pod("w-0", "dead")}, []string{"w-0"}, 0},
 		{"members on nodes silent for less: look again when the first bound is reached", []corev1.Pod{pod("w-0", "slow", witnesses2), pod("w-1", "late", witnesses2)}, nil, time.Second},
 		{"a node silent for less than a renew interval and a half is not suspect", []corev1.Pod{pod("w-0", "fine")}, nil, 0},
-		{"a longer fence makes a longer bound", []corev1.Pod{pod("w-0", "dead", fence("50"))}, nil, 5 * time.Second},
+		{"a longer fence makes a longer bound", []corev1.Pod{pod("w-0", "dead", fence("50"))}, nil, 4650 * time.Millisecond},
+		// The kubelet kills a Pod's regular containers one after another,
+		// each with its 2 s grace: the worker may be the last.
+		{"more regular containers make a longer bound", []corev1.Pod{pod("w-0", "late", containers(3))}, nil, 4650 * time.Millisecond},
+		{"a wrapped worker is stopped by its agent: the kubelet's kills do not count",
+			[]corev1.Pod{pod("w-0", "late", containers(3), agentEnv(agentspec.EnvWrapperControl, agentspec.WrapperControl))}, nil, time.Second},
 		{"an agent that does not fence is never declared lost", []corev1.Pod{pod("w-0", "dead", fence("0"))}, nil, 0},
 		{"a node whose Lease was never seen", []corev1.Pod{pod("w-0", "unknown")}, nil, 0},
 		{"a member being deleted on a dead node never ends there: lost", []corev1.Pod{pod("w-0", "dead", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} })}, []string{"w-0"}, 0},
@@ -227,7 +240,13 @@ func TestLostMembersSharedSilence(t *testing.T) {
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonNodeLost}}
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 	}
-	deferred := agentspec.DefaultFenceDeferLimitSeconds*time.Second + 10*time.Second + fenceRestart + agentspec.WitnessPromiseSeconds*time.Second
+	reportedStopped := func(p *corev1.Pod) {
+		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}
+	}
+	markedAgo := func(d time.Duration) func(*corev1.Pod) {
+		return func(p *corev1.Pod) { p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-d)) }
+	}
+	deferred := defaultDeferredBound
 	cases := []struct {
 		name      string
 		pods      []corev1.Pod
@@ -241,10 +260,20 @@ func TestLostMembersSharedSilence(t *testing.T) {
 			[]corev1.Pod{memberOn("w-0", "long-a"), memberOn("w-1", "long-b"), memberOn("w-2", "c")}, []string{"w-0", "w-1"}, 0},
 		{"a member declared lost that may still run counts: its node is silent too",
 			[]corev1.Pod{memberOn("w-0", "a"), memberOn("gone", "b", declaredLost), memberOn("w-1", "c")}, nil, deferred - time.Minute},
-		{"a member declared lost that its kubelet reported stopped does not count",
-			[]corev1.Pod{memberOn("w-0", "a"), memberOn("gone", "b", declaredLost, func(p *corev1.Pod) {
-				p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}
-			}), memberOn("w-1", "c")}, []string{"w-0"}, 0},
+		{"a member declared lost long ago that its kubelet reported stopped does not count",
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("gone", "b", declaredLost, reportedStopped), memberOn("w-1", "c")}, []string{"w-0"}, 0},
+		// Its agent may have lost contact before it read the deprecation and
+		// vouched, not knowing it was replaced, for the member on node a.
+		{"a member declared lost within its witness bound counts, though its node renews and its kubelet reported it stopped",
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("gone", "c", declaredLost, reportedStopped, markedAgo(time.Minute)), memberOn("w-1", "c")},
+			nil, deliverySlack + agentspec.DefaultFenceDeferLimitSeconds*time.Second + agentspec.WitnessPromiseSeconds*time.Second - time.Minute},
+		{"a member declared lost past its witness bound does not count",
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("gone", "c", declaredLost, reportedStopped, markedAgo(11*time.Minute)), memberOn("w-1", "c")},
+			[]string{"w-0"}, 0},
+		{"a Pod of an earlier attempt declared lost within its witness bound does not count: agents vouch only within their attempt",
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("old", "c", declaredLost, reportedStopped, markedAgo(time.Minute), func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1" }),
+				memberOn("w-1", "c")},
+			[]string{"w-0"}, 0},
 		{"a Pod of an earlier attempt that may still run counts",
 			[]corev1.Pod{memberOn("w-0", "a"), memberOn("old", "b", func(p *corev1.Pod) { p.Labels[jobset.RestartsKey] = "1"; p.DeletionTimestamp = &metav1.Time{} })},
 			nil, deferred - time.Minute},
@@ -269,7 +298,7 @@ func TestLostMembersSharedSilence(t *testing.T) {
 				t.Errorf("lost %v, look again in %s; want %v, %s", names, lookAgain, tc.want, tc.lookAgain)
 			}
 			for _, m := range lost {
-				if silent, _ := loss.sharedSilence(js, tc.pods); silent > 1 && !strings.Contains(m.why, "silent at once") && !strings.Contains(m.why, "the bound is") {
+				if silent, _ := loss.sharedSilence(js, tc.pods, now); silent > 1 && !strings.Contains(m.why, "silent at once") && !strings.Contains(m.why, "the bound is") {
 					t.Errorf("why %q does not say which bound applied", m.why)
 				}
 			}
@@ -277,13 +306,20 @@ func TestLostMembersSharedSilence(t *testing.T) {
 	}
 }
 
+// defaultDeferredBound is the deferred bound of a memberOn Pod on a node
+// that renews every 10 s: the defer limit, a tick, the renew interval with
+// its jitter, the kubelet's stop of one regular container and a promise.
+const defaultDeferredBound = agentspec.DefaultFenceDeferLimitSeconds*time.Second + agentspec.FenceTick + 10400*time.Millisecond +
+	4*time.Second + agentspec.WitnessPromiseSeconds*time.Second
+
 // memberOn is a running member of group "workers" of JobSet uid-1 on node,
 // with the agent as injection makes it.
 func memberOn(name, node string, mutate ...func(*corev1.Pod)) corev1.Pod {
 	p := corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
 			jobset.JobSetUIDKey: "uid-1", jobset.RestartsKey: "0", jobset.ReplicatedJobNameKey: "workers"}},
-		Spec:   corev1.PodSpec{NodeName: node, InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})}},
+		Spec: corev1.PodSpec{NodeName: node, InitContainers: []corev1.Container{sidecar.Container(sidecar.Options{Image: "agent"})},
+			Containers: []corev1.Container{{Name: "worker", Image: "worker"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning},
 	}
 	for _, m := range mutate {
@@ -334,12 +370,12 @@ func TestFencedMarkedLost(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := loss.fenced(js, tc.pods)(&tc.pods[0]); got != tc.want {
+			if got := loss.fenced(js, tc.pods, time.Now())(&tc.pods[0]); got != tc.want {
 				t.Errorf("fenced = %v, want %v", got, tc.want)
 			}
 		})
 	}
-	if (nodeLoss{}).fenced(js, nil) != nil {
+	if (nodeLoss{}).fenced(js, nil, time.Now()) != nil {
 		t.Error("no node watched: want no fenced predicate")
 	}
 }

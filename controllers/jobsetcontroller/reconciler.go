@@ -195,7 +195,7 @@ func (r *Reconciler) releaseAll(ctx context.Context, js *jobset.JobSet, key type
 	if err != nil {
 		return err
 	}
-	release, _ := releases(js, pods, nil, nodeLoss{})
+	release, _ := releases(js, pods, nil, nodeLoss{}, time.Now())
 	return r.releaseMembers(ctx, release)
 }
 

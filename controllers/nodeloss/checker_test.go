@@ -2,6 +2,7 @@ package nodeloss
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +14,9 @@ import (
 // an in-place group of three ranks on three nodes whose links to the API
 // server fail: one node cut off, two together (a rack), every node at once
 // (an API server outage, which the controller shares), a node whose agent
-// alone loses the API server (its kubelet renews on), and a node that comes
-// back and goes again. Each rank's agent runs the real agent.Next and
+// alone loses the API server (its kubelet renews on), a node whose kubelet
+// alone is down (its agent in contact, its containers running, nothing
+// restarting them), and a node that comes back and goes again. Each rank's agent runs the real agent.Next and
 // agent.Fence; the controller declares ranks lost by the real Lost and
 // replaces each on a healthy spare node.
 //
@@ -28,6 +30,19 @@ import (
 // stop of its worker (the promise's length, agentspec.WitnessPromiseSeconds,
 // is set so): so a promise ends only once its asker asked again or stopped
 // its worker.
+//
+// A worker starts only through its kubelet, which starts the worker
+// container once the agent's startup probe says the barrier lifted (the
+// Pod tier): a kubelet that is down starts nothing, and one that runs
+// starts nothing of a Pod declared lost, which it sees deleted.
+//
+// Every worker runs under the worker wrapper: an agent stops its worker
+// itself (its fence, or a deprecation it reads), whether its kubelet runs
+// or not, and after a deprecation confirms the stop on its Pod. The
+// controller holds a Pod it declared lost as still running, keeping the
+// group from syncing, until its agent confirmed, its kubelet reported it
+// stopped, or the bound from the mark passed (controllers/jobsetcontroller,
+// lostWorkerMayRun), by which time its agent, in contact or silent, acted.
 //
 // It checks in every reachable state:
 //
@@ -46,6 +61,10 @@ const (
 	// witnessesNeeded is FENCE_WITNESSES.
 	witnessesNeeded = 1
 )
+
+// maxStates stops a model grown past what the checker's machine holds in
+// memory, with an error rather than the machine's OOM killer.
+const maxStates = 12_000_000
 
 var limits = agent.FenceLimits{After: 15 * time.Second, DeferLimit: 10 * time.Minute, AskAhead: time.Second, Witnesses: witnessesNeeded}
 
@@ -85,13 +104,22 @@ type pod struct {
 	// Pods (bits by index) whose promises it relies on.
 	witnessed agent.Witnessed
 	vouchers  uint8
+	// confirmed: its agent confirmed that the worker of the epoch the Pod
+	// shows stopped (a join shows another); boundPassed:
+	// the controller's bound from the mark passed (lost Pods only).
+	confirmed, boundPassed bool
+	// promisesOver: the controller's promise bound from the mark passed
+	// (lost Pods only): the Pod no longer counts as a silent node that
+	// may vouch.
+	promisesOver bool
 }
 
 type node struct {
 	// cut: kubelet and agent cut off; agentCut: the agent alone (its
-	// Service path), the kubelet renews on.
-	cut, agentCut bool
-	level         int8
+	// Service path), the kubelet renews on; kubeletDown: the kubelet
+	// alone, its agent in contact.
+	cut, agentCut, kubeletDown bool
+	level                      int8
 }
 
 type state struct {
@@ -122,7 +150,17 @@ func (s *state) agentSilent(r, g int) bool {
 }
 
 // leaseSilent: the controller hears nothing from the Pod's node.
-func (s *state) leaseSilent(r, g int) bool { return s.nodes[r][g].cut }
+func (s *state) leaseSilent(r, g int) bool { return s.nodes[r][g].cut || s.nodes[r][g].kubeletDown }
+
+// holdLostWorkers: the controller holds a lost Pod as still running until
+// its agent confirmed, its kubelet reported, or its bound passed. The
+// checker finds a rank that runs twice without it.
+var holdLostWorkers = true
+
+// countLostWitnesses: the controller counts a Pod it declared lost among
+// the silent nodes until its promise bound from the mark passed. The
+// checker finds a rank that runs twice without it.
+var countLostWitnesses = true
 
 func (s *state) level(r, g int) int8 { return s.nodes[r][g].level }
 
@@ -178,7 +216,7 @@ func quiet(s state) []step {
 				n.nodes[r][g].level++
 				add(n, "", "time passes on the node of %s (level %d)", name(r, g), n.nodes[r][g].level)
 			}
-			if p.restarting {
+			if p.restarting && !s.nodes[r][g].kubeletDown {
 				n := s
 				q := &n.pods[r][g]
 				q.restarting, q.agentUp = false, true
@@ -186,14 +224,14 @@ func quiet(s state) []step {
 				add(n, "", "kubelet restarts the containers of %s", name(r, g))
 				continue
 			}
-			if !p.agentUp {
-				continue
-			}
-			if p.lost && !s.leaseSilent(r, g) {
+			if p.lost && !s.leaseSilent(r, g) && (p.agentUp || p.worker != 0) {
 				// Its kubelet in contact stops a Pod declared lost.
 				n := s
-				n.pods[r][g] = pod{exists: true, lost: true}
+				n.pods[r][g] = pod{exists: true, lost: true, confirmed: true, promisesOver: p.promisesOver}
 				add(n, "", "kubelet stops the lost %s", name(r, g))
+				continue
+			}
+			if !p.agentUp {
 				continue
 			}
 			if s.agentSilent(r, g) {
@@ -225,23 +263,27 @@ func agentSteps(s state, r, g int) []step {
 		if p.lost || s.reliedOn(r, g) {
 			break
 		}
-		q.joined = s.synced + 1
+		// A confirmation names the epoch it confirms, which the Pod no
+		// longer shows.
+		q.joined, q.confirmed = s.synced+1, false
 		return []step{{label: fmt.Sprintf("agent of %s joins epoch %d", name(r, g), q.joined), next: n}}
 	case agent.Restart:
 		if p.worker != 0 && s.sharedOnly {
 			n.sharedOnly = false // a group restart, not of the outage's making
 		}
-		q.worker, q.agentUp, q.restarting = 0, false, true
-		return []step{{label: fmt.Sprintf("agent of %s exits with the restart code", name(r, g)), next: n}}
+		// Through the wrapper, whether its kubelet runs or not; in
+		// contact, it confirms the stop on its Pod.
+		q.worker, q.agentUp, q.restarting, q.confirmed = 0, false, true, true
+		return []step{{label: fmt.Sprintf("agent of %s stops its worker through the wrapper, confirms, and exits with the restart code", name(r, g)), next: n}}
 	case agent.Lift:
 		if p.lost {
-			break
+			break // the admission policy refuses the write again
 		}
 		if p.fenced {
 			q.fenced = false
 			return []step{{label: fmt.Sprintf("agent of %s writes epoch %d again", name(r, g), p.joined), next: n}}
 		}
-		if p.worker == 0 {
+		if p.worker == 0 && workerCanStart(s, r, g) {
 			q.worker = p.joined
 			return []step{{label: fmt.Sprintf("agent of %s lifts: worker starts at %d", name(r, g), p.joined), next: n, violation: unsafeStart(n, r, g)}}
 		}
@@ -258,7 +300,7 @@ func silentAgentSteps(s state, r, g int) []step {
 	p := s.pods[r][g]
 	var out []step
 	// What it saw before the silence: a synced epoch lifts at once.
-	if liftPending(p) {
+	if liftPending(s, r, g) {
 		n := s
 		n.pods[r][g].worker = p.joined
 		out = append(out, step{label: fmt.Sprintf("silent agent of %s lifts on what it saw: worker starts at %d", name(r, g), p.joined),
@@ -294,7 +336,8 @@ func silentAgentSteps(s state, r, g int) []step {
 func pending(s state, r, g int) bool {
 	p := s.pods[r][g]
 	if p.restarting {
-		return true
+		// Its worker stopped; the restart waits for a kubelet that runs.
+		return !s.nodes[r][g].kubeletDown
 	}
 	if !p.agentUp || !s.agentSilent(r, g) {
 		return false
@@ -303,13 +346,23 @@ func pending(s state, r, g int) bool {
 	case agent.HoldBarrier, agent.AskWitnesses, agent.StopWorker:
 		return true
 	}
-	return liftPending(p)
+	return liftPending(s, r, g)
+}
+
+// workerCanStart: a lift starts the worker of (r, g) only through its
+// kubelet, which starts the worker container once the agent's startup
+// probe says the barrier lifted: a kubelet that is down starts nothing, and
+// one that runs starts nothing of a Pod declared lost, which it sees
+// deleted.
+func workerCanStart(s state, r, g int) bool {
+	return !s.pods[r][g].lost && !s.nodes[r][g].kubeletDown
 }
 
 // liftPending: the agent saw its epoch synced before its silence and has
 // yet to lift, which it does at once.
-func liftPending(p pod) bool {
-	return p.agentUp && p.seen && p.worker == 0 && !p.fenced && p.joined != 0 &&
+func liftPending(s state, r, g int) bool {
+	p := s.pods[r][g]
+	return workerCanStart(s, r, g) && p.agentUp && p.seen && p.worker == 0 && !p.fenced && p.joined != 0 &&
 		agent.Next(int32(p.joined), agent.Epochs{Synced: int32(p.viewSynced), Deprecated: int32(p.viewDeprecated)}) == agent.Lift
 }
 
@@ -360,7 +413,12 @@ func controllerSteps(s state) []step {
 	for r := range ranks {
 		for g := range gens {
 			nd, p := s.nodes[r][g], s.pods[r][g]
-			if nd.cut && nd.level < pastPromises && p.exists && (p.agentUp || p.restarting || p.worker != 0) {
+			switch {
+			case p.exists && p.lost && !p.promisesOver && countLostWitnesses:
+				// Whatever its node does now: its agent may have vouched
+				// for a peer while cut off, not knowing it was replaced.
+				silentNodes++
+			case (nd.cut && nd.level < pastPromises || nd.kubeletDown) && p.exists && (p.agentUp || p.restarting || p.worker != 0):
 				silentNodes++
 			}
 		}
@@ -368,7 +426,9 @@ func controllerSteps(s state) []step {
 	bound, deferred := 30*time.Second, limits.DeferLimit+15*time.Second
 	for r := range ranks {
 		p, nd := s.pods[r][0], s.nodes[r][0]
-		if !p.exists || p.lost || !nd.cut || nd.level < pastFence {
+		// A node whose kubelet alone is down is silent to the
+		// controller past any bound while its agent stays in contact.
+		if !p.exists || p.lost || !nd.kubeletDown && (!nd.cut || nd.level < pastFence) {
 			continue
 		}
 		// The bound leaves the agent time to act on its fence time, the
@@ -405,9 +465,16 @@ func controllerSteps(s state) []step {
 			}
 		}
 	}
-	// Sync: every rank's member joined synced+1, after a deprecation.
+	// Sync: every rank's member joined synced+1, after a deprecation, and
+	// no Pod declared lost may still run its worker.
 	if s.deprecated == s.synced {
 		all := true
+		for r := range ranks {
+			for g := range gens {
+				p := s.pods[r][g]
+				all = all && !(holdLostWorkers && p.exists && p.lost && !p.confirmed && !p.boundPassed)
+			}
+		}
 		for r := range ranks {
 			g, ok := s.current(r)
 			all = all && ok && s.pods[r][g].joined == s.synced+1
@@ -465,7 +532,7 @@ func faults(s state) []step {
 	for r := range ranks {
 		nd := s.nodes[r][0]
 		switch {
-		case !nd.cut && !nd.agentCut:
+		case !nd.cut && !nd.agentCut && !nd.kubeletDown:
 			n := s
 			n.nodes[r][0].cut = true
 			startSilence(&n, r, 0)
@@ -474,6 +541,13 @@ func faults(s state) []step {
 			n.nodes[r][0].agentCut = true
 			startSilence(&n, r, 0)
 			add(n, false, "the agent of node %d loses the API server, its kubelet does not", r)
+			if r == 0 {
+				// Of one node only: the ranks are alike, and the states
+				// of three would not fit in memory.
+				n = s
+				n.nodes[r][0].kubeletDown = true
+				add(n, false, "the kubelet of node %d goes down, its containers and network stay up", r)
+			}
 			if next := s.nodes[(r+1)%ranks][0]; !next.cut && !next.agentCut {
 				n = s
 				n.nodes[r][0].cut, n.nodes[(r+1)%ranks][0].cut = true, true
@@ -483,7 +557,7 @@ func faults(s state) []step {
 			}
 		default:
 			n := s
-			n.nodes[r][0].cut, n.nodes[r][0].agentCut = false, false
+			n.nodes[r][0].cut, n.nodes[r][0].agentCut, n.nodes[r][0].kubeletDown = false, false, false
 			endSilence(&n, r, 0)
 			add(n, s.sharedOnly, "node %d is back", r)
 		}
@@ -505,6 +579,53 @@ func faults(s state) []step {
 		add(n, true, "the API server is back")
 	}
 	return out
+}
+
+// lostBoundMayPass: the bound from the mark of lost Pod (r, g) leaves its
+// agent time to act: one in contact reads the deprecation and stops its
+// worker, one silent since before reaches its fence time and acts on it.
+func lostBoundMayPass(s state, r, g int) bool {
+	p := s.pods[r][g]
+	if pending(s, r, g) {
+		return false
+	}
+	if p.agentUp && !s.agentSilent(r, g) &&
+		agent.Next(int32(p.joined), agent.Epochs{Synced: int32(s.synced), Deprecated: int32(s.deprecated)}) == agent.Restart {
+		return false
+	}
+	return !(p.agentUp && s.agentSilent(r, g) && p.worker != 0 && s.level(r, g) < pastFence)
+}
+
+// settle passes the controller's bounds from the mark of each lost Pod as
+// soon as they may: the earliest is the most adversarial, since each only
+// releases the controller (the hold of its group's sync, the count of its
+// node), and taking them at once spares the states of every later moment.
+func settle(s state) state {
+	for r := range ranks {
+		for g := range gens {
+			p := &s.pods[r][g]
+			if !p.exists || !p.lost {
+				continue
+			}
+			if !p.boundPassed && lostBoundMayPass(s, r, g) {
+				p.boundPassed = true
+			}
+			if !p.promisesOver && lostPromisesMayPass(s, r, g) {
+				p.promisesOver = true
+			}
+		}
+	}
+	return s
+}
+
+// lostPromisesMayPass: the controller's promise bound from the mark of
+// lost Pod (r, g) leaves its agent time to have stopped vouching and every
+// promise it made to have run out: it either read the deprecation in
+// contact within 2 s of the mark and exited, or, cut off before, passed its
+// defer limit; and each agent that relied on it asked again or stopped.
+func lostPromisesMayPass(s state, r, g int) bool {
+	p := s.pods[r][g]
+	return !pending(s, r, g) && !s.reliedOn(r, g) && (!p.agentUp || s.level(r, g) >= pastLimit)
 }
 
 // converged: no fault pending, every rank's member runs at the synced epoch.
@@ -533,6 +654,48 @@ func (s *state) agentCutOff() bool {
 }
 
 func TestFenceChecker(t *testing.T) {
+	found, explored := explore(nil)
+	for _, v := range found {
+		t.Error(v)
+	}
+	t.Logf("explored %d states", explored)
+}
+
+// TestFenceCheckerWithoutHold: without the hold of lost Pods, the group
+// syncs beside a worker whose kubelet is down before its agent, in
+// contact, stopped it.
+func TestFenceCheckerWithoutHold(t *testing.T) {
+	holdLostWorkers = false
+	defer func() { holdLostWorkers = true }()
+	expectRunsTwice(t, "the kubelet of node")
+}
+
+// TestFenceCheckerWithoutLostWitnesses: without the count of a lost Pod's
+// node until its witness bound, its agent, cut off before it read the
+// deprecation, vouches for a peer that is then declared lost after the
+// ordinary bound while it rides on the promise.
+func TestFenceCheckerWithoutLostWitnesses(t *testing.T) {
+	countLostWitnesses = false
+	defer func() { countLostWitnesses = true }()
+	expectRunsTwice(t, "cut off together")
+}
+
+// expectRunsTwice explores until it finds a rank that runs twice with a
+// step in its trace that says step.
+func expectRunsTwice(t *testing.T, step string) {
+	t.Helper()
+	expected := func(v string) bool { return strings.Contains(v, "runs twice") && strings.Contains(v, step) }
+	found, explored := explore(expected)
+	if !slices.ContainsFunc(found, expected) {
+		t.Fatalf("no rank runs twice after %q (explored %d states); found %q", step, explored, found)
+	}
+	t.Logf("explored %d states; found, as expected:\n%s", explored, strings.Join(found, "\n"))
+}
+
+// explore walks every reachable state and returns the first violation of
+// each kind, with its trace; it stops at the first that satisfies stop
+// (nil: none does), and then checks no liveness.
+func explore(stop func(violation string) bool) (found []string, explored int) {
 	index := map[state]int32{}
 	var states []state
 	var parent []int32
@@ -552,7 +715,7 @@ func TestFenceChecker(t *testing.T) {
 	// the next: kept for millions of states, they would cost gigabytes.
 	label := func(from, to state) string {
 		for _, st := range append(quiet(from), faults(from)...) {
-			if st.next == to {
+			if settle(st.next) == to {
 				return st.label
 			}
 		}
@@ -572,30 +735,43 @@ func TestFenceChecker(t *testing.T) {
 		return "  " + strings.Join(lines, "\n  ")
 	}
 	reported := map[string]bool{}
+	stopped := false
 	report := func(violation string, at int32, last string) {
 		kind, _, _ := strings.Cut(violation, ":")
-		if !reported[kind] {
-			reported[kind] = true
-			t.Errorf("%s\n%s", violation, trace(at, last))
+		if reported[kind] && stop == nil {
+			return
+		}
+		reported[kind] = true
+		v := fmt.Sprintf("%s\n%s", violation, trace(at, last))
+		if stop == nil || stop(v) {
+			found = append(found, v)
+			stopped = stop != nil
 		}
 	}
-	addState(initial(), -1)
-	for i := int32(0); int(i) < len(states); i++ {
+	addState(settle(initial()), -1)
+	for i := int32(0); int(i) < len(states) && !stopped; i++ {
 		s := states[i]
 		for _, st := range quiet(s) {
 			if st.violation != "" {
 				report(st.violation, i, st.label)
 				continue
 			}
-			quietEdges[i] = append(quietEdges[i], addState(st.next, i))
+			quietEdges[i] = append(quietEdges[i], addState(settle(st.next), i))
 		}
 		for _, st := range faults(s) {
 			if st.violation != "" {
 				report(st.violation, i, st.label)
 				continue
 			}
-			addState(st.next, i)
+			addState(settle(st.next), i)
 		}
+		if len(states) > maxStates {
+			found = append(found, fmt.Sprintf("the model outgrew the checker: more than %d states", maxStates))
+			return found, len(states)
+		}
+	}
+	if stop != nil {
+		return found, len(states)
 	}
 	// Liveness: quiet steps from every state can reach a converged one,
 	// once no node stays cut off forever... or its rank was replaced.
@@ -629,5 +805,5 @@ func TestFenceChecker(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("explored %d states", len(states))
+	return found, len(states)
 }

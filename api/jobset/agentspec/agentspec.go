@@ -10,6 +10,8 @@
 // make up a third of its binary. Package v1alpha2 re-exports the keys.
 package agentspec
 
+import "time"
+
 // The JobSet resource the agent watches.
 const (
 	Group    = "jobset.x-k8s.io"
@@ -132,6 +134,40 @@ const (
 // through this variable, set in both containers to a path in the volume
 // they share.
 const EnvWrapperControl = "JOBSET_WRAPPER_CONTROL"
+
+// The wrapper as injection puts it in place: an init container of the
+// agent's image copies the binary into an emptyDir that the worker
+// container and the agent both mount; the control socket lies beside it.
+const (
+	WrapperVolumeName    = "jobset-wrapper"
+	WrapperMountPath     = "/var/run/jobset-wrapper"
+	WrapperBinary        = WrapperMountPath + "/jobset-wrapper"
+	WrapperControl       = WrapperMountPath + "/control.sock"
+	WrapperInstallerName = "jobset-wrapper-install"
+	// WrapperImagePath is where the agent's image holds the binary.
+	WrapperImagePath = "/jobset-wrapper"
+)
+
+// WorkerStoppedAnnotation is the Pod annotation through which an agent
+// confirms that its wrapper stopped the worker of the epoch it names and
+// that nothing of that worker is left. The controller counts a Pod it
+// declared lost as stopped once its agent confirmed the Pod's epoch: its
+// kubelet, which would otherwise report it, may be down.
+const WorkerStoppedAnnotation = "jobset.sigs.k8s.io/worker-stopped"
+
+// WorkerStopGraceSeconds is how long the wrapper waits after SIGTERM
+// before it kills what is left of the worker, when the agent stops it to
+// restart the Pod or to fence: the kubelet's own least grace.
+const WorkerStopGraceSeconds = 2
+
+// WorkerStopSlackSeconds bounds the rest of a stop by the wrapper beyond
+// its grace: the agent's tick that notices, the wrapper's polls until
+// nothing is left.
+const WorkerStopSlackSeconds = 1
+
+// FenceTick is how often an agent looks at its silence from the API
+// server: its fence fires up to a tick after its fence time.
+const FenceTick = 250 * time.Millisecond
 
 // RequiredEnv are the variables the agent cannot start without, each set
 // from the downward API field that FieldPathOf gives.

@@ -76,6 +76,7 @@ const (
 	RuleEpochValue      = "epoch-value"
 	RuleEpochNoLower    = "epoch-not-lower"
 	RuleEpochAtMostNext = "epoch-at-most-next"
+	RuleStoppedValue    = "worker-stopped-value"
 )
 
 // epochOnlyPolicy limits what a ServiceAccount named jobset-agent, in any
@@ -101,8 +102,14 @@ const (
 //     whose node it found lost, and its Job replaces it, but the Pod's
 //     containers run on until the kubelet hears of it. Its agent, left
 //     without an epoch by its fence, must not join one when the node
-//     comes back: it would lift its barrier beside its replacement;
-//   - epoch-only: nothing on it but the epoch annotation;
+//     comes back: it would lift its barrier beside its replacement. The
+//     one write such a Pod takes is the confirmation that its worker
+//     stopped, alone, the epoch untouched: the controller waits for it
+//     when the Pod's kubelet may be down;
+//   - epoch-only: nothing on it but the epoch annotation and the
+//     worker-stopped one;
+//   - worker-stopped-value: the confirmation names the epoch the Pod
+//     shows, and once given is not taken back;
 //   - epoch-value: to a canonical decimal integer in 1..2147483647, the
 //     only values an agent writes;
 //   - epoch-not-lower and epoch-at-most-next: where the Pod has a valid
@@ -191,6 +198,12 @@ func epochOnlyPolicy() []client.Object {
 					// Both bounds apply to a valid new value replacing a
 					// valid old one.
 					{Name: "epochBounded", Expression: "variables.epochChanged && variables.newEpochValid && variables.oldEpochValid"},
+					{Name: "stoppedKey", Expression: quoted(agentspec.WorkerStoppedAnnotation)},
+					{Name: "stoppedChanged", Expression: "(variables.stoppedKey in variables.oldAnnotations) != (variables.stoppedKey in variables.newAnnotations) || " +
+						"(variables.stoppedKey in variables.oldAnnotations && variables.oldAnnotations[variables.stoppedKey] != variables.newAnnotations[variables.stoppedKey])"},
+					// A confirmation alone: what a Pod that ended or is being
+					// deleted still takes.
+					{Name: "onlyStopped", Expression: "variables.stoppedChanged && !variables.epochChanged"},
 				},
 				Validations: []admissionregistrationv1.Validation{
 					rule(RuleNoSubresource, "request.resource.resource == 'pods' && variables.subresource == ''",
@@ -207,7 +220,7 @@ func epochOnlyPolicy() []client.Object {
 							"(size(variables.boundPodName) == 1 ? 'this token is bound to Pod ' + variables.boundPodName[0] : 'this token is bound to no Pod') + "+
 							"'), not Pod ' + oldObject.metadata.name + ' (uid ' + string(oldObject.metadata.uid) + ')'"),
 					rule(RuleLivePod,
-						podUpdate("!has(oldObject.metadata.deletionTimestamp) && !(has(oldObject.status) && has(oldObject.status.phase) && oldObject.status.phase in ['Succeeded', 'Failed'])"),
+						podUpdate("variables.onlyStopped || !has(oldObject.metadata.deletionTimestamp) && !(has(oldObject.status) && has(oldObject.status.phase) && oldObject.status.phase in ['Succeeded', 'Failed'])"),
 						agent+" may not write an epoch to a Pod that has ended or is being deleted (its Job replaces it)",
 						"'"+agent+" may not write an epoch to Pod ' + oldObject.metadata.name + ', which ' + "+
 							"(has(oldObject.metadata.deletionTimestamp) ? 'is being deleted' : 'has ended ' + oldObject.status.phase) + ' (its Job replaces it)'"),
@@ -216,9 +229,9 @@ func epochOnlyPolicy() []client.Object {
 							" && "+unchanged("labels", "{}")+
 							" && "+unchanged("finalizers", "[]")+
 							" && "+unchanged("ownerReferences", "[]")+
-							" && variables.oldAnnotations.all(k, k == variables.epochKey || (k in variables.newAnnotations && variables.newAnnotations[k] == variables.oldAnnotations[k]))"+
-							" && variables.newAnnotations.all(k, k == variables.epochKey || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k]))"),
-						agent+" may change only the Pod annotation "+agentspec.EpochAnnotation+" (no label, other annotation, finalizer, owner reference or spec field)", ""),
+							" && variables.oldAnnotations.all(k, k == variables.epochKey || k == variables.stoppedKey || (k in variables.newAnnotations && variables.newAnnotations[k] == variables.oldAnnotations[k]))"+
+							" && variables.newAnnotations.all(k, k == variables.epochKey || k == variables.stoppedKey || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k]))"),
+						agent+" may change only the Pod annotations "+agentspec.EpochAnnotation+" and "+agentspec.WorkerStoppedAnnotation+" (no label, other annotation, finalizer, owner reference or spec field)", ""),
 					rule(RuleEpochValue,
 						podUpdate("!variables.epochChanged || variables.newEpochValid"),
 						"the Pod annotation "+agentspec.EpochAnnotation+" must be a decimal integer from 1 to "+maxEpoch+" without leading zeros",
@@ -232,6 +245,12 @@ func epochOnlyPolicy() []client.Object {
 						podUpdate("!variables.epochBounded || int(variables.newEpoch) <= int(variables.oldEpoch) + 1"),
 						"the Pod annotation "+agentspec.EpochAnnotation+" may rise by one at most (an agent joins the epoch after the synced one, and its Pod shows that or the synced one)",
 						"'the Pod annotation "+agentspec.EpochAnnotation+" may rise by one at most, from ' + variables.oldEpoch + ' to ' + string(int(variables.oldEpoch) + 1) + ', not to ' + variables.newEpoch"),
+					rule(RuleStoppedValue,
+						podUpdate("!variables.stoppedChanged || (variables.stoppedKey in variables.newAnnotations && variables.newAnnotations[variables.stoppedKey] == variables.newEpoch && variables.newEpochValid)"),
+						"the Pod annotation "+agentspec.WorkerStoppedAnnotation+" must name the epoch the Pod shows, and may not be removed",
+						"'the Pod annotation "+agentspec.WorkerStoppedAnnotation+" must name the epoch the Pod shows (' + "+
+							"(variables.newEpoch == '' ? 'none' : variables.newEpoch) + '), not ' + "+
+							"(variables.stoppedKey in variables.newAnnotations ? '\"' + variables.newAnnotations[variables.stoppedKey] + '\"' : 'removed')"),
 				},
 			},
 		},
