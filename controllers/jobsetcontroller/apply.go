@@ -185,7 +185,7 @@ func (r *Reconciler) deleteExpired(ctx context.Context, js *jobset.JobSet) error
 
 // writeStatus persists the status with a merge patch guarded by the
 // resourceVersion the reconcile read (a stale read fails with a conflict
-// and is retried on fresh state), then logs and emits the queued events,
+// and is retried on fresh state; statusPatch), then logs and emits the queued events,
 // which are the reconcile's decisions, and records the metrics.
 func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
 	log := ctrl.LoggerFrom(ctx)
@@ -193,8 +193,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
 		log.V(2).Info("Status unchanged")
 		return nil
 	}
-	patch := client.MergeFromWithOptions(u.original, client.MergeFromWithOptimisticLock{})
-	if err := r.client.Status().Patch(ctx, u.js, patch); err != nil {
+	if err := r.client.Status().Patch(ctx, u.js, statusPatch(u.original)); err != nil {
 		return fmt.Errorf("writing the status of JobSet %s: %w", client.ObjectKeyFromObject(u.js), err)
 	}
 	for _, e := range u.events {
