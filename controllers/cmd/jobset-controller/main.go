@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,8 +21,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/fastjobset/jobset/api/features"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
+	"github.com/fastjobset/jobset/api/tlsoptions"
 	"github.com/fastjobset/jobset/api/version"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/controllers/leadership"
@@ -53,6 +56,8 @@ type options struct {
 	burst, concurrency                        int
 	// releaseGroupMembers: release every Pod and exit (a rollback's step).
 	releaseGroupMembers bool
+	gates               features.Gates
+	tls                 tlsoptions.Options
 }
 
 func main() {
@@ -77,6 +82,8 @@ func main() {
 		"After this many failures in place of the same Pod within --repeated-failure-window, the Pod is replaced on another node instead (0: never).")
 	flag.DurationVar(&o.repeatedFailureWindow, "repeated-failure-window", jobsetcontroller.DefaultRepeatedFailureWindow,
 		"The window of --repeated-failure-limit.")
+	flag.Var(&o.gates, "feature-gates", features.Usage())
+	o.tls.BindFlags(flag.CommandLine)
 	printVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -196,6 +203,9 @@ func (o options) validate() error {
 	if o.repeatedFailureLimit > 0 && o.repeatedFailureWindow <= 0 {
 		errs = append(errs, fmt.Errorf("--repeated-failure-window=%s: must be a positive duration while --repeated-failure-limit is set", o.repeatedFailureWindow))
 	}
+	if _, err := o.tls.ServerConfig(o.gates); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -226,7 +236,13 @@ func startServers(ctx context.Context, cfg *rest.Config, o options, ready health
 		if err != nil {
 			return nil, err
 		}
-		metrics, err := metricsserver.NewServer(metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: true}, cfg, httpClient)
+		tlsPolicy, err := o.tls.ServerConfig(o.gates)
+		if err != nil {
+			return nil, err
+		}
+		metrics, err := metricsserver.NewServer(metricsserver.Options{
+			BindAddress: o.metricsAddr, SecureServing: true, TLSOpts: []func(*tls.Config){tlsPolicy},
+		}, cfg, httpClient)
 		if err != nil {
 			return nil, fmt.Errorf("metrics server: %w", err)
 		}

@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,10 +35,12 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/fastjobset/jobset/api/features"
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
+	"github.com/fastjobset/jobset/api/tlsoptions"
 	"github.com/fastjobset/jobset/api/version"
 	jobsetwebhook "github.com/fastjobset/jobset/webhooks/jobsetwebhook"
 	podwebhook "github.com/fastjobset/jobset/webhooks/pod"
@@ -61,6 +64,8 @@ type options struct {
 	// by a check every certCheckInterval.
 	certValidity, certRenewBefore, certCheckInterval time.Duration
 	agent                                            sidecar.Options
+	gates                                            features.Gates
+	tls                                              tlsoptions.Options
 }
 
 func main() {
@@ -87,6 +92,8 @@ func main() {
 	flag.Func("agent-memory", "Memory request and limit (equal) of injected agents, a quantity such as 32Mi (default "+sidecar.DefaultMemory.String()+").", quantityFlag("agent-memory", &o.agent.Memory))
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus metrics endpoint (\"0\" disables it).")
+	flag.Var(&o.gates, "feature-gates", features.Usage())
+	o.tls.BindFlags(flag.CommandLine)
 	printVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -104,6 +111,10 @@ func main() {
 	o.agent.RestartExitCode = int32(exitCode)
 	if !o.certManager && o.certRenewBefore >= o.certValidity {
 		fmt.Fprintf(os.Stderr, "jobset-webhook: --cert-renew-before=%s must be shorter than --cert-validity=%s, or every check would renew\n", o.certRenewBefore, o.certValidity)
+		os.Exit(2)
+	}
+	if _, err := o.tls.ServerConfig(o.gates); err != nil {
+		fmt.Fprintln(os.Stderr, "jobset-webhook:", err)
 		os.Exit(2)
 	}
 	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
@@ -129,6 +140,11 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err != nil {
 		return err
 	}
+	tlsPolicy, err := o.tls.ServerConfig(o.gates)
+	if err != nil {
+		return err
+	}
+	tlsOpts := []func(*tls.Config){tlsPolicy}
 	// Building the manager asks the API server for REST mappings: without
 	// one it would fail, and the webhook crash-loop through the outage.
 	if err := waitForAPIServer(ctx, cfg); err != nil {
@@ -144,9 +160,9 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 			&corev1.Pod{}: {Label: jobset.ChildrenSelector()},
 		}},
 		// Started by the first webhook registration, after the certificate.
-		WebhookServer:          webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir}),
+		WebhookServer:          webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir, TLSOpts: tlsOpts}),
 		HealthProbeBindAddress: o.probeAddr,
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsAddr != "0"},
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsAddr != "0", TLSOpts: tlsOpts},
 	})
 	if err != nil {
 		return fmt.Errorf("building the manager: %w", err)
