@@ -21,10 +21,19 @@ const (
 	failJobSet
 	// restartJobSet: recreate every child Job (status.restarts + 1).
 	restartJobSet
+	// restartOneJob: recreate only the failed Job (its entry of
+	// jobRestarts + 1); the rest keep running, converged.
+	restartOneJob
 )
 
 func (k decisionKind) String() string {
-	return [...]string{"KeepRunning", "Complete", "Fail", "Restart"}[k]
+	return [...]string{"KeepRunning", "Complete", "Fail", "Restart", "RestartJob"}[k]
+}
+
+// keepsRunning: the JobSet runs on, its children converged (a restart of
+// one Job leaves the others running).
+func (k decisionKind) keepsRunning() bool {
+	return k == keepRunning || k == restartOneJob
 }
 
 // decision is what the policies decided for one reconcile. Policies are pure
@@ -37,6 +46,9 @@ type decision struct {
 	message string
 	// countsTowardMax: a restart that uses one of failurePolicy.maxRestarts.
 	countsTowardMax bool
+	// replicatedJob and jobIndex: the Job a restartOneJob recreates.
+	replicatedJob string
+	jobIndex      int
 	// conditionReason and conditionMessage: community JobSet's wording of
 	// the condition, when it differs from reason and message
 	// (community_conditions.go).
@@ -57,8 +69,8 @@ const ReasonRestarting = "Restarting"
 // policyDecision runs the policies in order: a failed Job goes to the
 // failure policy first (a JobSet whose Job failed is not complete), then
 // the success policy.
-func policyDecision(js *jobset.JobSet, children childJobs) decision {
-	if d := failurePolicyDecision(js, children.failed); d.kind != keepRunning {
+func policyDecision(js *jobset.JobSet, children childJobs, restartJobGate bool) decision {
+	if d := failurePolicyDecision(js, children.failed, restartJobGate); d.kind != keepRunning {
 		return withCommunityWording(js, children.failed, d)
 	}
 	if successPolicyMet(js, children.successful) {
@@ -108,7 +120,7 @@ type childrenPlan struct {
 // none until every Job of earlier attempts is gone. The startup policy and
 // dependsOn hold back the Jobs of replicatedJobs whose turn has not come,
 // judged by status (replicatedJobsStatus of the same children).
-func planChildren(js *jobset.JobSet, children childJobs, status []jobset.ReplicatedJobStatus) childrenPlan {
+func planChildren(js *jobset.JobSet, children childJobs, status []jobset.ReplicatedJobStatus, restartJobGate bool) childrenPlan {
 	plan := childrenPlan{delete: children.previous}
 	current := map[string]bool{}
 	for _, job := range children.current() {
@@ -128,6 +140,9 @@ func planChildren(js *jobset.JobSet, children childJobs, status []jobset.Replica
 		case blocking || taken[name]:
 			plan.blocked++
 		default:
+			if restartJobGate {
+				at.generation = ptr.To(jobGeneration(js, at.replicatedJob.Name, at.index))
+			}
 			plan.create = append(plan.create, constructJob(js, at))
 		}
 	}

@@ -148,7 +148,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		}
 		reconciler := jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"),
 			jobsetcontroller.WithGatherStallThreshold(o.gatherStallThreshold), jobsetcontroller.WithNodeLoss(o.nodeLossThreshold, nil),
-			jobsetcontroller.WithRepeatedFailures(o.repeatedFailureLimit, o.repeatedFailureWindow))
+			jobsetcontroller.WithRepeatedFailures(o.repeatedFailureLimit, o.repeatedFailureWindow), jobsetcontroller.WithFeatureGates(o.gates))
 		if err := reconciler.SetupWithManager(mgr, o.concurrency); err != nil {
 			return fmt.Errorf("setting up the JobSet reconciler: %w", err)
 		}

@@ -210,7 +210,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	setupErr := make(chan error, 1)
 	go func() {
 		<-certsReady
-		setupErr <- setupWebhooks(mgr, o.agent)
+		setupErr <- setupWebhooks(mgr, o.agent, o.gates)
 	}()
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
@@ -238,8 +238,8 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 }
 
 // setupWebhooks registers every webhook this binary serves.
-func setupWebhooks(mgr ctrl.Manager, agent sidecar.Options) error {
-	if err := jobsetwebhook.SetupWithManager(mgr, agent); err != nil {
+func setupWebhooks(mgr ctrl.Manager, agent sidecar.Options, gates features.Gates) error {
+	if err := jobsetwebhook.SetupWithManager(mgr, agent, gates); err != nil {
 		return err
 	}
 	return podwebhook.SetupWithManager(mgr)
