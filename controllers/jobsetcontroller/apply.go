@@ -104,6 +104,14 @@ func (r *Reconciler) convergeChildren(ctx context.Context, js *jobset.JobSet, ch
 	}); err != nil {
 		return err
 	}
+	if err := r.forEach(ctx, jobsOf(plan.rescale), func(job *batchv1.Job) error {
+		scaled := plan.rescale[job]
+		ctrl.LoggerFrom(ctx).Info("Scaling a Job to its replicatedJob's parallelism and completions", "job", klog.KObj(job),
+			"parallelism", ptr.Deref(scaled.Spec.Parallelism, 0), "completions", ptr.Deref(scaled.Spec.Completions, 0))
+		return r.patchJob(ctx, job, scaled)
+	}); err != nil {
+		return fmt.Errorf("scaling Jobs: %w", err)
+	}
 	suspend, resume := suspendPlan(js, children.active)
 	if err := r.forEach(ctx, suspend, func(job *batchv1.Job) error {
 		suspended := job.DeepCopy()

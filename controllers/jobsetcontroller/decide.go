@@ -77,6 +77,9 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	status := replicatedJobsStatus(js, o.children)
 	restartJobGate := o.gates.Enabled(features.RestartJob)
 	plan := planChildren(js, o.children, status, restartJobGate)
+	if o.gates.Enabled(features.ElasticJobSet) {
+		plan.rescale = rescaled(js, o.children.active)
+	}
 	d := policyDecision(js, o.children, restartJobGate)
 	a := actions{deleteJobs: plan.delete}
 	update := newStatusUpdate(js, metav1.NewTime(o.now))

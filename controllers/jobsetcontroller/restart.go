@@ -112,6 +112,9 @@ type childrenPlan struct {
 	waiting int
 	// inOrderPending: an InOrder startup has replicatedJobs still to start.
 	inOrderPending bool
+	// rescale maps active Jobs to copies with the parallelism and
+	// completions their replicatedJob changed to (ElasticJobSet; elastic.go).
+	rescale map[*batchv1.Job]*batchv1.Job
 }
 
 // planChildren decides which Jobs to delete and create. A new Job reuses its

@@ -97,7 +97,6 @@ func TestOneJobRestartDecision(t *testing.T) {
 	}
 }
 
-
 // A Job created for an earlier generation of its index is replaced, under
 // the gate only; a Job without the label (created before the gate was on)
 // stays.

@@ -55,10 +55,10 @@ var _ = BeforeSuite(func() {
 	env, err = framework.Start(framework.WithWebhooks())
 	Expect(err).NotTo(HaveOccurred())
 	stopManager, err = env.StartManager(ctrl.Options{}.Cache, func(mgr ctrl.Manager) error {
-		// The alpha RestartJob gate on, as a cluster that uses the
-		// action runs it; the validation tests cover it off.
+		// The alpha RestartJob and ElasticJobSet gates on, as a cluster
+		// that uses them runs them; the validation tests cover them off.
 		return jobsetwebhook.SetupWithManager(mgr, sidecar.Options{Image: "jobset-agent:test", RestartExitCode: 88},
-			features.Gates{}.With(features.RestartJob, true))
+			features.Gates{}.With(features.RestartJob, true).With(features.ElasticJobSet, true))
 	})
 	Expect(err).NotTo(HaveOccurred())
 	cfg := rest.CopyConfig(env.Config)

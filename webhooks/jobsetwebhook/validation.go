@@ -150,6 +150,11 @@ func ValidateUpdate(js, old *jobset.JobSet, gates features.Gates) field.ErrorLis
 	newDefaulted, oldDefaulted := defaulted(js), defaulted(old)
 	for i := range js.Spec.ReplicatedJobs {
 		newRJ, oldRJ := &newDefaulted.Spec.ReplicatedJobs[i], &oldDefaulted.Spec.ReplicatedJobs[i]
+		if gates.Enabled(features.ElasticJobSet) {
+			errs = append(errs, validateElasticScaling(js, old, newRJ, oldRJ, path.Index(i))...)
+			// Judged above: the comparison below is of everything else.
+			newRJ.Template.Spec.Parallelism, newRJ.Template.Spec.Completions = oldRJ.Template.Spec.Parallelism, oldRJ.Template.Spec.Completions
+		}
 		if suspended {
 			for _, rj := range []*jobset.ReplicatedJob{newRJ, oldRJ} {
 				t := &rj.Template.Spec.Template

@@ -58,11 +58,12 @@ func startController() (stop func(), err error) {
 			return err
 		}
 		// Far above any spec's own gathers, short enough to wait for. The
-		// alpha RestartJob gate on, as a cluster that uses the action runs
-		// it; with it off, only its label on the Jobs differs.
+		// alpha RestartJob and ElasticJobSet gates on, as a cluster that
+		// uses them runs them; with them off, only RestartJob's label on
+		// the Jobs differs.
 		return jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"),
 			jobsetcontroller.WithGatherStallThreshold(gatherStallThreshold), jobsetcontroller.WithNodeLoss(time.Second, nil),
-			jobsetcontroller.WithFeatureGates(features.Gates{}.With(features.RestartJob, true))).SetupWithManager(mgr, 4)
+			jobsetcontroller.WithFeatureGates(features.Gates{}.With(features.RestartJob, true).With(features.ElasticJobSet, true))).SetupWithManager(mgr, 4)
 	})
 }
 

@@ -6,6 +6,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/testing/framework"
@@ -81,5 +83,39 @@ var _ = Describe("RestartJob failure policy actions", func() {
 			ContainSubstring("spec.failurePolicy.rules[0].targetReplicatedJobs[1]"),
 			ContainSubstring("replicatedJob node is in the in-place group"),
 			ContainSubstring("RestartJobSetAndIgnoreMaxRestarts")))
+	})
+})
+
+// The suite's webhook runs with the ElasticJobSet feature gate on.
+var _ = Describe("ElasticJobSet", func() {
+	ctx := context.Background()
+	var ns string
+	BeforeEach(func() {
+		ns = framework.TestNamespace(ctx, k8sClient, "elastic")
+	})
+	resize := func(js *jobset.JobSet, pods int32) error {
+		fresh := &jobset.JobSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), fresh)).To(Succeed())
+		spec := &fresh.Spec.ReplicatedJobs[0].Template.Spec
+		spec.Parallelism, spec.Completions = ptr.To(pods), ptr.To(pods)
+		return k8sClient.Update(ctx, fresh)
+	}
+
+	It("admits a change of a running JobSet's parallelism and completions", func() {
+		js := wrappers.MakeJobSet("elastic", ns).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).Obj()).Obj()
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		Expect(resize(js, 4)).To(Succeed())
+	})
+
+	It("refuses to resize the in-place group, naming the replicatedJob", func() {
+		js := wrappers.MakeJobSet("group", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Pods(2).InPlaceReady().Obj()).Obj()
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		err := resize(js, 4)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(And(
+			ContainSubstring("spec.replicatedJobs[0].template.spec"),
+			ContainSubstring("replicatedJob workers is in the in-place group, whose size is fixed")))
 	})
 })
