@@ -2,8 +2,10 @@ package jobsetcontroller
 
 import (
 	"fmt"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
@@ -112,6 +114,9 @@ type childrenPlan struct {
 	waiting int
 	// inOrderPending: an InOrder startup has replicatedJobs still to start.
 	inOrderPending bool
+	// olderAttempt counts the Jobs of earlier restart attempts left,
+	// deleted or not.
+	olderAttempt int
 	// rescale maps active Jobs to copies with the parallelism and
 	// completions their replicatedJob changed to (ElasticJobSet; elastic.go).
 	rescale map[*batchv1.Job]*batchv1.Job
@@ -125,6 +130,11 @@ type childrenPlan struct {
 // judged by status (replicatedJobsStatus of the same children).
 func planChildren(js *jobset.JobSet, children childJobs, status []jobset.ReplicatedJobStatus, restartJobGate bool) childrenPlan {
 	plan := childrenPlan{delete: children.previous}
+	for _, job := range slices.Concat(children.previous, children.deleting) {
+		if restartAttempt(job) < js.Status.Restarts {
+			plan.olderAttempt++
+		}
+	}
 	current := map[string]bool{}
 	for _, job := range children.current() {
 		current[job.Name] = true
@@ -153,7 +163,17 @@ func planChildren(js *jobset.JobSet, children childJobs, status []jobset.Replica
 }
 
 // restarting reports whether a full restart is still under way: Jobs of an
-// earlier attempt remain, or Jobs of the current one are not all created.
+// earlier attempt remain, or, while its Restarting condition stands, Jobs
+// of the current one are not all created. A Job missing from the current
+// attempt once that restart was over (a Job that RestartJob recreates
+// alone) starts no full restart.
 func (p childrenPlan) restarting(js *jobset.JobSet) bool {
-	return js.Status.Restarts > 0 && (len(p.delete) > 0 || p.blocked > 0 || p.waiting > 0 || len(p.create) > 0)
+	if js.Status.Restarts == 0 {
+		return false
+	}
+	if p.olderAttempt > 0 {
+		return true
+	}
+	return meta.IsStatusConditionTrue(js.Status.Conditions, string(jobset.JobSetRestarting)) &&
+		(len(p.delete) > 0 || p.blocked > 0 || p.waiting > 0 || len(p.create) > 0)
 }
