@@ -104,6 +104,14 @@ func (r *Reconciler) convergeChildren(ctx context.Context, js *jobset.JobSet, ch
 	}); err != nil {
 		return err
 	}
+	if err := r.forEach(ctx, jobsOf(plan.rescale), func(job *batchv1.Job) error {
+		scaled := plan.rescale[job]
+		ctrl.LoggerFrom(ctx).Info("Scaling a Job to its replicatedJob's parallelism and completions", "job", klog.KObj(job),
+			"parallelism", ptr.Deref(scaled.Spec.Parallelism, 0), "completions", ptr.Deref(scaled.Spec.Completions, 0))
+		return r.patchJob(ctx, job, scaled)
+	}); err != nil {
+		return fmt.Errorf("scaling Jobs: %w", err)
+	}
 	suspend, resume := suspendPlan(js, children.active)
 	if err := r.forEach(ctx, suspend, func(job *batchv1.Job) error {
 		suspended := job.DeepCopy()
@@ -185,7 +193,7 @@ func (r *Reconciler) deleteExpired(ctx context.Context, js *jobset.JobSet) error
 
 // writeStatus persists the status with a merge patch guarded by the
 // resourceVersion the reconcile read (a stale read fails with a conflict
-// and is retried on fresh state), then logs and emits the queued events,
+// and is retried on fresh state; statusPatch), then logs and emits the queued events,
 // which are the reconcile's decisions, and records the metrics.
 func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
 	log := ctrl.LoggerFrom(ctx)
@@ -193,8 +201,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
 		log.V(2).Info("Status unchanged")
 		return nil
 	}
-	patch := client.MergeFromWithOptions(u.original, client.MergeFromWithOptimisticLock{})
-	if err := r.client.Status().Patch(ctx, u.js, patch); err != nil {
+	if err := r.client.Status().Patch(ctx, u.js, statusPatch(u.original)); err != nil {
 		return fmt.Errorf("writing the status of JobSet %s: %w", client.ObjectKeyFromObject(u.js), err)
 	}
 	for _, e := range u.events {

@@ -55,6 +55,9 @@ type jobIndexes struct {
 	groupIndex     int // within the replicatedJob's group
 	groupReplicas  int32
 	globalReplicas int32
+	// generation, under the RestartJob feature gate, is the Job's
+	// job-restart-attempt (restart_job.go).
+	generation *int32
 }
 
 // desiredJobs lists, in spec order, where every Job of the JobSet belongs.
@@ -179,6 +182,9 @@ func jobIdentity(js *jobset.JobSet, at jobIndexes, jobName string) map[string]st
 	}
 	if endpoint, ok := coordinatorEndpoint(js); ok {
 		id[jobset.CoordinatorKey] = endpoint
+	}
+	if at.generation != nil {
+		id[jobset.JobRestartAttemptKey] = strconv.Itoa(int(*at.generation))
 	}
 	return id
 }

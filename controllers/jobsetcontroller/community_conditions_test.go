@@ -81,7 +81,7 @@ func TestCommunityConditionWording(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			u := nextReconcile(t, tc.js)
-			u.apply(policyDecision(tc.js, childJobs{failed: tc.failed, successful: tc.done}))
+			u.apply(policyDecision(tc.js, childJobs{failed: tc.failed, successful: tc.done}, false))
 			var got []wording
 			for _, c := range u.js.Status.Conditions {
 				w := wording{c.Type, string(c.Status), c.Reason, c.Message}

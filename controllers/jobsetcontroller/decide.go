@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/fastjobset/jobset/api/features"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
 )
@@ -74,8 +75,12 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 		return decideFinished(o)
 	}
 	status := replicatedJobsStatus(js, o.children)
-	plan := planChildren(js, o.children, status)
-	d := policyDecision(js, o.children)
+	restartJobGate := o.gates.Enabled(features.RestartJob)
+	plan := planChildren(js, o.children, status, restartJobGate)
+	if o.gates.Enabled(features.ElasticJobSet) {
+		plan.rescale = rescaled(js, o.children.active)
+	}
+	d := policyDecision(js, o.children, restartJobGate)
 	a := actions{deleteJobs: plan.delete}
 	update := newStatusUpdate(js, metav1.NewTime(o.now))
 	update.js.Status.ReplicatedJobsStatus = status
@@ -87,7 +92,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 		// and their Jobs count them complete.
 		snapshot = epochSnapshot(js, pods, jobs, o.signs, o.nodeLoss.fenced(js, o.pods, o.now))
 		a.requeueAfter = holdLostWorkers(&snapshot, pods, o.now)
-		if lost := inplace.LostIndex(snapshot.Pods); lost != "" && (d.kind == keepRunning || d.kind == completeJobSet) {
+		if lost := inplace.LostIndex(snapshot.Pods); lost != "" && (d.kind.keepsRunning() || d.kind == completeJobSet) {
 			d, a.confirm = lostIndexDecision(js, lost), true
 		}
 		// A Job may count an index complete before the cache shows that
@@ -95,13 +100,13 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 		// is decided on a fresh read, which shows the Pod as it ended.
 		a.confirm = a.confirm || d.kind == completeJobSet
 	}
-	if d.kind == keepRunning {
+	if d.kind.keepsRunning() {
 		a.converge = &plan
 		update.setRestarting(plan.restarting(js))
 		update.setStartupPolicy(plan.inOrderPending)
 	}
 	switch {
-	case d.kind == keepRunning && inPlaceRestartEnabled(js):
+	case d.kind.keepsRunning() && inPlaceRestartEnabled(js):
 		epochs := inplace.Decide(snapshot)
 		a.confirm = a.confirm || writes(epochs, snapshot)
 		if epochs.RestartStarted {
@@ -136,7 +141,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	var confirmRelease bool
 	a.release, confirmRelease = releases(update.js, o.pods, jobs, o.nodeLoss, o.now)
 	a.confirm = a.confirm || confirmRelease
-	if d.kind == keepRunning && inPlaceRestartEnabled(update.js) {
+	if d.kind.keepsRunning() && inPlaceRestartEnabled(update.js) {
 		a.gather, a.gatherKnown = gatherOf(update.js), true
 	}
 	a.confirm = a.confirm && o.fresh == nil

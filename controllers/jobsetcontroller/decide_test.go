@@ -274,7 +274,7 @@ func TestDecide(t *testing.T) {
 			if w.jobs == nil {
 				w.jobs = jobsOf(w.js, nil)
 			}
-			o := &observed{js: w.js, children: classifyJobs(w.js, w.jobs), pods: w.pods(w.jobs), now: now}
+			o := &observed{js: w.js, children: classifyJobs(w.js, w.jobs, false), pods: w.pods(w.jobs), now: now}
 			if w.fresh != nil {
 				o.fresh = w.fresh(w.jobs)
 			}

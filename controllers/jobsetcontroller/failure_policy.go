@@ -15,8 +15,10 @@ import (
 // failurePolicyDecision applies spec.failurePolicy to the failed Jobs of the
 // current attempt. The first Job to fail decides; its first matching rule
 // gives the action, RestartJobSet when none matches. Without a failure
-// policy, any failed Job fails the JobSet.
-func failurePolicyDecision(js *jobset.JobSet, failed []*batchv1.Job) decision {
+// policy, any failed Job fails the JobSet. RestartJob and
+// RestartJobAndIgnoreMaxRestarts recreate the failed Job alone under the
+// RestartJob feature gate (restart_job.go).
+func failurePolicyDecision(js *jobset.JobSet, failed []*batchv1.Job, restartJobGate bool) decision {
 	if len(failed) == 0 {
 		return decision{}
 	}
@@ -31,10 +33,13 @@ func failurePolicyDecision(js *jobset.JobSet, failed []*batchv1.Job) decision {
 	}
 
 	action, ruleName := jobset.RestartJobSet, ""
-	if rule := firstMatchingRule(policy.Rules, first); rule != nil {
+	rule := firstMatchingRule(policy.Rules, first)
+	if rule != nil {
 		action, ruleName = rule.Action, rule.Name
 	}
 	switch action {
+	case jobset.RestartJob, jobset.RestartJobAndIgnoreMaxRestarts:
+		return oneJobRestart(js, first, rule, why, restartJobGate)
 	case jobset.FailJobSet:
 		return failDecision(jobset.ReasonFailJobSetAction, "%s; failure policy rule %q fails the JobSet", why, ruleName)
 	case jobset.RestartJobSetAndIgnoreMaxRestarts:
@@ -58,8 +63,8 @@ func countedRestart(js *jobset.JobSet, why, action string) decision {
 		maxRestarts = js.Spec.FailurePolicy.MaxRestarts
 	}
 	if used := restartsUsed(js); used >= maxRestarts {
-		return failDecision(jobset.ReasonReachedMaxRestarts, "%s, and the JobSet has used all %d restarts of failurePolicy.maxRestarts (%d full, %d in place)",
-			why, maxRestarts, js.Status.RestartsCountTowardsMax, js.Status.InPlaceRestarts)
+		return failDecision(jobset.ReasonReachedMaxRestarts, "%s, and the JobSet has used all %d restarts of failurePolicy.maxRestarts (%d full, %d of one Job, %d in place)",
+			why, maxRestarts, js.Status.RestartsCountTowardsMax, oneJobRestartsCounted(js), js.Status.InPlaceRestarts)
 	}
 	return restartDecision(true, "%s; %s (restart %d of %d)", why, action, restartsUsed(js)+1, maxRestarts)
 }

@@ -147,7 +147,7 @@ func TestFailurePolicyDecision(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := failurePolicyDecision(tc.js, tc.failed)
+			got := failurePolicyDecision(tc.js, tc.failed, false)
 			if got.kind != tc.wantKind || got.reason != tc.wantReason || got.countsTowardMax != tc.wantCountsToMax {
 				t.Errorf("got kind=%d reason=%q countsTowardMax=%v (%s), want kind=%d reason=%q countsTowardMax=%v",
 					got.kind, got.reason, got.countsTowardMax, got.message, tc.wantKind, tc.wantReason, tc.wantCountsToMax)
@@ -167,7 +167,7 @@ func TestJobsFailingCountAsFailed(t *testing.T) {
 		*wrappers.MakeJob("js-workers-1", "ns", "workers").FailureTarget("PodFailurePolicy", "exit code 42", t0).Obj(),
 		*wrappers.MakeJob("js-workers-2", "ns", "workers").Failed("BackoffLimitExceeded", "backoff", t0).Obj(),
 	}
-	c := classifyJobs(js, jobs)
+	c := classifyJobs(js, jobs, false)
 	if len(c.active) != 1 || len(c.failed) != 2 {
 		t.Errorf("active %d, failed %d; want 1 active and 2 failed (FailureTarget and Failed)", len(c.active), len(c.failed))
 	}

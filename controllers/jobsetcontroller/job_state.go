@@ -18,22 +18,24 @@ type childJobs struct {
 	active     []*batchv1.Job
 	successful []*batchv1.Job
 	failed     []*batchv1.Job
-	// previous: Jobs of an earlier restart attempt, to be deleted.
+	// previous: Jobs of an earlier restart attempt, or of an earlier
+	// generation of their index (RestartJob), to be deleted.
 	previous []*batchv1.Job
 	// deleting: Jobs already being deleted (a deletion timestamp is set).
 	// They still hold their names.
 	deleting []*batchv1.Job
 }
 
-// classifyJobs sorts Jobs by restart attempt and state.
-func classifyJobs(js *jobset.JobSet, jobs []batchv1.Job) childJobs {
+// classifyJobs sorts Jobs by restart attempt (and, under the RestartJob
+// feature gate, generation of their index) and state.
+func classifyJobs(js *jobset.JobSet, jobs []batchv1.Job, restartJobGate bool) childJobs {
 	var c childJobs
 	for i := range jobs {
 		job := &jobs[i]
 		switch {
 		case job.DeletionTimestamp != nil:
 			c.deleting = append(c.deleting, job)
-		case restartAttempt(job) < js.Status.Restarts:
+		case restartAttempt(job) < js.Status.Restarts, restartJobGate && olderJobGeneration(js, job):
 			c.previous = append(c.previous, job)
 		case jobFinished(job, batchv1.JobComplete):
 			c.successful = append(c.successful, job)
@@ -100,7 +102,7 @@ func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCond
 }
 
 // replicatedJobsStatus counts the current Jobs of each replicatedJob by
-// state, in spec order.
+// state, in spec order, and keeps the per-Job restart counters.
 func replicatedJobsStatus(js *jobset.JobSet, c childJobs) []jobset.ReplicatedJobStatus {
 	byName := map[string]*jobset.ReplicatedJobStatus{}
 	out := make([]jobset.ReplicatedJobStatus, len(js.Spec.ReplicatedJobs))
@@ -128,6 +130,7 @@ func replicatedJobsStatus(js *jobset.JobSet, c childJobs) []jobset.ReplicatedJob
 			s.Ready++
 		}
 	})
+	keepOneJobRestarts(out, js.Status.ReplicatedJobsStatus)
 	return out
 }
 

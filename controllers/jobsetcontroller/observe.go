@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/fastjobset/jobset/api/features"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
@@ -92,6 +93,8 @@ type observed struct {
 	// signs are the failure signals the Pod event handler saw in sync
 	// that the Pods may no longer show (inplace.Tally.Signs).
 	signs map[string]string
+	// gates are the controller's feature gates.
+	gates features.Gates
 }
 
 // freshChildren are the JobSet's Pods and the Jobs of its current restart
@@ -125,13 +128,13 @@ func (o *observed) readsPods() bool {
 // observe reads the JobSet's children from the cache.
 func (r *Reconciler) observe(ctx context.Context, js *jobset.JobSet) (*observed, error) {
 	o := &observed{js: js, now: r.clock.Now(), nodeLoss: r.nodeLoss, repeatedFailures: r.repeatedFailures,
-		signs: r.pacer.signs(types.NamespacedName{Namespace: js.Namespace, Name: js.Name})}
+		signs: r.pacer.signs(types.NamespacedName{Namespace: js.Namespace, Name: js.Name}), gates: r.gates}
 	var jobs batchv1.JobList
 	if err := r.client.List(ctx, &jobs, client.InNamespace(js.Namespace),
 		client.MatchingFields{JobOwnerUIDIndex: string(js.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing the Jobs of JobSet %s: %w", js.Name, err)
 	}
-	o.children = classifyJobs(js, jobs.Items)
+	o.children = classifyJobs(js, jobs.Items, o.gates.Enabled(features.RestartJob))
 	if o.readsPods() {
 		var err error
 		if o.pods, err = r.listPods(ctx, js.Namespace, js.Name); err != nil {

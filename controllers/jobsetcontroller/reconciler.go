@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/fastjobset/jobset/api/features"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
 )
@@ -50,6 +51,15 @@ type Reconciler struct {
 	// repeatedFailures: when a Pod that fails in place again and again is
 	// replaced off its node (repeated_failures.go).
 	repeatedFailures repeatedFailures
+	// gates are community JobSet's feature gates, as the binary's
+	// --feature-gates set them.
+	gates features.Gates
+}
+
+// WithFeatureGates sets the feature gates (the default: community's
+// defaults).
+func WithFeatureGates(gates features.Gates) Option {
+	return func(r *Reconciler) { r.gates = gates }
 }
 
 // WithRepeatedFailures replaces, off its node, a Pod that failed in place

@@ -2,8 +2,10 @@ package jobsetcontroller
 
 import (
 	"fmt"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
@@ -21,10 +23,19 @@ const (
 	failJobSet
 	// restartJobSet: recreate every child Job (status.restarts + 1).
 	restartJobSet
+	// restartOneJob: recreate only the failed Job (its entry of
+	// jobRestarts + 1); the rest keep running, converged.
+	restartOneJob
 )
 
 func (k decisionKind) String() string {
-	return [...]string{"KeepRunning", "Complete", "Fail", "Restart"}[k]
+	return [...]string{"KeepRunning", "Complete", "Fail", "Restart", "RestartJob"}[k]
+}
+
+// keepsRunning: the JobSet runs on, its children converged (a restart of
+// one Job leaves the others running).
+func (k decisionKind) keepsRunning() bool {
+	return k == keepRunning || k == restartOneJob
 }
 
 // decision is what the policies decided for one reconcile. Policies are pure
@@ -37,6 +48,9 @@ type decision struct {
 	message string
 	// countsTowardMax: a restart that uses one of failurePolicy.maxRestarts.
 	countsTowardMax bool
+	// replicatedJob and jobIndex: the Job a restartOneJob recreates.
+	replicatedJob string
+	jobIndex      int
 	// conditionReason and conditionMessage: community JobSet's wording of
 	// the condition, when it differs from reason and message
 	// (community_conditions.go).
@@ -57,8 +71,8 @@ const ReasonRestarting = "Restarting"
 // policyDecision runs the policies in order: a failed Job goes to the
 // failure policy first (a JobSet whose Job failed is not complete), then
 // the success policy.
-func policyDecision(js *jobset.JobSet, children childJobs) decision {
-	if d := failurePolicyDecision(js, children.failed); d.kind != keepRunning {
+func policyDecision(js *jobset.JobSet, children childJobs, restartJobGate bool) decision {
+	if d := failurePolicyDecision(js, children.failed, restartJobGate); d.kind != keepRunning {
 		return withCommunityWording(js, children.failed, d)
 	}
 	if successPolicyMet(js, children.successful) {
@@ -100,6 +114,12 @@ type childrenPlan struct {
 	waiting int
 	// inOrderPending: an InOrder startup has replicatedJobs still to start.
 	inOrderPending bool
+	// olderAttempt counts the Jobs of earlier restart attempts left,
+	// deleted or not.
+	olderAttempt int
+	// rescale maps active Jobs to copies with the parallelism and
+	// completions their replicatedJob changed to (ElasticJobSet; elastic.go).
+	rescale map[*batchv1.Job]*batchv1.Job
 }
 
 // planChildren decides which Jobs to delete and create. A new Job reuses its
@@ -108,8 +128,13 @@ type childrenPlan struct {
 // none until every Job of earlier attempts is gone. The startup policy and
 // dependsOn hold back the Jobs of replicatedJobs whose turn has not come,
 // judged by status (replicatedJobsStatus of the same children).
-func planChildren(js *jobset.JobSet, children childJobs, status []jobset.ReplicatedJobStatus) childrenPlan {
+func planChildren(js *jobset.JobSet, children childJobs, status []jobset.ReplicatedJobStatus, restartJobGate bool) childrenPlan {
 	plan := childrenPlan{delete: children.previous}
+	for _, job := range slices.Concat(children.previous, children.deleting) {
+		if restartAttempt(job) < js.Status.Restarts {
+			plan.olderAttempt++
+		}
+	}
 	current := map[string]bool{}
 	for _, job := range children.current() {
 		current[job.Name] = true
@@ -128,6 +153,9 @@ func planChildren(js *jobset.JobSet, children childJobs, status []jobset.Replica
 		case blocking || taken[name]:
 			plan.blocked++
 		default:
+			if restartJobGate {
+				at.generation = ptr.To(jobGeneration(js, at.replicatedJob.Name, at.index))
+			}
 			plan.create = append(plan.create, constructJob(js, at))
 		}
 	}
@@ -135,7 +163,17 @@ func planChildren(js *jobset.JobSet, children childJobs, status []jobset.Replica
 }
 
 // restarting reports whether a full restart is still under way: Jobs of an
-// earlier attempt remain, or Jobs of the current one are not all created.
+// earlier attempt remain, or, while its Restarting condition stands, Jobs
+// of the current one are not all created. A Job missing from the current
+// attempt once that restart was over (a Job that RestartJob recreates
+// alone) starts no full restart.
 func (p childrenPlan) restarting(js *jobset.JobSet) bool {
-	return js.Status.Restarts > 0 && (len(p.delete) > 0 || p.blocked > 0 || p.waiting > 0 || len(p.create) > 0)
+	if js.Status.Restarts == 0 {
+		return false
+	}
+	if p.olderAttempt > 0 {
+		return true
+	}
+	return meta.IsStatusConditionTrue(js.Status.Conditions, string(jobset.JobSetRestarting)) &&
+		(len(p.delete) > 0 || p.blocked > 0 || p.waiting > 0 || len(p.create) > 0)
 }

@@ -20,6 +20,10 @@ func TestPlanChildren(t *testing.T) {
 	job := func(index, attempt int) batchv1.Job {
 		return *wrappers.MakeJob(JobName("js", "workers", index), "ns", "workers").RestartAttempt(attempt).Obj()
 	}
+	restartingCondition := func(js *jobset.JobSet) *jobset.JobSet {
+		js.Status.Conditions = []metav1.Condition{{Type: string(jobset.JobSetRestarting), Status: metav1.ConditionTrue}}
+		return js
+	}
 	deleting := func(j batchv1.Job) batchv1.Job {
 		j.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 		return j
@@ -60,8 +64,13 @@ func TestPlanChildren(t *testing.T) {
 			want: want{blocked: 2, restarting: true},
 		},
 		"BlockingRecreate: everything is created once all old Jobs are gone": {
-			js:   jobSet(jobset.BlockingRecreate, 1),
+			js:   restartingCondition(jobSet(jobset.BlockingRecreate, 1)),
 			want: want{create: []string{"js-workers-0", "js-workers-1"}, restarting: true},
+		},
+		"a Job recreated alone after a full restart is over is no full restart": {
+			js:   jobSet(jobset.Recreate, 1),
+			jobs: []batchv1.Job{job(0, 1), deleting(job(1, 1))},
+			want: want{blocked: 1},
 		},
 		"restart finished: every Job of the new attempt exists": {
 			js:   jobSet(jobset.BlockingRecreate, 1),
@@ -78,8 +87,8 @@ func TestPlanChildren(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			children := classifyJobs(tc.js, tc.jobs)
-			plan := planChildren(tc.js, children, replicatedJobsStatus(tc.js, children))
+			children := classifyJobs(tc.js, tc.jobs, false)
+			plan := planChildren(tc.js, children, replicatedJobsStatus(tc.js, children), false)
 			got := want{create: names(plan.create), delete: names(plan.delete), blocked: plan.blocked, restarting: plan.restarting(tc.js)}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)

@@ -188,5 +188,5 @@ func gatherOf(js *jobset.JobSet) *inplace.Gather {
 // restartsUsed is what spec.failurePolicy.maxRestarts limits: full restarts
 // that count plus group restarts in place.
 func restartsUsed(js *jobset.JobSet) int32 {
-	return js.Status.RestartsCountTowardsMax + js.Status.InPlaceRestarts
+	return js.Status.RestartsCountTowardsMax + oneJobRestartsCounted(js) + js.Status.InPlaceRestarts
 }

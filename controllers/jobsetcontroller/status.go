@@ -82,6 +82,9 @@ func (u *statusUpdate) apply(d decision) {
 		u.markRegathering(fmt.Sprintf("restart attempt %d recreates every Job", u.js.Status.Restarts))
 		u.event(corev1.EventTypeWarning, d.reason, "Restart", d.message)
 		u.recorded = append(u.recorded, func() { metrics.JobSetRestarts.WithLabelValues(ns).Inc() })
+	case restartOneJob:
+		countOneJobRestart(u.js, d.replicatedJob, d.jobIndex, d.countsTowardMax)
+		u.event(corev1.EventTypeWarning, d.reason, "RestartJob", d.message)
 	}
 	u.setRestartingJobSet(d)
 }

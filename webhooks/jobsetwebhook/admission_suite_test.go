@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fastjobset/jobset/api/features"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/webhooks/jobsetwebhook"
@@ -54,7 +55,10 @@ var _ = BeforeSuite(func() {
 	env, err = framework.Start(framework.WithWebhooks())
 	Expect(err).NotTo(HaveOccurred())
 	stopManager, err = env.StartManager(ctrl.Options{}.Cache, func(mgr ctrl.Manager) error {
-		return jobsetwebhook.SetupWithManager(mgr, sidecar.Options{Image: "jobset-agent:test", RestartExitCode: 88})
+		// The alpha RestartJob and ElasticJobSet gates on, as a cluster
+		// that uses them runs them; the validation tests cover them off.
+		return jobsetwebhook.SetupWithManager(mgr, sidecar.Options{Image: "jobset-agent:test", RestartExitCode: 88},
+			features.Gates{}.With(features.RestartJob, true).With(features.ElasticJobSet, true))
 	})
 	Expect(err).NotTo(HaveOccurred())
 	cfg := rest.CopyConfig(env.Config)

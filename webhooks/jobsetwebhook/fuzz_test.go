@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
+	"github.com/fastjobset/jobset/api/features"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -43,15 +44,15 @@ func FuzzDefaultAndValidate(f *testing.F) {
 		if diff := cmp.Diff(js, again); diff != "" {
 			t.Fatalf("defaulting is not idempotent:\n%s", diff)
 		}
-		if errs := ValidateUpdate(js, js.DeepCopy()); len(errs) > 0 {
+		if errs := ValidateUpdate(js, js.DeepCopy(), features.Gates{}); len(errs) > 0 {
 			t.Fatalf("an update that changes nothing is rejected: %v", fieldsOf(errs))
 		}
 		valid := wrappers.MakeJobSet("valid", "ns").ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
-		if errs := Validate(valid); len(errs) > 0 {
+		if errs := Validate(valid, features.Gates{}); len(errs) > 0 {
 			t.Fatalf("the old object must be valid: %v", fieldsOf(errs))
 		}
-		got := sets.New(fieldsOf(ValidateUpdate(js, valid))...)
-		if missing := sets.New(fieldsOf(Validate(js))...).Difference(got); missing.Len() > 0 {
+		got := sets.New(fieldsOf(ValidateUpdate(js, valid, features.Gates{}))...)
+		if missing := sets.New(fieldsOf(Validate(js, features.Gates{}))...).Difference(got); missing.Len() > 0 {
 			t.Fatalf("an update of a valid JobSet forgives errors it did not inherit: %v", sets.List(missing))
 		}
 		_ = Warnings(js)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/fastjobset/jobset/api/features"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
@@ -19,9 +20,9 @@ import (
 // a Pod's hostname and DNS label.
 const maxPodHostnameLength = validation.DNS1123LabelMaxLength
 
-// Validate checks a JobSet on creation. Every error names its field and, in
-// its detail, how to fix it.
-func Validate(js *jobset.JobSet) field.ErrorList {
+// Validate checks a JobSet on creation, with the features gates allow.
+// Every error names its field and, in its detail, how to fix it.
+func Validate(js *jobset.JobSet, gates features.Gates) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	for _, msg := range validation.IsDNS1035Label(js.Name) {
@@ -54,6 +55,7 @@ func Validate(js *jobset.JobSet) field.ErrorList {
 	}
 	if fp := js.Spec.FailurePolicy; fp != nil {
 		errs = append(errs, validateFailurePolicy(fp, names, spec.Child("failurePolicy"))...)
+		errs = append(errs, validateOneJobRestarts(js, gates)...)
 	}
 	if n := js.Spec.Network; n != nil && n.Subdomain != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(n.Subdomain) {
@@ -131,11 +133,11 @@ func validateVolumeClaimPolicies(js *jobset.JobSet, spec *field.Path) field.Erro
 // collector and the controllers remove their finalizers from it, and a
 // rejection there hangs the deletion (foreground deletion, TTL, namespace
 // deletion). Its spec no longer matters.
-func ValidateUpdate(js, old *jobset.JobSet) field.ErrorList {
+func ValidateUpdate(js, old *jobset.JobSet, gates features.Gates) field.ErrorList {
 	if beingDeleted(js) || beingDeleted(old) {
 		return nil
 	}
-	errs := ratchet(Validate(js), Validate(old), js, old)
+	errs := ratchet(Validate(js, gates), Validate(old, gates), js, old)
 	path := field.NewPath("spec", "replicatedJobs")
 	if len(js.Spec.ReplicatedJobs) != len(old.Spec.ReplicatedJobs) {
 		return append(errs, field.Forbidden(path, "replicatedJobs cannot be added or removed: create a new JobSet"))
@@ -148,6 +150,11 @@ func ValidateUpdate(js, old *jobset.JobSet) field.ErrorList {
 	newDefaulted, oldDefaulted := defaulted(js), defaulted(old)
 	for i := range js.Spec.ReplicatedJobs {
 		newRJ, oldRJ := &newDefaulted.Spec.ReplicatedJobs[i], &oldDefaulted.Spec.ReplicatedJobs[i]
+		if gates.Enabled(features.ElasticJobSet) {
+			errs = append(errs, validateElasticScaling(js, old, newRJ, oldRJ, path.Index(i))...)
+			// Judged above: the comparison below is of everything else.
+			newRJ.Template.Spec.Parallelism, newRJ.Template.Spec.Completions = oldRJ.Template.Spec.Parallelism, oldRJ.Template.Spec.Completions
+		}
 		if suspended {
 			for _, rj := range []*jobset.ReplicatedJob{newRJ, oldRJ} {
 				t := &rj.Template.Spec.Template

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/fastjobset/jobset/api/features"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/version"
@@ -305,7 +306,7 @@ func TestValidate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			errs := Validate(tc.js)
+			errs := Validate(tc.js, features.Gates{})
 			if diff := cmp.Diff(tc.want, fieldsOf(errs)); diff != "" {
 				t.Errorf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
@@ -392,7 +393,7 @@ func TestValidateUpdate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, fieldsOf(ValidateUpdate(tc.new, tc.old))); diff != "" {
+			if diff := cmp.Diff(tc.want, fieldsOf(ValidateUpdate(tc.new, tc.old, features.Gates{}))); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
 		})
@@ -412,7 +413,7 @@ func TestValidateUpdateRatchets(t *testing.T) {
 			js.Spec.ReplicatedJobs[1].Template.Spec.BackoffLimit = ptr.To[int32](6)
 		})
 	}
-	if got := fieldsOf(Validate(storedBefore(inPlace()))); !slices.Contains(got, "FieldValueInvalid "+backoffLimit) {
+	if got := fieldsOf(Validate(storedBefore(inPlace()), features.Gates{})); !slices.Contains(got, "FieldValueInvalid "+backoffLimit) {
 		t.Fatalf("the old object must break a rule of today's Validate, got %v", got)
 	}
 	deleting := func(js *jobset.JobSet) *jobset.JobSet {
@@ -502,7 +503,7 @@ func TestValidateUpdateRatchets(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, fieldsOf(ValidateUpdate(tc.new, tc.old))); diff != "" {
+			if diff := cmp.Diff(tc.want, fieldsOf(ValidateUpdate(tc.new, tc.old, features.Gates{}))); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
 		})
@@ -663,7 +664,7 @@ func TestInjectAgentMatchesTheDocumentedManifest(t *testing.T) {
 	if diff := cmp.Diff(injected, again); diff != "" {
 		t.Errorf("injection is not idempotent:\n%s", diff)
 	}
-	if errs := Validate(injected); len(errs) > 0 {
+	if errs := Validate(injected, features.Gates{}); len(errs) > 0 {
 		t.Errorf("an injected JobSet is invalid: %v", errs)
 	}
 
@@ -821,7 +822,7 @@ func TestInjectionLeavesInitializersAndLaunchersOutsideTheGroup(t *testing.T) {
 					t.Errorf("%s, outside the group, got backoffLimit %d", rj.Name, *rj.Template.Spec.BackoffLimit)
 				}
 			}
-			if errs := Validate(tc.js); len(errs) > 0 {
+			if errs := Validate(tc.js, features.Gates{}); len(errs) > 0 {
 				t.Errorf("rejected: %v", errs)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/fastjobset/jobset/api/features"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
@@ -20,12 +21,15 @@ import (
 // Warnings to admission requests.
 type Webhook struct {
 	Agent sidecar.Options
+	// Gates are the feature gates validation follows.
+	Gates features.Gates
 }
 
 // SetupWithManager serves the JobSet webhooks on the manager's webhook
-// server, injecting the agent described by agent where JobSets ask for it.
-func SetupWithManager(mgr ctrl.Manager, agent sidecar.Options) error {
-	w := Webhook{Agent: agent}
+// server, injecting the agent described by agent where JobSets ask for it
+// and validating with the features gates allow.
+func SetupWithManager(mgr ctrl.Manager, agent sidecar.Options, gates features.Gates) error {
+	w := Webhook{Agent: agent, Gates: gates}
 	return ctrl.NewWebhookManagedBy(mgr, &jobset.JobSet{}).
 		WithDefaulter(w).
 		WithValidator(w).
@@ -51,17 +55,17 @@ func (w Webhook) Default(_ context.Context, js *jobset.JobSet) error {
 }
 
 // ValidateCreate implements admission.Validator.
-func (Webhook) ValidateCreate(_ context.Context, js *jobset.JobSet) (admission.Warnings, error) {
-	return append(Warnings(js), SecurityWarnings(js)...), invalid(js, Validate(js))
+func (w Webhook) ValidateCreate(_ context.Context, js *jobset.JobSet) (admission.Warnings, error) {
+	return append(Warnings(js), SecurityWarnings(js)...), invalid(js, Validate(js, w.Gates))
 }
 
 // ValidateUpdate implements admission.Validator. A JobSet being deleted
 // gets no warnings: nobody can act on them any more.
-func (Webhook) ValidateUpdate(_ context.Context, old, js *jobset.JobSet) (admission.Warnings, error) {
+func (w Webhook) ValidateUpdate(_ context.Context, old, js *jobset.JobSet) (admission.Warnings, error) {
 	if beingDeleted(js) {
-		return nil, invalid(js, ValidateUpdate(js, old))
+		return nil, invalid(js, ValidateUpdate(js, old, w.Gates))
 	}
-	return append(Warnings(js), SecurityWarnings(js)...), invalid(js, ValidateUpdate(js, old))
+	return append(Warnings(js), SecurityWarnings(js)...), invalid(js, ValidateUpdate(js, old, w.Gates))
 }
 
 // ValidateDelete implements admission.Validator: deletion is always allowed.

@@ -67,6 +67,11 @@ const (
 	// ReasonFailJobSetAction: a failure policy rule with action FailJobSet
 	// matched.
 	ReasonFailJobSetAction = "FailJobSetFailurePolicyAction"
+	// ReasonRestartJobAction and ReasonRestartJobAndIgnoreMaxRestartsAction
+	// are the event reasons of a failure policy rule that recreates only
+	// the failed Job, as community JobSet names them.
+	ReasonRestartJobAction                     = "RestartJobFailurePolicyAction"
+	ReasonRestartJobAndIgnoreMaxRestartsAction = "RestartJobAndIgnoreMaxRestartsFailurePolicyAction"
 	// ReasonSuspended and ReasonResumed mark spec.suspend transitions.
 	ReasonSuspended = "SuspendedJobs"
 	ReasonResumed   = "ResumeJobs"

@@ -251,8 +251,8 @@ const (
 type FailurePolicy struct {
 	// maxRestarts is the number of restarts the JobSet may use before it
 	// fails. Full restarts (all Jobs recreated) count, except those of
-	// RestartJobSetAndIgnoreMaxRestarts; with InPlaceRestart, so do group
-	// restarts in place.
+	// RestartJobSetAndIgnoreMaxRestarts; so do restarts of one Job by
+	// RestartJob; with InPlaceRestart, so do group restarts in place.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0
@@ -286,7 +286,29 @@ const (
 	// RestartJobSetAndIgnoreMaxRestarts recreates every child Job without
 	// counting toward maxRestarts.
 	RestartJobSetAndIgnoreMaxRestarts FailurePolicyAction = "RestartJobSetAndIgnoreMaxRestarts"
+	// RestartJob recreates only the failed Job, leaving the others running,
+	// counting toward maxRestarts (and failing the JobSet when the budget
+	// is spent): status.replicatedJobsStatus[].jobRestarts and
+	// jobRestartsCountTowardsMax count it at the Job's index. Needs the
+	// RestartJob feature gate; every replicatedJob has at most 1024
+	// replicas; with InPlaceRestart, the rule must target only
+	// replicatedJobs outside the in-place group.
+	RestartJob FailurePolicyAction = "RestartJob"
+	// RestartJobAndIgnoreMaxRestarts is RestartJob without counting toward
+	// maxRestarts.
+	RestartJobAndIgnoreMaxRestarts FailurePolicyAction = "RestartJobAndIgnoreMaxRestarts"
 )
+
+// MaxReplicasWithRestartJob bounds the replicas of every replicatedJob of a
+// JobSet with a RestartJob or RestartJobAndIgnoreMaxRestarts rule: the
+// per-Job counters of status.replicatedJobsStatus hold one item per Job,
+// and at most this many.
+const MaxReplicasWithRestartJob = 1024
+
+// RestartsOneJob reports whether the action recreates only the failed Job.
+func (a FailurePolicyAction) RestartsOneJob() bool {
+	return a == RestartJob || a == RestartJobAndIgnoreMaxRestarts
+}
 
 // FailurePolicyRule matches a failed child Job by its failure reason, its
 // failure message and its replicatedJob. All given requirements must match.
@@ -299,7 +321,7 @@ type FailurePolicyRule struct {
 
 	// action taken when the rule matches.
 	//
-	// +kubebuilder:validation:Enum=FailJobSet;RestartJobSet;RestartJobSetAndIgnoreMaxRestarts
+	// +kubebuilder:validation:Enum=FailJobSet;RestartJobSet;RestartJobSetAndIgnoreMaxRestarts;RestartJob;RestartJobAndIgnoreMaxRestarts
 	Action FailurePolicyAction `json:"action"`
 
 	// onJobFailureReasons matches the reason of the Job's Failed condition;
@@ -491,4 +513,22 @@ type ReplicatedJobStatus struct {
 
 	// suspended counts suspended Jobs.
 	Suspended int32 `json:"suspended"`
+
+	// jobRestarts counts, per Job index, the times the failure policy
+	// recreated that Job alone (RestartJob or
+	// RestartJobAndIgnoreMaxRestarts). Absent until the first.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1024
+	JobRestarts []int32 `json:"jobRestarts,omitempty"`
+
+	// jobRestartsCountTowardsMax counts, per Job index, the restarts of
+	// that Job alone that count toward spec.failurePolicy.maxRestarts
+	// (RestartJob). Absent until the first.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1024
+	JobRestartsCountTowardsMax []int32 `json:"jobRestartsCountTowardsMax,omitempty"`
 }

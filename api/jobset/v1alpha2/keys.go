@@ -42,6 +42,10 @@ const (
 	// RestartsKey holds the JobSet's status.restarts when the Job was
 	// created: the generation of children a full restart replaces.
 	RestartsKey = "jobset.sigs.k8s.io/restart-attempt"
+	// JobRestartAttemptKey holds, under the RestartJob feature gate, the
+	// Job's entry of status.replicatedJobsStatus[].jobRestarts when it was
+	// created: the generation of the Job that RestartJob replaces.
+	JobRestartAttemptKey = "jobset.sigs.k8s.io/job-restart-attempt"
 	// CoordinatorKey holds the stable network endpoint of the coordinator
 	// Pod when spec.coordinator is set.
 	CoordinatorKey = "jobset.sigs.k8s.io/coordinator"

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,9 +21,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/fastjobset/jobset/api/features"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/metricsauth"
 	"github.com/fastjobset/jobset/api/scheme"
+	"github.com/fastjobset/jobset/api/tlsoptions"
 	"github.com/fastjobset/jobset/api/version"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/controllers/leadership"
@@ -54,6 +57,8 @@ type options struct {
 	burst, concurrency                        int
 	// releaseGroupMembers: release every Pod and exit (a rollback's step).
 	releaseGroupMembers bool
+	gates               features.Gates
+	tls                 tlsoptions.Options
 }
 
 func main() {
@@ -78,6 +83,8 @@ func main() {
 		"After this many failures in place of the same Pod within --repeated-failure-window, the Pod is replaced on another node instead (0: never).")
 	flag.DurationVar(&o.repeatedFailureWindow, "repeated-failure-window", jobsetcontroller.DefaultRepeatedFailureWindow,
 		"The window of --repeated-failure-limit.")
+	flag.Var(&o.gates, "feature-gates", features.Usage())
+	o.tls.BindFlags(flag.CommandLine)
 	printVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -142,7 +149,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		}
 		reconciler := jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"),
 			jobsetcontroller.WithGatherStallThreshold(o.gatherStallThreshold), jobsetcontroller.WithNodeLoss(o.nodeLossThreshold, nil),
-			jobsetcontroller.WithRepeatedFailures(o.repeatedFailureLimit, o.repeatedFailureWindow))
+			jobsetcontroller.WithRepeatedFailures(o.repeatedFailureLimit, o.repeatedFailureWindow), jobsetcontroller.WithFeatureGates(o.gates))
 		if err := reconciler.SetupWithManager(mgr, o.concurrency); err != nil {
 			return fmt.Errorf("setting up the JobSet reconciler: %w", err)
 		}
@@ -197,6 +204,9 @@ func (o options) validate() error {
 	if o.repeatedFailureLimit > 0 && o.repeatedFailureWindow <= 0 {
 		errs = append(errs, fmt.Errorf("--repeated-failure-window=%s: must be a positive duration while --repeated-failure-limit is set", o.repeatedFailureWindow))
 	}
+	if _, err := o.tls.ServerConfig(o.gates); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -225,8 +235,8 @@ func releaseGroupMembers(ctx context.Context, cfg *rest.Config) error {
 
 // metricsServing serves the metrics over HTTPS, behind authentication and
 // authorization.
-func metricsServing(addr string) metricsserver.Options {
-	return metricsserver.Options{BindAddress: addr, SecureServing: true, FilterProvider: metricsauth.Filter}
+func metricsServing(addr string, tlsOpts ...func(*tls.Config)) metricsserver.Options {
+	return metricsserver.Options{BindAddress: addr, SecureServing: true, FilterProvider: metricsauth.Filter, TLSOpts: tlsOpts}
 }
 
 // leaseName is the leader election Lease.
@@ -240,7 +250,11 @@ func startServers(ctx context.Context, cfg *rest.Config, o options, ready health
 		if err != nil {
 			return nil, err
 		}
-		metrics, err := metricsserver.NewServer(metricsServing(o.metricsAddr), cfg, httpClient)
+		tlsPolicy, err := o.tls.ServerConfig(o.gates)
+		if err != nil {
+			return nil, err
+		}
+		metrics, err := metricsserver.NewServer(metricsServing(o.metricsAddr, tlsPolicy), cfg, httpClient)
 		if err != nil {
 			return nil, fmt.Errorf("metrics server: %w", err)
 		}

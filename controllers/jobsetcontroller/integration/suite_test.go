@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/fastjobset/jobset/api/features"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 )
@@ -56,9 +57,13 @@ func startController() (stop func(), err error) {
 		if err := jobsetcontroller.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
-		// Far above any spec's own gathers, short enough to wait for.
+		// Far above any spec's own gathers, short enough to wait for. The
+		// alpha RestartJob and ElasticJobSet gates on, as a cluster that
+		// uses them runs them; with them off, only RestartJob's label on
+		// the Jobs differs.
 		return jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"),
-			jobsetcontroller.WithGatherStallThreshold(gatherStallThreshold), jobsetcontroller.WithNodeLoss(time.Second, nil)).SetupWithManager(mgr, 4)
+			jobsetcontroller.WithGatherStallThreshold(gatherStallThreshold), jobsetcontroller.WithNodeLoss(time.Second, nil),
+			jobsetcontroller.WithFeatureGates(features.Gates{}.With(features.RestartJob, true).With(features.ElasticJobSet, true))).SetupWithManager(mgr, 4)
 	})
 }
 

@@ -1,11 +1,15 @@
 package integration
 
 import (
+	"fmt"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -135,5 +139,67 @@ var _ = Describe("Conditions as community JobSet v0.12.0 writes them", func() {
 		// reason and message as they were.
 		expectCondition(js, "StartupPolicyInProgress", metav1.ConditionFalse,
 			"InOrderStartupPolicyInProgress", "in order startup policy is in progress")
+	})
+})
+
+// Community writes the whole status object (an update, not a patch), so its
+// stored JobSets always carry the fields whose JSON tags lack omitempty,
+// zero or not: status.restarts, and the five counts of every
+// replicatedJobsStatus entry. Clients wait on them (`kubectl wait
+// --for=jsonpath='{.status.restarts}'=0`), so they are read here as stored,
+// not through our types, which would fill a missing field with its zero.
+var _ = Describe("Status fields community JobSet v0.12.0 always writes", func() {
+	// storedStatus reads the JobSet's status as the apiserver stores it.
+	storedStatus := func(g Gomega, js *jobset.JobSet) map[string]any {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(jobset.GroupVersion.WithKind("JobSet"))
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), u)).To(Succeed())
+		status, _, err := unstructured.NestedMap(u.Object, "status")
+		g.Expect(err).NotTo(HaveOccurred())
+		return status
+	}
+	// expectCommunityFields checks the always-written fields of a status.
+	expectCommunityFields := func(g Gomega, status map[string]any, restarts int64, replicatedJobs ...string) {
+		g.Expect(status).To(HaveKeyWithValue("restarts", restarts), "status.restarts")
+		g.Expect(status).To(HaveKey("replicatedJobsStatus"))
+		entries, ok := status["replicatedJobsStatus"].([]any)
+		g.Expect(ok).To(BeTrue(), "status.replicatedJobsStatus is a list")
+		var names []string
+		for _, e := range entries {
+			entry, ok := e.(map[string]any)
+			g.Expect(ok).To(BeTrue(), "status.replicatedJobsStatus[] is an object")
+			g.Expect(entry).To(And(HaveKey("ready"), HaveKey("succeeded"), HaveKey("failed"), HaveKey("active"), HaveKey("suspended")),
+				"status.replicatedJobsStatus[name=%v]", entry["name"])
+			names = append(names, fmt.Sprint(entry["name"]))
+		}
+		g.Expect(names).To(ConsistOf(replicatedJobs))
+	}
+
+	It("a running JobSet's first status carries restarts: 0 and every count of every replicatedJob", func() {
+		js := create(wrappers.MakeJobSet("fresh", ns).
+			ReplicatedJob(wrappers.MakeReplicatedJob("driver").Obj()).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Obj()).Obj())
+		eventuallyJobs(ctx, js, "0", "fresh-driver-0", "fresh-workers-0", "fresh-workers-1")
+		Eventually(func(g Gomega) {
+			expectCommunityFields(g, storedStatus(g, js), 0, "driver", "workers")
+		}).Should(Succeed())
+	})
+
+	It("a JobSet created suspended carries restarts: 0", func() {
+		js := create(wrappers.MakeJobSet("parked", ns).Suspend(true).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj())
+		eventuallyCondition(ctx, js, jobset.JobSetSuspended, metav1.ConditionTrue)
+		Eventually(func(g Gomega) {
+			expectCommunityFields(g, storedStatus(g, js), 0, "workers")
+		}).Should(Succeed())
+	})
+
+	It("an InPlaceRestart JobSet carries restarts: 0", func() {
+		js := create(wrappers.MakeJobSet("inplace", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
+			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).InPlaceReady().Obj()).Obj())
+		eventuallyJobs(ctx, js, "0", "inplace-workers-0", "inplace-workers-1")
+		Eventually(func(g Gomega) {
+			expectCommunityFields(g, storedStatus(g, js), 0, "workers")
+		}).Should(Succeed())
 	})
 })

@@ -241,6 +241,19 @@ func (w *JobWrapper) RestartAttempt(n int) *JobWrapper {
 	return w
 }
 
+// Index sets the Job's index within its replicatedJob.
+func (w *JobWrapper) Index(n int) *JobWrapper {
+	w.Labels[jobset.JobIndexKey] = strconv.Itoa(n)
+	return w
+}
+
+// JobRestartAttempt sets the generation of its index the Job was created
+// for (the RestartJob failure policy action).
+func (w *JobWrapper) JobRestartAttempt(n int) *JobWrapper {
+	w.Labels[jobset.JobRestartAttemptKey] = strconv.Itoa(n)
+	return w
+}
+
 // Failed adds a Failed condition with the given reason, message and time.
 func (w *JobWrapper) Failed(reason, message string, at time.Time) *JobWrapper {
 	w.Status.Conditions = append(w.Status.Conditions, batchv1.JobCondition{

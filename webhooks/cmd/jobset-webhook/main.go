@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,10 +34,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/fastjobset/jobset/api/features"
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
+	"github.com/fastjobset/jobset/api/tlsoptions"
 	"github.com/fastjobset/jobset/api/version"
 	jobsetwebhook "github.com/fastjobset/jobset/webhooks/jobsetwebhook"
 	podwebhook "github.com/fastjobset/jobset/webhooks/pod"
@@ -60,6 +63,8 @@ type options struct {
 	// by a check every certCheckInterval.
 	certValidity, certRenewBefore, certCheckInterval time.Duration
 	agent                                            sidecar.Options
+	gates                                            features.Gates
+	tls                                              tlsoptions.Options
 }
 
 func main() {
@@ -86,6 +91,8 @@ func main() {
 	flag.Func("agent-memory", "Memory request and limit (equal) of injected agents, a quantity such as 32Mi (default "+sidecar.DefaultMemory.String()+").", quantityFlag("agent-memory", &o.agent.Memory))
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus metrics endpoint (\"0\" disables it).")
+	flag.Var(&o.gates, "feature-gates", features.Usage())
+	o.tls.BindFlags(flag.CommandLine)
 	printVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -103,6 +110,10 @@ func main() {
 	o.agent.RestartExitCode = int32(exitCode)
 	if !o.certManager && o.certRenewBefore >= o.certValidity {
 		fmt.Fprintf(os.Stderr, "jobset-webhook: --cert-renew-before=%s must be shorter than --cert-validity=%s, or every check would renew\n", o.certRenewBefore, o.certValidity)
+		os.Exit(2)
+	}
+	if _, err := o.tls.ServerConfig(o.gates); err != nil {
+		fmt.Fprintln(os.Stderr, "jobset-webhook:", err)
 		os.Exit(2)
 	}
 	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
@@ -128,6 +139,11 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err != nil {
 		return err
 	}
+	tlsPolicy, err := o.tls.ServerConfig(o.gates)
+	if err != nil {
+		return err
+	}
+	tlsOpts := []func(*tls.Config){tlsPolicy}
 	// Building the manager asks the API server for REST mappings: without
 	// one it would fail, and the webhook crash-loop through the outage.
 	if err := waitForAPIServer(ctx, cfg); err != nil {
@@ -143,9 +159,9 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 			&corev1.Pod{}: {Label: jobset.ChildrenSelector()},
 		}},
 		// Started by the first webhook registration, after the certificate.
-		WebhookServer:          webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir}),
+		WebhookServer:          webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir, TLSOpts: tlsOpts}),
 		HealthProbeBindAddress: o.probeAddr,
-		Metrics:                metricsServing(o.metricsAddr),
+		Metrics:                metricsServing(o.metricsAddr, tlsOpts...),
 	})
 	if err != nil {
 		return fmt.Errorf("building the manager: %w", err)
@@ -193,7 +209,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	setupErr := make(chan error, 1)
 	go func() {
 		<-certsReady
-		setupErr <- setupWebhooks(mgr, o.agent)
+		setupErr <- setupWebhooks(mgr, o.agent, o.gates)
 	}()
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
@@ -221,8 +237,8 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 }
 
 // setupWebhooks registers every webhook this binary serves.
-func setupWebhooks(mgr ctrl.Manager, agent sidecar.Options) error {
-	if err := jobsetwebhook.SetupWithManager(mgr, agent); err != nil {
+func setupWebhooks(mgr ctrl.Manager, agent sidecar.Options, gates features.Gates) error {
+	if err := jobsetwebhook.SetupWithManager(mgr, agent, gates); err != nil {
 		return err
 	}
 	return podwebhook.SetupWithManager(mgr)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"runtime"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +37,6 @@ func init() {
 
 // metricsServing serves the metrics over HTTPS, behind authentication and
 // authorization ("0": not at all).
-func metricsServing(addr string) metricsserver.Options {
-	return metricsserver.Options{BindAddress: addr, SecureServing: addr != "0", FilterProvider: metricsauth.Filter}
+func metricsServing(addr string, tlsOpts ...func(*tls.Config)) metricsserver.Options {
+	return metricsserver.Options{BindAddress: addr, SecureServing: addr != "0", FilterProvider: metricsauth.Filter, TLSOpts: tlsOpts}
 }
