@@ -255,7 +255,9 @@ func waitForSyncedWorkers(ctx context.Context, js *jobset.JobSet, want int) map[
 }
 
 // runningWorkers is the state of js's running Pods by name, each with
-// every container running and started (the barrier lifted).
+// every container running and started (the barrier lifted), but for init
+// containers that ran to completion before the others started (the worker
+// wrapper's installer), which are left out.
 func runningWorkers(g Gomega, ctx context.Context, js *jobset.JobSet) map[string]podState {
 	var pods corev1.PodList
 	g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace),
@@ -267,6 +269,11 @@ func runningWorkers(g Gomega, ctx context.Context, js *jobset.JobSet) map[string
 		}
 		s := podState{uid: p.UID, restarts: map[string]int32{}}
 		for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			if runsToCompletion(p, cs.Name) {
+				g.Expect(cs.State.Terminated).NotTo(BeNil(), "%s/%s still runs", p.Name, cs.Name)
+				g.Expect(cs.State.Terminated.ExitCode).To(BeZero(), "%s/%s failed", p.Name, cs.Name)
+				continue
+			}
 			g.Expect(cs.State.Running).NotTo(BeNil(), "%s/%s not running", p.Name, cs.Name)
 			g.Expect(ptr.Deref(cs.Started, false)).To(BeTrue(), "%s/%s not started (barrier)", p.Name, cs.Name)
 			s.restarts[cs.Name] = cs.RestartCount
@@ -274,6 +281,17 @@ func runningWorkers(g Gomega, ctx context.Context, js *jobset.JobSet) map[string
 		states[p.Name] = s
 	}
 	return states
+}
+
+// runsToCompletion: the Pod's container name is an init container that is
+// not a sidecar.
+func runsToCompletion(pod corev1.Pod, name string) bool {
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			return ptr.Deref(c.RestartPolicy, "") != corev1.ContainerRestartPolicyAlways
+		}
+	}
+	return false
 }
 
 func syncedEpoch(ctx context.Context, js *jobset.JobSet) int32 {

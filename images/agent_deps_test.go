@@ -3,10 +3,7 @@ package images_test
 import (
 	"bytes"
 	"os"
-	"strings"
 	"testing"
-
-	"github.com/fastjobset/jobset/tools/testing/runfiles"
 )
 
 // The agent runs in every worker Pod: its dependency set is its own. A Go
@@ -28,9 +25,9 @@ func TestAgentLinksNoneOfTheControllersDependencies(t *testing.T) {
 		t.Skip("checks the binary Bazel builds: run `bazel test //images:images_test`")
 	}
 	var agent string
-	for _, image := range strings.Split(*builtFrom, ",") {
-		if parts := strings.Split(image, "="); len(parts) == 3 && parts[2] == "/jobset-agent" {
-			agent = runfiles.Path(parts[1])
+	for _, image := range builtImages(t) {
+		if image.files[0].inImage == "/jobset-agent" {
+			agent = image.files[0].binary
 		}
 	}
 	if agent == "" {

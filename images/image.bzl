@@ -2,7 +2,7 @@
 
 load("@io_bazel_rules_go//go:def.bzl", "go_binary")
 
-def go_image(name, embed, repository, path, tag = None):
+def go_image(name, embed, repository, path, tag = None, extra_binaries = {}):
     """Builds <name>.tar, an OCI layout + docker archive of one binary.
 
     Args:
@@ -12,8 +12,23 @@ def go_image(name, embed, repository, path, tag = None):
       path: where the binary lives in the image; also the entrypoint.
       tag: the image's tag; by default the release's, from
         api/version/VERSION, which build-image embeds.
+      extra_binaries: further static binaries the image ships, each a
+        path in the image (/<base>) mapped to the go_library of its main
+        package; built stripped as <name>_<base>_binary.
     """
     binary = name + "_binary"
+    extra_flags = ""
+    extra_srcs = []
+    for extra_path, extra_embed in extra_binaries.items():
+        extra = "%s_%s_binary" % (name, extra_path.split("/")[-1])
+        go_binary(
+            name = extra,
+            embed = [extra_embed],
+            gc_linkopts = ["-s", "-w"],
+            visibility = ["//visibility:public"],
+        )
+        extra_srcs.append(":" + extra)
+        extra_flags += " -file %s=$(location :%s)" % (extra_path, extra)
 
     # Stripped: symbols and DWARF are no use in a distroless container.
     # Static already: .bazelrc builds everything pure.
@@ -23,12 +38,12 @@ def go_image(name, embed, repository, path, tag = None):
         gc_linkopts = ["-s", "-w"],
         visibility = ["//visibility:public"],
     )
-    cmd = "$(location //images/cmd/build-image) -binary $(location :%s) -path %s -repository %s -out $@" % (binary, path, repository)
+    cmd = "$(location //images/cmd/build-image) -binary $(location :%s) -path %s -repository %s -out $@%s" % (binary, path, repository, extra_flags)
     if tag:
         cmd += " -tag " + tag
     native.genrule(
         name = name,
-        srcs = [":" + binary],
+        srcs = [":" + binary] + extra_srcs,
         outs = [name + ".tar"],
         tools = ["//images/cmd/build-image"],
         cmd = cmd,

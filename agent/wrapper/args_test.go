@@ -37,9 +37,14 @@ func TestParseArgs(t *testing.T) {
 			args: []string{"-agent-wait=1s", "--", "-dash"},
 			want: Config{Command: []string{"-dash"}, AgentWait: time.Second},
 		},
-		"no command":          {args: []string{"-control=/x.sock"}, wantError: "no command"},
-		"negative agent wait": {args: []string{"-agent-wait=-1s", "python"}, wantError: "negative"},
-		"unknown flag":        {args: []string{"-contrl=/x.sock", "python"}, wantError: "not defined"},
+		"install": {
+			args: []string{"-install=/var/run/jobset-wrapper/jobset-wrapper"}, env: env,
+			want: Config{Install: "/var/run/jobset-wrapper/jobset-wrapper"},
+		},
+		"install runs nothing": {args: []string{"-install=/w/jobset-wrapper", "--", "python"}, wantError: "runs nothing"},
+		"no command":           {args: []string{"-control=/x.sock"}, wantError: "no command"},
+		"negative agent wait":  {args: []string{"-agent-wait=-1s", "python"}, wantError: "negative"},
+		"unknown flag":         {args: []string{"-contrl=/x.sock", "python"}, wantError: "not defined"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer

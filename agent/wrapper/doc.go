@@ -6,6 +6,13 @@
 //
 //	jobset-wrapper [-control=PATH] [-agent-wait=10s] [-cgroup=auto] -- command [arg ...]
 //
+// The init container runs it from the agent's image as
+//
+//	jobset-wrapper -install=PATH
+//
+// which copies the binary to PATH, mode 0755, and exits (Install): that
+// image has no shell and no cp.
+//
 // It links the standard library and golang.org/x/sys/unix only: it runs
 // in every worker container.
 //

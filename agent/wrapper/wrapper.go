@@ -56,6 +56,9 @@ type Config struct {
 	// Log receives the wrapper's own lines; the worker writes to the
 	// wrapper's standard streams directly.
 	Log io.Writer
+	// Install, when set, is where the wrapper copies its own binary
+	// instead of running a command (Install).
+	Install string
 }
 
 // ParseArgs reads the wrapper's command line: flags, then the worker's
@@ -74,11 +77,17 @@ func ParseArgs(args []string, getenv func(string) string, output io.Writer) (Con
 		"how long to wait for an agent to connect when the wrapper needs its word")
 	cgroup := flags.String("cgroup", "auto",
 		`the container's cgroup.procs, to confirm a stop: "auto" (cgroup v2 when the wrapper is PID 1), "off", or a path`)
+	flags.StringVar(&cfg.Install, "install", "",
+		"copy this binary to the given path, executable by all, and exit (an init container installs the wrapper so)")
 	if err := flags.Parse(args); err != nil {
 		return Config{}, err
 	}
 	cfg.Command = flags.Args()
 	switch {
+	case cfg.Install != "" && len(cfg.Command) > 0:
+		return Config{}, fmt.Errorf("-install=%s copies the wrapper and runs nothing: remove the command %q", cfg.Install, cfg.Command)
+	case cfg.Install != "":
+		return Config{Install: cfg.Install, Log: output}, nil
 	case len(cfg.Command) == 0:
 		flags.Usage()
 		return Config{}, errors.New("no command to run")
@@ -104,6 +113,12 @@ func Main(args []string, getenv func(string) string, stderr io.Writer) int {
 	case err != nil:
 		fmt.Fprintln(stderr, "jobset-wrapper:", err)
 		return ExitUsage
+	case cfg.Install != "":
+		if err := Install(cfg.Install); err != nil {
+			fmt.Fprintf(stderr, "jobset-wrapper: installing into %s: %v\n", cfg.Install, err)
+			return 1
+		}
+		return 0
 	}
 	return Run(cfg)
 }

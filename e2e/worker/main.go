@@ -13,6 +13,14 @@
 //	GET /secrets          every file under /var/run/secrets this container
 //	                      sees (a ServiceAccount token among them?), one per
 //	                      line; nothing when there are none
+//	GET /sigkill          SIGKILL the worker itself (after answering): a
+//	                      worker killed, as by the OOM killer
+//	GET /stray?n=N&tag=T  ignore SIGTERM from now on, and start N processes
+//	                      that ignore it too and never end, every second
+//	                      one in a session of its own (outside the worker's
+//	                      process group), none ever waited for; each runs
+//	                      as "worker-stray T", for a test to find on the
+//	                      node
 package main
 
 import (
@@ -30,6 +38,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[0] == strayName {
+		stray()
+	}
 	dataDir := envOr("DATA_DIR", "/data")
 	startLog := filepath.Join(dataDir, "starts")
 	if err := appendStart(startLog); err != nil {
@@ -86,6 +97,33 @@ func main() {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})
+	mux.HandleFunc("/sigkill", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "killing myself")
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		go func() {
+			time.Sleep(100 * time.Millisecond) // the answer gets out first
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}()
+	})
+	mux.HandleFunc("/stray", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.URL.Query().Get("n"))
+		tag := r.URL.Query().Get("tag")
+		if err != nil || n < 1 || tag == "" {
+			http.Error(w, "n must be a positive number, and tag set", http.StatusBadRequest)
+			return
+		}
+		signal.Ignore(syscall.SIGTERM)
+		for i := range n {
+			pid, err := startStray(tag, i%2 == 1)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			fmt.Fprintln(w, pid)
+		}
+	})
 	server := &http.Server{Addr: ":8081", Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := server.ListenAndServe(); err != nil && err != http.ErrServerClosed {
@@ -107,6 +145,36 @@ func main() {
 	_ = server.Shutdown(ctx)
 	fmt.Printf("worker: exiting with %d\n", code)
 	os.Exit(code)
+}
+
+// strayName is the argv[0] of the processes /stray starts.
+const strayName = "worker-stray"
+
+// startStray starts one stray process of the worker's, in a session of its
+// own if setsid, and leaves it to whoever reaps orphans.
+func startStray(tag string, setsid bool) (int, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	p, err := os.StartProcess(self, []string{strayName, tag}, &os.ProcAttr{
+		Files: []*os.File{nil, os.Stdout, os.Stderr},
+		Sys:   &syscall.SysProcAttr{Setsid: setsid},
+	})
+	if err != nil {
+		return 0, err
+	}
+	pid := p.Pid
+	_ = p.Release()
+	return pid, nil
+}
+
+// stray is the life of a stray process: it ignores SIGTERM and never ends.
+func stray() {
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 func appendStart(path string) error {

@@ -245,7 +245,7 @@ func Warnings(js *jobset.JobSet) []string {
 			warnings = append(warnings, failJobOverlaps(c, rj.Template.Spec.PodFailurePolicy, cPath)...)
 		}
 	}
-	return warnings
+	return append(warnings, wrapperWarnings(js)...)
 }
 
 // agentWarnings: shapes of the agent that work until they cost a group

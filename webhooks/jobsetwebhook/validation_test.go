@@ -652,12 +652,29 @@ func TestInjectAgentMatchesTheDocumentedManifest(t *testing.T) {
 	}
 	documented := read("story1-inplace.yaml")
 	Default(documented)
+	podTier := read("story1-injected.yaml")
+	podTier.Annotations[jobset.WorkerWrapperKey] = "false"
+	InjectAgent(podTier, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:dev"})
+	Default(podTier)
+	if diff := cmp.Diff(documented.Spec, podTier.Spec); diff != "" {
+		t.Errorf("injection without the wrapper differs from the documented manifest docs/examples/story1-inplace.yaml (-documented +injected):\n%s", diff)
+	}
+
+	// By default, the same with the wrapper in place: nothing else differs.
 	injected := read("story1-injected.yaml")
 	InjectAgent(injected, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:" + version.Tag})
 	Default(injected)
-
-	if diff := cmp.Diff(documented.Spec, injected.Spec); diff != "" {
-		t.Errorf("injection differs from the documented manifest docs/examples/story1-inplace.yaml (-documented +injected):\n%s", diff)
+	wrapped := documented.DeepCopy()
+	for i := range wrapped.Spec.ReplicatedJobs {
+		if !sidecar.InjectWrapper(&wrapped.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:dev"}) {
+			t.Fatalf("replicatedJob %s of story1-inplace.yaml cannot be wrapped", wrapped.Spec.ReplicatedJobs[i].Name)
+		}
+	}
+	if diff := cmp.Diff(wrapped.Spec, injected.Spec); diff != "" {
+		t.Errorf("injection differs from the documented manifest docs/examples/story1-inplace.yaml with the wrapper (-documented +injected):\n%s", diff)
+	}
+	if w := Warnings(injected); len(w) > 0 {
+		t.Errorf("warnings for the injected example: %q", w)
 	}
 	again := injected.DeepCopy()
 	InjectAgent(again, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:" + version.Tag})

@@ -63,4 +63,35 @@ func TestBinaryIsStaticAndLinksNoClient(t *testing.T) {
 	if err := run.Run(); !errors.As(err, new(*exec.ExitError)) || run.ProcessState.ExitCode() != 3 {
 		t.Errorf("%s -- sh -c 'exit 3': %v, want exit code 3", path, err)
 	}
+	testInstall(t, path, contents)
+}
+
+// The agent's image has no shell and no cp: its wrapper copies itself into
+// the volume it shares with the worker, executable by the worker's user
+// whoever that is, and again over the copy when the Pod's containers
+// restart.
+func testInstall(t *testing.T, path string, contents []byte) {
+	dest := filepath.Join(t.TempDir(), "jobset-wrapper")
+	for range 2 {
+		if out, err := exec.Command(path, "-install="+dest).CombinedOutput(); err != nil {
+			t.Fatalf("%s -install=%s: %v\n%s", path, dest, err, out)
+		}
+	}
+	installed, err := os.ReadFile(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(installed, contents) {
+		t.Errorf("the installed copy differs from the wrapper")
+	}
+	if fi, err := os.Stat(dest); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("the installed copy: %v, %v; want mode 0755, executable by every user", fi.Mode(), err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(dest)); len(entries) != 1 {
+		t.Errorf("the install left %d files beside the copy, want only the copy", len(entries)-1)
+	}
+	run := exec.Command(dest, "--", "/bin/sh", "-c", "exit 4")
+	if err := run.Run(); !errors.As(err, new(*exec.ExitError)) || run.ProcessState.ExitCode() != 4 {
+		t.Errorf("the installed copy -- sh -c 'exit 4': %v, want exit code 4", err)
+	}
 }

@@ -67,6 +67,12 @@ const (
 	// environment, startup probe and restart rule, and a restart rule to
 	// every worker container that has none.
 	InjectAgentKey = "jobset.sigs.k8s.io/inject-agent"
+	// WorkerWrapperKey, set to "false" on a JobSet or on a replicatedJob's
+	// Pod template, keeps the worker wrapper out of the Pods that agent
+	// injection builds: their workers restart with the Pod's containers
+	// only (the Pod tier). Without it, injection wraps every worker it can
+	// (docs/user-guide.md, "Which tier when").
+	WorkerWrapperKey = "jobset.sigs.k8s.io/worker-wrapper"
 	// GroupMemberFinalizer is on every live member of an InPlaceRestart
 	// JobSet's group (the controller adds it) until the controller has seen
 	// how the Pod ended. A worker deleted while it runs may exit 0 on
