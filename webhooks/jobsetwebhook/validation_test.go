@@ -654,7 +654,7 @@ func TestInjectAgentMatchesTheDocumentedManifest(t *testing.T) {
 	Default(documented)
 	podTier := read("story1-injected.yaml")
 	podTier.Annotations[jobset.WorkerWrapperKey] = "false"
-	InjectAgent(podTier, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:dev"})
+	InjectAgent(podTier, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:" + version.Tag})
 	Default(podTier)
 	if diff := cmp.Diff(documented.Spec, podTier.Spec); diff != "" {
 		t.Errorf("injection without the wrapper differs from the documented manifest docs/examples/story1-inplace.yaml (-documented +injected):\n%s", diff)
@@ -666,7 +666,7 @@ func TestInjectAgentMatchesTheDocumentedManifest(t *testing.T) {
 	Default(injected)
 	wrapped := documented.DeepCopy()
 	for i := range wrapped.Spec.ReplicatedJobs {
-		if !sidecar.InjectWrapper(&wrapped.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:dev"}) {
+		if !sidecar.InjectWrapper(&wrapped.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:" + version.Tag}) {
 			t.Fatalf("replicatedJob %s of story1-inplace.yaml cannot be wrapped", wrapped.Spec.ReplicatedJobs[i].Name)
 		}
 	}
