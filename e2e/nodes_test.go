@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
@@ -68,6 +70,46 @@ var _ = Describe("Lost nodes", Serial, Label("local-cluster", "nodes"), func() {
 		Expect(waitForSyncedWorkers(ctx, r.js, 2)).To(HaveLen(2))
 	})
 
+	// The kubelet alone down (crash-looping, being upgraded): the node's
+	// Lease lapses while its containers and network stay up, and its agent,
+	// in contact, never fences. Under the worker wrapper the agent stops its
+	// worker itself on the deprecation that follows the mark and confirms
+	// it on its Pod; the controller holds the group's sync until then. The
+	// processes are read from the host's /proc (local-cluster).
+	It("stops the worker of a node whose kubelet alone is down before the group syncs without it, and runs no rank twice", func(ctx context.Context) {
+		r := startNodeScenario(ctx, ns, "kubelet-down", systemNode)
+		worker := containerID(r.victim, "worker")
+		Expect(r.victim.Spec.Containers[0].Command).To(ContainElement(agentspec.WrapperBinary), "the worker runs under the wrapper")
+		Expect(workerProcesses(worker, ns)).NotTo(BeEmpty(), "the worker's processes, as the host sees them")
+
+		By(fmt.Sprintf("the kubelet of node %s stops; its containers and network stay up", r.node))
+		faultAt := time.Now()
+		r.plane.run(ctx, "kill", "kubelet", "--node", r.node)
+		r.faulted = true
+
+		By("the old worker stops before the group syncs without it: no look that finds the next epoch synced finds it running")
+		var stopped time.Time
+		Eventually(func(g Gomega) {
+			synced := syncedEpoch(ctx, r.js) > r.epoch
+			running := workerProcesses(worker, ns)
+			if synced && len(running) > 0 {
+				StopTrying(fmt.Sprintf("the worker of Pod %s runs beside the next epoch: %v", r.victim.Name, running)).Now()
+			}
+			if len(running) == 0 && stopped.IsZero() {
+				stopped = time.Now()
+			}
+			g.Expect(synced).To(BeTrue(), "the group synced without the lost rank")
+		}).WithTimeout(3 * time.Minute).WithPolling(200 * time.Millisecond).Should(Succeed())
+		synced := time.Now()
+		r.expectRecovered(ctx, faultAt)
+
+		By("its agent confirmed the stop on the Pod the controller marked lost")
+		old := getPod(ctx, ns, r.victim.Name) // held while its agent's promises may bind
+		Expect(old.Annotations).To(HaveKeyWithValue(agentspec.WorkerStoppedAnnotation, strconv.Itoa(int(r.epoch))))
+		AddReportEntry("kubelet down", fmt.Sprintf("nodes=kubelet-down worker_stopped_s=%.1f stopped_before_sync_s=%.1f",
+			stopped.Sub(faultAt).Seconds(), synced.Sub(stopped).Seconds()))
+	})
+
 	It("replaces off its node a rank that fails in place again and again", func(ctx context.Context) {
 		r := startNodeScenario(ctx, ns, "failing", systemNode)
 		start := time.Now()
@@ -100,6 +142,18 @@ var _ = Describe("Lost nodes", Serial, Label("local-cluster", "nodes"), func() {
 		Expect(getJobSet(ctx, r.js).Status.InPlaceRestarts).To(Equal(int32(3)), "three group restarts, each counted once")
 	})
 })
+
+// workerProcesses lists the processes of a worker container but its
+// wrapper, from the host's /proc: what is left of the worker.
+func workerProcesses(containerID, tag string) []string {
+	var worker []string
+	for _, p := range nodeProcesses([]string{containerID}, tag) {
+		if _, argv, _ := strings.Cut(p, " "); !strings.HasPrefix(argv, agentspec.WrapperBinary) {
+			worker = append(worker, p)
+		}
+	}
+	return worker
+}
 
 // pinComponents keeps our controller and webhook on node, which no node
 // fault touches, so that the specs measure the loss of a worker's node.
