@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"path/filepath"
+	"os"
 	"sync"
 	"time"
 
@@ -117,7 +117,12 @@ var _ = Describe("Agent with a worker wrapper", func() {
 			}
 		}
 
-		control := filepath.Join(GinkgoT().TempDir(), "control.sock")
+		// Under /tmp: a path under Bazel's test directory is longer than a
+		// Unix socket's name may be.
+		dir, err := os.MkdirTemp("/tmp", "jobset-wrapper-")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(os.RemoveAll, dir)
+		control := dir + "/control.sock"
 		fake := startFakeWrapper(control)
 		environment := map[string]string{agentspec.EnvNamespace: ns, agentspec.EnvPodName: pod.Name,
 			agentspec.EnvJobSetName: "trainer", agentspec.EnvWrapperControl: control}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"net"
 	"strings"
 	"testing"
 
@@ -18,7 +17,7 @@ import (
 // The metrics server follows --tls-min-version: with VersionTLS13 it
 // serves a TLS 1.3 client and refuses a TLS 1.2 one.
 func TestMetricsServerRefusesClientsBelowTheMinimumTLSVersion(t *testing.T) {
-	addr := freeAddress(t)
+	addr := framework.FreeLoopbackAddress(t)
 	o := options{metricsAddr: addr, probeAddr: "0", tls: tlsoptions.Options{MinVersion: "VersionTLS13"}}
 	ctx, cancel := context.WithCancel(context.Background())
 	// Serving metrics asks the API server nothing without an auth filter.
@@ -50,18 +49,4 @@ func TestValidateNamesTheTLSFlag(t *testing.T) {
 	if err := o.validate(); err == nil || !strings.Contains(err.Error(), "--tls-min-version=VersionTLS10") {
 		t.Errorf("validate: %v, want an error naming --tls-min-version=VersionTLS10", err)
 	}
-}
-
-// freeAddress is a loopback address with a port nothing listens on.
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }

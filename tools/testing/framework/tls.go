@@ -3,6 +3,7 @@ package framework
 import (
 	"crypto/tls"
 	"net"
+	"testing"
 	"time"
 )
 
@@ -17,4 +18,19 @@ func TLSHandshake(addr string, maxVersion uint16) error {
 		return err
 	}
 	return conn.Close()
+}
+
+// FreeLoopbackAddress is a loopback address with a port nothing listens on
+// as it returns, for a server under test to listen on.
+func FreeLoopbackAddress(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }

@@ -18,7 +18,7 @@ import (
 // TLS 1.3) and the metrics server serve a TLS 1.3 client and refuse a
 // TLS 1.2 one.
 func TestServersRefuseClientsBelowTheMinimumTLSVersion(t *testing.T) {
-	metricsAddr := freeAddress(t)
+	metricsAddr := framework.FreeLoopbackAddress(t)
 	w := startWebhook(t, func(o *options) {
 		o.secret = "tls13-cert" // the rotator's controller is named after it: unique per process
 		o.metricsAddr = metricsAddr
@@ -41,18 +41,4 @@ func TestServersRefuseClientsBelowTheMinimumTLSVersion(t *testing.T) {
 			t.Errorf("the %s server served a TLS 1.2 client under --tls-min-version=VersionTLS13", server)
 		}
 	}
-}
-
-// freeAddress is a loopback address with a port nothing listens on.
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
