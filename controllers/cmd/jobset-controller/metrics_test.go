@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,7 +26,7 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 	c := startCluster(t)
 	user := "system:serviceaccount:" + c.ns + ":jobset-controller"
 	bindGeneratedRBAC(t, c, user)
-	addr := freeLocalAddress(t)
+	addr := framework.FreeLoopbackAddress(t)
 	r := c.startReplicaVia(t, func(cfg *rest.Config) *rest.Config {
 		cfg = rest.CopyConfig(cfg)
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:serviceaccounts", "system:authenticated"}}
@@ -88,14 +87,3 @@ func bindGeneratedRBAC(t *testing.T, c *cluster, user string) {
 	}
 }
 
-// freeLocalAddress returns a loopback address whose port was free a
-// moment ago.
-func freeLocalAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}

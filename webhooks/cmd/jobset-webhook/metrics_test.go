@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"runtime"
 	"strings"
 	"testing"
@@ -35,7 +34,7 @@ jobset_build_info{go_version="` + runtime.Version() + `",version="` + version.Ve
 // SubjectAccessReviews that decide are its own requests.
 func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 	const user = "system:serviceaccount:jobset-system:jobset-webhook"
-	addr := freeLocalAddress(t)
+	addr := framework.FreeLoopbackAddress(t)
 	// Its own Secret name: the rotator's controller is named after it, and
 	// controller names are unique per process.
 	w := startWebhookVia(t, func(o *options) { o.secret, o.metricsAddr = "metrics-test-cert", addr }, func(cfg *rest.Config) *rest.Config {
@@ -48,14 +47,3 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 	scrapecheck.Check(w.ctx, t, w.env, w.o.namespace, "https://"+addr+"/metrics", "jobset_build_info{")
 }
 
-// freeLocalAddress returns a loopback address whose port was free a
-// moment ago.
-func freeLocalAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
