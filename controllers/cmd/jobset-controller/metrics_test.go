@@ -86,4 +86,3 @@ func bindGeneratedRBAC(t *testing.T, c *cluster, user string) {
 		}
 	}
 }
-

@@ -46,4 +46,3 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 	})
 	scrapecheck.Check(w.ctx, t, w.env, w.o.namespace, "https://"+addr+"/metrics", "jobset_build_info{")
 }
-
