@@ -6,7 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
-	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
 )
@@ -42,31 +41,16 @@ const deliverySlack = 2 * time.Second
 // whose agent drives no worker wrapper, or that has no agent.
 func lostWorkerBound(pod *corev1.Pod) (bound time.Duration, wrapped bool) {
 	fence := agentFence(pod)
-	if !fence.fences || !drivesWrapper(pod) {
+	if !fence.fences || !fence.wrapped {
 		return 0, false
 	}
 	return deliverySlack + fence.after + agentspec.FenceTick + fence.stop, true
-}
-
-// drivesWrapper: the Pod's agent is given a worker wrapper's control socket.
-func drivesWrapper(pod *corev1.Pod) bool {
-	i := sidecar.Index(pod.Spec)
-	if i < 0 {
-		return false
-	}
-	for _, env := range pod.Spec.InitContainers[i].Env {
-		if env.Name == agentspec.EnvWrapperControl {
-			return env.Value != "" && env.ValueFrom == nil
-		}
-	}
-	return false
 }
 
 // lostWorkerMayRun reports whether the worker of a Pod declared lost may
 // still run beside its replacement at now, and if so, how long until its
 // bound has passed.
 func lostWorkerMayRun(pod *corev1.Pod, now time.Time) (mayRun bool, left time.Duration) {
-	mark := podCondition(pod, corev1.DisruptionTarget)
 	if !markedLost(pod) || inplace.ContainersStopped(pod) || workerStopConfirmed(pod) {
 		return false, 0
 	}
@@ -74,7 +58,7 @@ func lostWorkerMayRun(pod *corev1.Pod, now time.Time) (mayRun bool, left time.Du
 	if !wrapped {
 		return false, 0
 	}
-	left = mark.LastTransitionTime.Add(bound).Sub(now)
+	left = jobset.ControllerMark(pod).LastTransitionTime.Add(bound).Sub(now)
 	return left > 0, max(left, 0)
 }
 

@@ -106,8 +106,8 @@ const (
 // has it stop the worker's whole tree itself: the wrapper's grace and
 // slack. Without one, the kubelet stops it, the worker possibly last of
 // the Pod's regular containers.
-func workerStop(pod *corev1.Pod) time.Duration {
-	if drivesWrapper(pod) {
+func workerStop(pod *corev1.Pod, wrapped bool) time.Duration {
+	if wrapped {
 		return (agentspec.WorkerStopGraceSeconds + agentspec.WorkerStopSlackSeconds) * time.Second
 	}
 	return kubeletNotice + time.Duration(len(pod.Spec.Containers))*kubeletKillGrace + kubeletRemoveSlack
@@ -148,11 +148,13 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 	_, group := inPlaceGroup(js)
 	silent, witnesses := loss.sharedSilence(js, pods, now)
 	for i := range pods {
+		if !markedLost(&pods[i]) {
+			continue
+		}
 		// Its node stops counting then: a member past its bound may be
 		// lost, and the Pod is released.
-		if fence := agentFence(&pods[i]); loss.mayVouchUnseen(js, &pods[i], fence, now) {
-			mark := jobset.ControllerMark(&pods[i]).LastTransitionTime.Add(lostWitnessBound(fence))
-			lookAgain = sooner(lookAgain, mark.Sub(now))
+		if until, counts := loss.vouchesUnseenUntil(js, &pods[i], agentFence(&pods[i])); counts && now.Before(until) {
+			lookAgain = sooner(lookAgain, until.Sub(now))
 		}
 	}
 	for i := range pods {
@@ -268,14 +270,14 @@ func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod, now time.T
 			continue
 		}
 		fence := agentFence(pod)
-		unheard := l.mayRunUnheard(pod, fence)
-		if !unheard && !inplace.Live(pod) && !l.mayVouchUnseen(js, pod, fence, now) {
+		unheard := l.mayRunUnheard(pod, fence) || l.mayVouchUnseen(js, pod, fence, now)
+		if !unheard && !inplace.Live(pod) {
 			continue
 		}
 		if w := fence.witnesses; w > 0 && (witnesses == 0 || w < witnesses) {
 			witnesses = w
 		}
-		if unheard || l.mayVouchUnseen(js, pod, fence, now) {
+		if unheard {
 			nodes[pod.Spec.NodeName] = true
 		}
 	}
@@ -326,17 +328,20 @@ func (l nodeLoss) mayRunUnheard(pod *corev1.Pod, fence agentFenceSettings) bool 
 // promise's length later. Only Pods of the current restart attempt count:
 // agents vouch only for peers of their own attempt.
 func (l nodeLoss) mayVouchUnseen(js *jobset.JobSet, pod *corev1.Pod, fence agentFenceSettings, now time.Time) bool {
-	if l.silence == nil || pod.Spec.NodeName == "" || !fence.fences || !markedLost(pod) || !ofCurrentAttempt(js, pod) {
-		return false
-	}
-	mark := jobset.ControllerMark(pod)
-	return now.Before(mark.LastTransitionTime.Add(lostWitnessBound(fence)))
+	until, counts := l.vouchesUnseenUntil(js, pod, fence)
+	return counts && now.Before(until)
 }
 
-// lostWitnessBound is how long after its mark a lost Pod's agent may still
-// be vouched on (mayVouchUnseen).
-func lostWitnessBound(fence agentFenceSettings) time.Duration {
-	return deliverySlack + fence.deferLimit + agentspec.WitnessPromiseSeconds*time.Second
+// vouchesUnseenUntil is when a Pod the controller marked lost stops
+// counting (mayVouchUnseen): its mark, deliverySlack, its agent's defer
+// limit and a promise's length. counts is false for a Pod that never
+// does.
+func (l nodeLoss) vouchesUnseenUntil(js *jobset.JobSet, pod *corev1.Pod, fence agentFenceSettings) (until time.Time, counts bool) {
+	if l.silence == nil || pod.Spec.NodeName == "" || !fence.fences || !markedLost(pod) || !ofCurrentAttempt(js, pod) {
+		return time.Time{}, false
+	}
+	bound := deliverySlack + fence.deferLimit + agentspec.WitnessPromiseSeconds*time.Second
+	return jobset.ControllerMark(pod).LastTransitionTime.Add(bound), true
 }
 
 // markedLost: the controller marked the Pod Failed because its node was
@@ -382,6 +387,9 @@ type agentFenceSettings struct {
 	// at its most cautious (one witness, the longest limit).
 	witnesses  int
 	deferLimit time.Duration
+	// wrapped: the agent is given a worker wrapper's control socket, and
+	// stops the worker itself.
+	wrapped bool
 	// stop is how long the worker may run once the fence fired
 	// (workerStop).
 	stop time.Duration
@@ -393,8 +401,7 @@ func agentFence(pod *corev1.Pod) agentFenceSettings {
 		return agentFenceSettings{}
 	}
 	f := agentFenceSettings{fences: true, after: agentspec.DefaultFenceAfterSeconds * time.Second,
-		witnesses: agentspec.DefaultFenceWitnesses, deferLimit: agentspec.DefaultFenceDeferLimitSeconds * time.Second,
-		stop: workerStop(pod)}
+		witnesses: agentspec.DefaultFenceWitnesses, deferLimit: agentspec.DefaultFenceDeferLimitSeconds * time.Second}
 	for _, env := range pod.Spec.InitContainers[i].Env {
 		value, err := strconv.Atoi(env.Value)
 		known := env.ValueFrom == nil && err == nil && value >= 0
@@ -411,11 +418,14 @@ func agentFence(pod *corev1.Pod) agentFenceSettings {
 			if !known {
 				f.deferLimit = agentspec.MaxFenceDeferLimitSeconds * time.Second
 			}
+		case agentspec.EnvWrapperControl:
+			f.wrapped = env.Value != "" && env.ValueFrom == nil
 		}
 	}
 	if !f.fences {
 		return agentFenceSettings{}
 	}
+	f.stop = workerStop(pod, f.wrapped)
 	return f
 }
 
