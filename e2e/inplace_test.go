@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -399,6 +400,22 @@ func dumpNamespace(ctx context.Context, ns string) {
 				j.Status.Succeeded, j.Status.CompletedIndexes, j.Status.UncountedTerminatedPods)
 		}
 	}
+	var nodes corev1.NodeList
+	if err := k8sClient.List(ctx, &nodes); err == nil {
+		for _, n := range nodes.Items {
+			ready := corev1.ConditionUnknown
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady {
+					ready = c.Status
+				}
+			}
+			var taints []string
+			for _, t := range n.Spec.Taints {
+				taints = append(taints, t.ToString())
+			}
+			GinkgoWriter.Printf("Node %s Ready=%s unschedulable %v taints %v\n", n.Name, ready, n.Spec.Unschedulable, taints)
+		}
+	}
 	dumpControllerLog(ctx, ns)
 	dumpWaitingAgentLogs(ctx, pods.Items)
 	events, err := clientset.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
@@ -412,7 +429,8 @@ func dumpNamespace(ctx context.Context, ns string) {
 
 // dumpWaitingAgentLogs writes the last lines of the agent's log of each
 // Pod whose agent has not lifted its barrier (no container started but
-// the agent): why it did not join or lift is there.
+// the agent): why it did not join or lift is there; and of the agent
+// before, when it restarted: why the Pod restarted is there.
 func dumpWaitingAgentLogs(ctx context.Context, pods []corev1.Pod) {
 	const lines = 20
 	for _, p := range pods {
@@ -426,14 +444,26 @@ func dumpWaitingAgentLogs(ctx context.Context, pods []corev1.Pod) {
 		if !waiting {
 			continue
 		}
-		log, err := podLog(ctx, p.Namespace, p.Name, agentspec.ContainerName, false)
-		if err != nil {
-			GinkgoWriter.Printf("agent of %s: no log: %v\n", p.Name, err)
-			continue
-		}
-		all := strings.Split(strings.TrimRight(log, "\n"), "\n")
-		for _, line := range all[max(0, len(all)-lines):] {
-			GinkgoWriter.Printf("agent of %s: %s\n", p.Name, line)
+		// The agent before its last restart tells why the Pod restarted.
+		restarted := slices.ContainsFunc(append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...),
+			func(cs corev1.ContainerStatus) bool { return cs.Name == agentspec.ContainerName && cs.RestartCount > 0 })
+		for _, previous := range []bool{true, false} {
+			if previous && !restarted {
+				continue
+			}
+			who := "agent of " + p.Name
+			if previous {
+				who = "previous " + who
+			}
+			log, err := podLog(ctx, p.Namespace, p.Name, agentspec.ContainerName, previous)
+			if err != nil {
+				GinkgoWriter.Printf("%s: no log: %v\n", who, err)
+				continue
+			}
+			all := strings.Split(strings.TrimRight(log, "\n"), "\n")
+			for _, line := range all[max(0, len(all)-lines):] {
+				GinkgoWriter.Printf("%s: %s\n", who, line)
+			}
 		}
 	}
 }
