@@ -149,7 +149,7 @@ func (c *contact) silence() time.Duration {
 
 // fenceLimits are the agent's settings for Fence.
 func (c Config) fenceLimits() FenceLimits {
-	return FenceLimits{After: c.FenceAfter, DeferLimit: c.FenceDeferLimit, AskAhead: witnessTimeout, Witnesses: c.FenceWitnesses}
+	return FenceLimits{After: c.FenceAfter, DeferLimit: c.FenceDeferLimit, AskAhead: askAhead, Witnesses: c.FenceWitnesses}
 }
 
 // fence watches the silence until ctx ends, and acts as Fence decides.
@@ -174,8 +174,9 @@ func (a *Agent) fence(ctx context.Context, rewatch, stop func()) {
 		if stalled || silence == 0 {
 			a.witnesses.forget()
 		}
+		now := a.contact.now()
 		state := Silence{For: silence, Joined: a.epoch.Load() != 0, Lifted: a.barrier.isLifted(), Fenced: a.barrier.isFenced(),
-			Witnessed: a.witnesses.state(a.contact.now())}
+			Witnessed: a.witnesses.state(now), Regaining: a.witnesses.regaining(now)}
 		switch Fence(state, limits) {
 		case HoldBarrier:
 			if a.barrier.fence(fmt.Sprintf("no contact with the API server for %s: the agent writes epoch %d again before the worker starts", limits.After, a.epoch.Load())) {

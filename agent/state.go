@@ -86,6 +86,10 @@ type Silence struct {
 	// its epoch again.
 	Joined, Lifted, Fenced bool
 	Witnessed              Witnessed
+	// Regaining: told it is alone while the promises it held last still
+	// bind its witnesses, the agent tries to reach the API server itself
+	// for a short while first (regainContactWithin).
+	Regaining bool
 }
 
 // FenceLimits are the agent's fence settings.
@@ -105,6 +109,14 @@ type FenceLimits struct {
 // have been vouched for (docs/controller.md, "Shared silence"). So a
 // running worker stops at the fence time unless the silence is shared, and
 // at the defer limit whatever; a waiting one just stays at the barrier.
+//
+// A peer in contact proves the API server answers, not that this node is
+// cut off: when an outage ends, the agents reach the server back one after
+// another, within their backoff's cap. So an agent told it is alone stops
+// its worker only at its fence time, not on the answer, and past its fence
+// time only once it has tried to reach the server itself for a while, when
+// the promises it held until then still cover that while and its worker's
+// stop (docs/controller.md, "Shared silence").
 func Fence(s Silence, l FenceLimits) FenceAction {
 	switch {
 	case l.After <= 0:
@@ -121,7 +133,12 @@ func Fence(s Silence, l FenceLimits) FenceAction {
 		return StopWorker
 	case s.For < l.After-l.AskAhead:
 		return CarryOn
-	case s.For >= l.DeferLimit || s.Witnessed == Alone:
+	case s.For >= l.DeferLimit:
+		return StopWorker
+	case s.Witnessed == Alone:
+		if s.For < l.After || s.Regaining {
+			return CarryOn
+		}
 		return StopWorker
 	case s.Witnessed == Vouched:
 		return CarryOn

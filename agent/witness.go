@@ -24,7 +24,8 @@ import (
 // its group on other nodes, over the Pod network, whether they are out of
 // contact too.
 //
-// A peer in contact says so, and the asker stops its worker. A silent peer
+// A peer in contact says so, and the asker stops its worker unless it
+// reaches the API server itself soon (regainContactWithin). A silent peer
 // that joined no epoch beyond the asker's promises to write none for
 // agentspec.WitnessPromiseSeconds: the group cannot sync past the asker's
 // epoch without that peer, unless the controller declares the peer lost
@@ -48,6 +49,16 @@ const (
 	askAgainAfter = promiseFor / 3
 	// witnessTimeout bounds one question, name lookup included.
 	witnessTimeout = time.Second
+	// regainContactWithin: once an API server answers again, an agent
+	// whose link works gets an answer of its own within its backoff's cap
+	// through an outage and a round trip. Told by a peer in contact that
+	// it is alone, an agent waits that long for its own answer before it
+	// stops its worker: it asks its witnesses that much earlier before its
+	// fence time, and past it, rides on the promises it held last, which
+	// outlive its next question by more than that and its worker's stop.
+	regainContactWithin = unreachableMax + witnessTimeout
+	// askAhead is how long before its fence time an agent asks.
+	askAhead = witnessTimeout + regainContactWithin
 )
 
 // witnessRequest is what an asker sends a peer.
@@ -144,6 +155,9 @@ type witnesses struct {
 	// asks again; alone: a peer is in contact, or too few vouched.
 	vouchedUntil time.Time
 	alone        bool
+	// regainUntil: told it is alone while it held promises, the agent
+	// tries to reach the API server itself until then.
+	regainUntil time.Time
 }
 
 func (w *witnesses) state(now time.Time) Witnessed {
@@ -163,12 +177,25 @@ func (w *witnesses) state(now time.Time) Witnessed {
 func (w *witnesses) forget() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.vouchedUntil, w.alone = time.Time{}, false
+	w.vouchedUntil, w.alone, w.regainUntil = time.Time{}, false, time.Time{}
 }
 
-func (w *witnesses) heard(vouchedUntil time.Time, alone bool) {
+// regaining: the agent was told it is alone while it held promises, less
+// than regainContactWithin ago.
+func (w *witnesses) regaining(now time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.alone && now.Before(w.regainUntil)
+}
+
+// heard records a round's outcome at now: vouched for until vouchedUntil,
+// or alone.
+func (w *witnesses) heard(now, vouchedUntil time.Time, alone bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if alone && !w.alone && !w.vouchedUntil.IsZero() {
+		w.regainUntil = now.Add(regainContactWithin)
+	}
 	w.vouchedUntil, w.alone = vouchedUntil, alone
 }
 
@@ -189,8 +216,8 @@ func (a *Agent) askWitnesses(ctx context.Context) {
 		switch {
 		case answer == nil:
 		case answer.InContact:
-			klog.InfoS("A peer is in contact with the API server: this node alone is cut off", "peer", hosts[i], "peerNode", answer.Node)
-			a.witnesses.heard(time.Time{}, true)
+			klog.InfoS("A peer is in contact with the API server: unless this agent reaches it too before its fence time (or soon, on the promises it held), this node alone is cut off and its worker stops", "peer", hosts[i], "peerNode", answer.Node)
+			a.witnesses.heard(a.contact.now(), time.Time{}, true)
 			return
 		case answer.Promised && answer.Node != "" && answer.Node != a.cfg.NodeName:
 			promised[answer.Node] = true
@@ -201,11 +228,11 @@ func (a *Agent) askWitnesses(ctx context.Context) {
 	if len(promised) >= need {
 		klog.InfoS("Peers on other nodes are out of contact with the API server too: the outage is shared, the worker keeps running",
 			"witnesses", len(promised), "epoch", request.Epoch)
-		a.witnesses.heard(sentAt.Add(askAgainAfter), false)
+		a.witnesses.heard(a.contact.now(), sentAt.Add(askAgainAfter), false)
 		return
 	}
 	klog.InfoS("Too few peers on other nodes vouched for this node's silence", "vouched", len(promised), "need", need, "asked", len(hosts))
-	a.witnesses.heard(time.Time{}, true)
+	a.witnesses.heard(a.contact.now(), time.Time{}, true)
 }
 
 // maxAsked bounds the peers one round asks.

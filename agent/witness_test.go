@@ -255,3 +255,54 @@ func TestAskWitnesses(t *testing.T) {
 		})
 	}
 }
+
+// TestWitnessesRegaining: an agent told it is alone tries to reach the API
+// server itself for regainContactWithin only when the promises it held
+// until then still bind its witnesses.
+func TestWitnessesRegaining(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := map[string]struct {
+		rounds []bool // alone, round after round, askAgainAfter apart
+		want   bool   // regaining right after the last round
+	}{
+		"alone at its first question: nothing held":          {rounds: []bool{true}, want: false},
+		"alone after being vouched for: held promises cover": {rounds: []bool{false, true}, want: true},
+		"alone again: the window does not start over":        {rounds: []bool{false, true, true}, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var w witnesses
+			at := now
+			for i, alone := range tc.rounds {
+				if i > 0 {
+					at = at.Add(askAgainAfter)
+				}
+				vouchedUntil := time.Time{}
+				if !alone {
+					vouchedUntil = at.Add(askAgainAfter)
+				}
+				w.heard(at, vouchedUntil, alone)
+			}
+			if got := w.regaining(at); got != tc.want {
+				t.Fatalf("regaining = %v, want %v", got, tc.want)
+			}
+			if w.regaining(at.Add(regainContactWithin)) {
+				t.Errorf("still regaining %s later", regainContactWithin)
+			}
+			w.forget()
+			if w.regaining(at) {
+				t.Error("regaining after forget (in contact again)")
+			}
+		})
+	}
+}
+
+// TestPromiseCoversTheRegainWindow: a witness's promise outlives the
+// asker's next question, its try to reach the API server and a wrapped
+// worker's stop.
+func TestPromiseCoversTheRegainWindow(t *testing.T) {
+	wrappedStop := (agentspec.WorkerStopGraceSeconds + agentspec.WorkerStopSlackSeconds) * time.Second
+	if need := askAgainAfter + regainContactWithin + fenceTick + wrappedStop; promiseFor <= need {
+		t.Fatalf("a promise of %s does not cover %s", promiseFor, need)
+	}
+}

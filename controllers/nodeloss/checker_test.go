@@ -20,6 +20,14 @@ import (
 // agent.Fence; the controller declares ranks lost by the real Lost and
 // replaces each on a healthy spare node.
 //
+// When the API server is back, each agent reaches it on a retry of its
+// own, in any order: a peer back first tells one still retrying that it is
+// in contact. An agent whose link works reaches the server within the
+// window it gives itself before stopping its worker (agent.Fence's
+// Regaining), before its time moves on. The API server stays up until
+// every agent reached it: one that fails again within seconds may stop a
+// worker that had not (docs/controller.md, "Shared silence").
+//
 // Time is abstract: a silent node's agent passes its fence time, then its
 // defer limit, as quiet steps, in that order. The controller may declare a
 // rank lost once its node's silence passed the bound, which leaves the
@@ -119,7 +127,10 @@ type node struct {
 	// Service path), the kubelet renews on; kubeletDown: the kubelet
 	// alone, its agent in contact.
 	cut, agentCut, kubeletDown bool
-	level                      int8
+	// reconnecting: the API server is back and the node's agent has yet
+	// to reach it; its peers may have already.
+	reconnecting bool
+	level        int8
 }
 
 type state struct {
@@ -146,7 +157,36 @@ func initial() state {
 
 // agentSilent: the agent of Pod (r, g) hears nothing from the API server.
 func (s *state) agentSilent(r, g int) bool {
-	return s.apiDown || s.nodes[r][g].cut || s.nodes[r][g].agentCut
+	return s.apiDown || s.nodes[r][g].cut || s.nodes[r][g].agentCut || s.nodes[r][g].reconnecting
+}
+
+// regainPending: the API server is back, and the agent's link to it works:
+// its next retry, within its backoff's cap, reaches it.
+func (s *state) regainPending(r, g int) bool {
+	nd := s.nodes[r][g]
+	return nd.reconnecting && !s.apiDown && !nd.cut && !nd.agentCut
+}
+
+// reconnecting: some agent has yet to reach the API server back.
+func (s *state) reconnecting() bool {
+	for _, rank := range s.nodes {
+		for _, nd := range rank {
+			if nd.reconnecting {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// silence is the agent's silence as agent.Fence sees it. An agent whose
+// link works regains contact within the window it is given when told it
+// is alone (regainContactWithin: it asked that much before its fence
+// time, or rides on the promises it held): Regaining stands for it.
+func (s *state) silence(r, g int) agent.Silence {
+	p := s.pods[r][g]
+	return agent.Silence{For: silenceOf(s.level(r, g)), Joined: p.joined != 0, Lifted: p.worker != 0, Fenced: p.fenced,
+		Witnessed: p.witnessed, Regaining: regainContact && s.regainPending(r, g)}
 }
 
 // leaseSilent: the controller hears nothing from the Pod's node.
@@ -156,6 +196,12 @@ func (s *state) leaseSilent(r, g int) bool { return s.nodes[r][g].cut || s.nodes
 // its agent confirmed, its kubelet reported, or its bound passed. The
 // checker finds a rank that runs twice without it.
 var holdLostWorkers = true
+
+// regainContact: an agent told by a peer in contact that it is alone tries
+// to reach the API server itself before it stops its worker. The checker
+// finds a worker stopped in an API server outage without it: its peers
+// reached the server back first.
+var regainContact = true
 
 // countLostWitnesses: the controller counts a Pod it declared lost among
 // the silent nodes until its promise bound from the mark passed. The
@@ -215,6 +261,11 @@ func quiet(s state) []step {
 				n := s
 				n.nodes[r][g].level++
 				add(n, "", "time passes on the node of %s (level %d)", name(r, g), n.nodes[r][g].level)
+			}
+			if s.regainPending(r, g) {
+				n := s
+				n.nodes[r][g].level, n.nodes[r][g].reconnecting = inContact, false
+				add(n, "", "the agent of %s reaches the API server again", name(r, g))
 			}
 			if p.restarting && !s.nodes[r][g].kubeletDown {
 				n := s
@@ -306,8 +357,7 @@ func silentAgentSteps(s state, r, g int) []step {
 		out = append(out, step{label: fmt.Sprintf("silent agent of %s lifts on what it saw: worker starts at %d", name(r, g), p.joined),
 			next: n, violation: unsafeStart(n, r, g)})
 	}
-	silence := agent.Silence{For: silenceOf(s.level(r, g)), Joined: p.joined != 0, Lifted: p.worker != 0, Fenced: p.fenced, Witnessed: p.witnessed}
-	switch agent.Fence(silence, limits) {
+	switch agent.Fence(s.silence(r, g), limits) {
 	case agent.HoldBarrier:
 		n := s
 		n.pods[r][g].fenced = true
@@ -342,7 +392,10 @@ func pending(s state, r, g int) bool {
 	if !p.agentUp || !s.agentSilent(r, g) {
 		return false
 	}
-	switch agent.Fence(agent.Silence{For: silenceOf(s.level(r, g)), Joined: p.joined != 0, Lifted: p.worker != 0, Fenced: p.fenced, Witnessed: p.witnessed}, limits) {
+	if s.regainPending(r, g) {
+		return true // its next retry, within its backoff's cap
+	}
+	switch agent.Fence(s.silence(r, g), limits) {
 	case agent.HoldBarrier, agent.AskWitnesses, agent.StopWorker:
 		return true
 	}
@@ -526,7 +579,7 @@ func faults(s state) []step {
 	}
 	endSilence := func(n *state, r, g int) {
 		if nd := &n.nodes[r][g]; !n.apiDown && !nd.cut && !nd.agentCut {
-			nd.level = inContact
+			nd.level, nd.reconnecting = inContact, false
 		}
 	}
 	for r := range ranks {
@@ -562,14 +615,24 @@ func faults(s state) []step {
 			add(n, s.sharedOnly, "node %d is back", r)
 		}
 	}
+	if !s.apiDown && s.reconnecting() {
+		// An API server that fails again before every agent reached it
+		// is outside the model (docs/controller.md, "Shared silence").
+		return out
+	}
 	n := s
 	n.apiDown = !s.apiDown
 	for r := range ranks {
 		for g := range gens {
-			if n.apiDown {
+			nd := &n.nodes[r][g]
+			switch {
+			case n.apiDown:
+				nd.reconnecting = false
 				startSilence(&n, r, g)
-			} else {
-				endSilence(&n, r, g)
+			case nd.level != inContact && !nd.cut && !nd.agentCut:
+				// Its agent reaches the server on a retry of its own,
+				// after some of its peers may have (quiet).
+				nd.reconnecting = true
 			}
 		}
 	}
@@ -678,6 +741,20 @@ func TestFenceCheckerWithoutLostWitnesses(t *testing.T) {
 	countLostWitnesses = false
 	defer func() { countLostWitnesses = true }()
 	expectRunsTwice(t, "cut off together")
+}
+
+// TestFenceCheckerWithoutRegainingContact: without the agent's own try to
+// reach the API server, the first agents back after an outage tell the
+// others they are alone, and their workers stop.
+func TestFenceCheckerWithoutRegainingContact(t *testing.T) {
+	regainContact = false
+	defer func() { regainContact = true }()
+	expected := func(v string) bool { return strings.Contains(v, "no harm") }
+	found, explored := explore(expected)
+	if !slices.ContainsFunc(found, expected) {
+		t.Fatalf("no worker stopped in an API server outage (explored %d states); found %q", explored, found)
+	}
+	t.Logf("explored %d states; found, as expected:\n%s", explored, strings.Join(found, "\n"))
 }
 
 // expectRunsTwice explores until it finds a rank that runs twice with a
