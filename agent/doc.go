@@ -35,10 +35,13 @@
 //	2                                            bad configuration (the message names the variable)
 //	3                                            fatal (for example the barrier port is taken)
 //
-// Only the restart code restarts the whole Pod in place (the agent's
-// RestartAllContainers rule); on any other exit the kubelet restarts the
-// agent container alone (restartPolicy Always), and the new agent joins the
-// next epoch.
+// The agent's restart rule restarts every container of the Pod in place on
+// every exit, 0 included (RestartAllContainers, exit codes NotIn nothing):
+// the restart code, a crash, an OOM kill or a kubelet that stopped the
+// agent alone. A new agent joins the next epoch, so its worker must
+// restart with it; deleting the Pod is not affected, as the kubelet
+// applies no restart rules to a terminating Pod (docs/user-guide.md, the
+// exit-code contract).
 //
 // # Load on the API server
 //

@@ -24,11 +24,11 @@ func TestReadmeLayoutMatchesTheTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, layout, found := strings.Cut(string(readme), "\n## Layout\n")
+	_, layout, found := strings.Cut(string(readme), "\n### Layout\n")
 	if !found {
-		t.Fatal("README.md has no '## Layout' section")
+		t.Fatal("README.md has no '### Layout' section")
 	}
-	layout, _, _ = strings.Cut(layout, "\n## ")
+	layout, _, _ = strings.Cut(layout, "\n#")
 	var documented []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)` \\|").FindAllStringSubmatch(layout, -1) {
 		documented = append(documented, m[1])
