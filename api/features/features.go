@@ -26,6 +26,11 @@ const (
 	// ElasticJobSet lets parallelism and completions of an Indexed
 	// replicatedJob change while the JobSet runs (alpha, off).
 	ElasticJobSet Feature = "ElasticJobSet"
+	// ExecutionAttemptsTracking counts a JobSet's executions (its first
+	// run, each full restart, each resume) in status.executionAttempts and
+	// stamps the count on its Jobs and Pod templates (alpha, off; community
+	// JobSet's from v0.13.0).
+	ExecutionAttemptsTracking Feature = "ExecutionAttemptsTracking"
 	// InPlaceRestart is community's gate for the restart strategy
 	// InPlaceRestart. Here the strategy is the point of the controller:
 	// the gate is always on, and accepted so that community's flags work.
@@ -48,13 +53,15 @@ type spec struct {
 	locked  bool
 }
 
-// known are the gates, with community JobSet v0.12.0's defaults but for
+// known are the gates, with community JobSet's defaults (v0.12.0's, and
+// v0.13.0's for ExecutionAttemptsTracking, which v0.12.0 lacks) but for
 // InPlaceRestart, which this controller always runs.
 var known = map[Feature]spec{
-	TLSOptions:     {enabled: true, stage: Beta},
-	RestartJob:     {enabled: false, stage: Alpha},
-	ElasticJobSet:  {enabled: false, stage: Alpha},
-	InPlaceRestart: {enabled: true, stage: GA, locked: true},
+	TLSOptions:                {enabled: true, stage: Beta},
+	RestartJob:                {enabled: false, stage: Alpha},
+	ElasticJobSet:             {enabled: false, stage: Alpha},
+	ExecutionAttemptsTracking: {enabled: false, stage: Alpha},
+	InPlaceRestart:            {enabled: true, stage: GA, locked: true},
 }
 
 // Gates is the state of every gate: the defaults, changed by Set. The

@@ -5,11 +5,12 @@ import (
 	"testing"
 )
 
-// The defaults are community JobSet v0.12.0's (its pkg/features), written
-// out so that a change of ours cannot pass unnoticed.
+// The defaults are community JobSet's (its pkg/features: v0.12.0's, and
+// v0.13.0's for ExecutionAttemptsTracking), written out so that a change of
+// ours cannot pass unnoticed.
 func TestDefaultsAreCommunitys(t *testing.T) {
 	var g Gates
-	for f, want := range map[Feature]bool{TLSOptions: true, RestartJob: false, ElasticJobSet: false} {
+	for f, want := range map[Feature]bool{TLSOptions: true, RestartJob: false, ElasticJobSet: false, ExecutionAttemptsTracking: false} {
 		if got := g.Enabled(f); got != want {
 			t.Errorf("%s: default %t, community's is %t", f, got, want)
 		}
@@ -30,6 +31,10 @@ func TestSet(t *testing.T) {
 			values: []string{"RestartJob=true, ElasticJobSet=true", "RestartJob=false,TLSOptions=false"},
 			want:   map[Feature]bool{RestartJob: false, ElasticJobSet: true, TLSOptions: false},
 		},
+		"ExecutionAttemptsTracking, by community's name": {
+			values: []string{"ExecutionAttemptsTracking=true"},
+			want:   map[Feature]bool{ExecutionAttemptsTracking: true, RestartJob: false},
+		},
 		"InPlaceRestart=true, as community's flags set it": {
 			values: []string{"InPlaceRestart=true"},
 			want:   map[Feature]bool{InPlaceRestart: true},
@@ -40,7 +45,7 @@ func TestSet(t *testing.T) {
 		},
 		"an unknown gate is named, with the known ones": {
 			values:  []string{"RestartJobs=true"},
-			wantErr: `unknown gate "RestartJobs"; the gates are ElasticJobSet, InPlaceRestart, RestartJob, TLSOptions`,
+			wantErr: `unknown gate "RestartJobs"; the gates are ElasticJobSet, ExecutionAttemptsTracking, InPlaceRestart, RestartJob, TLSOptions`,
 		},
 		"a value that is not a bool": {
 			values:  []string{"RestartJob=yes"},

@@ -121,7 +121,7 @@ func (r *Reconciler) convergeChildren(ctx context.Context, js *jobset.JobSet, ch
 		return fmt.Errorf("suspending Jobs: %w", err)
 	}
 	if err := r.forEach(ctx, resume, func(job *batchv1.Job) error {
-		return r.patchJob(ctx, job, resumedJob(js, job))
+		return r.patchJob(ctx, job, resumedJob(js, job, plan.executionAttempt))
 	}); err != nil {
 		return fmt.Errorf("resuming Jobs: %w", err)
 	}
@@ -204,9 +204,13 @@ func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
 	if err := r.client.Status().Patch(ctx, u.js, statusPatch(u.original)); err != nil {
 		return fmt.Errorf("writing the status of JobSet %s: %w", client.ObjectKeyFromObject(u.js), err)
 	}
+	counts := []any{"restarts", u.js.Status.Restarts, "inPlaceRestarts", u.js.Status.InPlaceRestarts,
+		"syncedEpoch", ptr.Deref(u.js.Status.SyncedEpoch, 0), "deprecatedEpoch", ptr.Deref(u.js.Status.DeprecatedEpoch, 0)}
+	if attempts := u.js.Status.ExecutionAttempts; attempts != nil {
+		counts = append(counts, "executionAttempts", *attempts)
+	}
 	for _, e := range u.events {
-		log.Info(e.note, "reason", e.reason, "restarts", u.js.Status.Restarts, "inPlaceRestarts", u.js.Status.InPlaceRestarts,
-			"syncedEpoch", ptr.Deref(u.js.Status.SyncedEpoch, 0), "deprecatedEpoch", ptr.Deref(u.js.Status.DeprecatedEpoch, 0))
+		log.Info(e.note, append([]any{"reason", e.reason}, counts...)...)
 		if e.eventType != "" {
 			r.recorder.Eventf(u.js, nil, e.eventType, e.reason, e.action, "%s", e.note)
 		}

@@ -58,6 +58,9 @@ type jobIndexes struct {
 	// generation, under the RestartJob feature gate, is the Job's
 	// job-restart-attempt (restart_job.go).
 	generation *int32
+	// executionAttempt, under the ExecutionAttemptsTracking feature gate,
+	// is the JobSet's execution the Job runs in (execution_attempts.go).
+	executionAttempt *int32
 }
 
 // desiredJobs lists, in spec order, where every Job of the JobSet belongs.
@@ -135,6 +138,7 @@ func constructJob(js *jobset.JobSet, at jobIndexes) *batchv1.Job {
 		pod.Spec.Subdomain = ServiceName(js)
 	}
 	mountVolumeClaims(js, &pod.Spec)
+	stampExecutionAttempt(job, at.executionAttempt)
 	// Pod hostnames <job>-<index> and per-index restarts need Indexed Jobs.
 	if job.Spec.CompletionMode == nil {
 		job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)

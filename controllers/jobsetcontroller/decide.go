@@ -76,7 +76,16 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	}
 	status := replicatedJobsStatus(js, o.children)
 	restartJobGate := o.gates.Enabled(features.RestartJob)
-	plan := planChildren(js, o.children, status, restartJobGate)
+	// Under ExecutionAttemptsTracking, the execution the children converge
+	// on; nil when off, and nothing is stamped or counted.
+	var attempt *int32
+	var started bool
+	if o.gates.Enabled(features.ExecutionAttemptsTracking) {
+		var a int32
+		a, started = executionAttempt(js)
+		attempt = &a
+	}
+	plan := planChildren(js, o.children, status, restartJobGate, attempt)
 	if o.gates.Enabled(features.ElasticJobSet) {
 		plan.rescale = rescaled(js, o.children.active)
 	}
@@ -131,6 +140,9 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	}
 	update.apply(d)
 	update.setSuspended()
+	if attempt != nil {
+		update.countExecutions(*attempt, started, d)
+	}
 	a.status = update
 
 	a.adopt = adoptions(update.js, o.pods)

@@ -120,6 +120,9 @@ type childrenPlan struct {
 	// rescale maps active Jobs to copies with the parallelism and
 	// completions their replicatedJob changed to (ElasticJobSet; elastic.go).
 	rescale map[*batchv1.Job]*batchv1.Job
+	// executionAttempt is what the Jobs created and resumed carry
+	// (ExecutionAttemptsTracking; nil when off).
+	executionAttempt *int32
 }
 
 // planChildren decides which Jobs to delete and create. A new Job reuses its
@@ -127,9 +130,10 @@ type childrenPlan struct {
 // each Job as soon as its own predecessor is gone; BlockingRecreate creates
 // none until every Job of earlier attempts is gone. The startup policy and
 // dependsOn hold back the Jobs of replicatedJobs whose turn has not come,
-// judged by status (replicatedJobsStatus of the same children).
-func planChildren(js *jobset.JobSet, children childJobs, status []jobset.ReplicatedJobStatus, restartJobGate bool) childrenPlan {
-	plan := childrenPlan{delete: children.previous}
+// judged by status (replicatedJobsStatus of the same children). The Jobs
+// created carry executionAttempt, unless it is nil.
+func planChildren(js *jobset.JobSet, children childJobs, status []jobset.ReplicatedJobStatus, restartJobGate bool, executionAttempt *int32) childrenPlan {
+	plan := childrenPlan{delete: children.previous, executionAttempt: executionAttempt}
 	for _, job := range slices.Concat(children.previous, children.deleting) {
 		if restartAttempt(job) < js.Status.Restarts {
 			plan.olderAttempt++
@@ -156,6 +160,7 @@ func planChildren(js *jobset.JobSet, children childJobs, status []jobset.Replica
 			if restartJobGate {
 				at.generation = ptr.To(jobGeneration(js, at.replicatedJob.Name, at.index))
 			}
+			at.executionAttempt = executionAttempt
 			plan.create = append(plan.create, constructJob(js, at))
 		}
 	}

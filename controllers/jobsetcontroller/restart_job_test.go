@@ -152,7 +152,7 @@ func TestOneJobRestartCounters(t *testing.T) {
 func TestNewJobsCarryTheirGeneration(t *testing.T) {
 	js := wrappers.MakeJobSet("js", "ns").ReplicatedJob(wrappers.MakeReplicatedJob("workers").Replicas(2).Obj()).Obj()
 	js.Status.ReplicatedJobsStatus = []jobset.ReplicatedJobStatus{{Name: "workers", JobRestarts: []int32{0, 3}}}
-	plan := planChildren(js, childJobs{}, js.Status.ReplicatedJobsStatus, true)
+	plan := planChildren(js, childJobs{}, js.Status.ReplicatedJobsStatus, true, nil)
 	for i, want := range []string{"0", "3"} {
 		job := plan.create[i]
 		if job.Labels[jobset.JobRestartAttemptKey] != want || job.Annotations[jobset.JobRestartAttemptKey] != want ||
@@ -161,7 +161,7 @@ func TestNewJobsCarryTheirGeneration(t *testing.T) {
 				job.Annotations[jobset.JobRestartAttemptKey], job.Spec.Template.Labels[jobset.JobRestartAttemptKey], want)
 		}
 	}
-	if _, ok := planChildren(js, childJobs{}, js.Status.ReplicatedJobsStatus, false).create[0].Labels[jobset.JobRestartAttemptKey]; ok {
+	if _, ok := planChildren(js, childJobs{}, js.Status.ReplicatedJobsStatus, false, nil).create[0].Labels[jobset.JobRestartAttemptKey]; ok {
 		t.Errorf("a Job created with the gate off carries %s", jobset.JobRestartAttemptKey)
 	}
 }

@@ -88,7 +88,7 @@ func TestPlanChildren(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			children := classifyJobs(tc.js, tc.jobs, false)
-			plan := planChildren(tc.js, children, replicatedJobsStatus(tc.js, children), false)
+			plan := planChildren(tc.js, children, replicatedJobsStatus(tc.js, children), false, nil)
 			got := want{create: names(plan.create), delete: names(plan.delete), blocked: plan.blocked, restarting: plan.restarting(tc.js)}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)

@@ -29,8 +29,9 @@ func suspendPlan(js *jobset.JobSet, active []*batchv1.Job) (suspend, resume []*b
 // suspended, a queueing system such as Kueue may have written scheduling
 // directives into its Pod templates; they are merged into the Job's own Pod
 // template (allowed only while the Job is suspended, hence in the same
-// write that resumes it).
-func resumedJob(js *jobset.JobSet, job *batchv1.Job) *batchv1.Job {
+// write that resumes it). So is the execution attempt the resume starts,
+// unless it is nil: no Pod of the resumed Job is made without it.
+func resumedJob(js *jobset.JobSet, job *batchv1.Job, executionAttempt *int32) *batchv1.Job {
 	out := job.DeepCopy()
 	out.Spec.Suspend = ptr.To(false)
 	for _, rj := range js.Spec.ReplicatedJobs {
@@ -55,5 +56,6 @@ func resumedJob(js *jobset.JobSet, job *batchv1.Job) *batchv1.Job {
 		}
 		break
 	}
+	stampExecutionAttempt(out, executionAttempt)
 	return out
 }

@@ -449,6 +449,16 @@ type JobSetStatus struct {
 	// +optional
 	RestartsCountTowardsMax int32 `json:"restartsCountTowardsMax,omitempty"`
 
+	// executionAttempts counts the JobSet's executions, under the
+	// ExecutionAttemptsTracking feature gate: 0 for the first, one more
+	// for each full restart and each resume from suspension (an in-place
+	// group restart is not a new execution). Absent until the JobSet first
+	// runs, and while the gate is off. Child Jobs and their Pods carry it
+	// in the annotation jobset.sigs.k8s.io/execution-attempt.
+	//
+	// +optional
+	ExecutionAttempts *int32 `json:"executionAttempts,omitempty"`
+
 	// terminalState is Completed or Failed once the JobSet finished.
 	//
 	// +optional

@@ -46,6 +46,12 @@ const (
 	// Job's entry of status.replicatedJobsStatus[].jobRestarts when it was
 	// created: the generation of the Job that RestartJob replaces.
 	JobRestartAttemptKey = "jobset.sigs.k8s.io/job-restart-attempt"
+	// ExecutionAttemptsKey, an annotation only, holds under the
+	// ExecutionAttemptsTracking feature gate the JobSet's
+	// status.executionAttempts when the Job was created or last resumed:
+	// which execution of the JobSet its Pods belong to, for logs to be
+	// told apart across full restarts and suspensions.
+	ExecutionAttemptsKey = "jobset.sigs.k8s.io/execution-attempt"
 	// CoordinatorKey holds the stable network endpoint of the coordinator
 	// Pod when spec.coordinator is set.
 	CoordinatorKey = "jobset.sigs.k8s.io/coordinator"

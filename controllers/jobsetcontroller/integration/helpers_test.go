@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -184,4 +186,34 @@ func eventNotes(ctx context.Context, js *jobset.JobSet) []string {
 		notes = append(notes, e.Note)
 	}
 	return notes
+}
+
+// statusHistory records, in order, every version of the JobSet's status
+// that the API server stores from now until the spec ends (a watch sees
+// each write; polling could miss one between two reads), and returns what
+// it has recorded so far.
+func statusHistory(ctx context.Context, js *jobset.JobSet) func() []jobset.JobSetStatus {
+	GinkgoHelper()
+	watcher, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	w, err := watcher.Watch(ctx, &jobset.JobSetList{}, client.InNamespace(js.Namespace),
+		client.MatchingFields{"metadata.name": js.Name})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(w.Stop)
+	var mu sync.Mutex
+	var seen []jobset.JobSetStatus
+	go func() {
+		for e := range w.ResultChan() {
+			if got, ok := e.Object.(*jobset.JobSet); ok {
+				mu.Lock()
+				seen = append(seen, got.Status)
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []jobset.JobSetStatus {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
+	}
 }

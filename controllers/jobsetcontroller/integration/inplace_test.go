@@ -1077,6 +1077,43 @@ var _ = Describe("In-place restart", func() {
 		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(BeEquivalentTo(1))
 	})
 
+	// An execution is counted when every Job is made anew (a full restart,
+	// a resume); a group restart in place keeps the Jobs and their Pods.
+	It("counts no execution for an in-place group restart: the count, the Jobs and the Pods' annotation stay", func() {
+		js := create(workers(1, 2, 3).Obj())
+		history := statusHistory(ctx, js)
+		job := eventuallyJobs(ctx, js, "0", "trainer-workers-0")[0]
+		Expect(job.Spec.Template.Annotations).To(HaveKeyWithValue(jobset.ExecutionAttemptsKey, "0"))
+		fromTemplate := func(p *corev1.Pod) {
+			p.Annotations[jobset.ExecutionAttemptsKey] = job.Spec.Template.Annotations[jobset.ExecutionAttemptsKey]
+		}
+		pods := startPodsWith(js, "node-a", 0, fromTemplate, "1", "1")
+		eventuallyEpochs(js, 1, 0)
+
+		agentJoins(pods[0], "2")
+		eventuallyEpochs(js, 1, 1)
+		agentJoins(pods[1], "2")
+		eventuallyEpochs(js, 2, 1)
+		got := fetch(ctx, js)
+		Expect(got.Status.InPlaceRestarts).To(BeEquivalentTo(1))
+		Expect(got.Status.ExecutionAttempts).To(HaveValue(BeEquivalentTo(0)))
+		jobs := childJobs(ctx, js)
+		Expect(jobs).To(HaveLen(1))
+		Expect(jobs[0].UID).To(Equal(job.UID), "the Job is not recreated")
+		Expect(jobs[0].Annotations).To(HaveKeyWithValue(jobset.ExecutionAttemptsKey, "0"))
+		Expect(jobs[0].Spec.Template.Annotations).To(HaveKeyWithValue(jobset.ExecutionAttemptsKey, "0"))
+		for _, pod := range pods {
+			fresh := &corev1.Pod{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), fresh)).To(Succeed())
+			Expect(fresh.Annotations).To(HaveKeyWithValue(jobset.ExecutionAttemptsKey, "0"), "Pod %s, restarted in place", pod.Name)
+		}
+
+		Eventually(history).Should(ContainElement(HaveField("SyncedEpoch", HaveValue(BeEquivalentTo(2)))))
+		for i, st := range history() {
+			Expect(ptr.Deref(st.ExecutionAttempts, 0)).To(BeZero(), "status %d", i)
+		}
+	})
+
 	It("converges when the controller restarts in the middle of a group restart", func() {
 		js := create(workers(1, 3, 3).Obj())
 		pods := syncedAtOne(js, 3)

@@ -50,20 +50,30 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 })
 
+// suiteGates are the feature gates of the suite's controller: the alpha
+// RestartJob, ElasticJobSet and ExecutionAttemptsTracking on, as a cluster
+// that uses them runs them; with them off, only RestartJob's label and the
+// execution-attempt annotation on the Jobs, and status.executionAttempts,
+// differ.
+var suiteGates = features.Gates{}.With(features.RestartJob, true).With(features.ElasticJobSet, true).
+	With(features.ExecutionAttemptsTracking, true)
+
 // startController runs the JobSet reconciler in a manager, as the binary
-// does.
+// does, with the suite's gates.
 func startController() (stop func(), err error) {
+	return startControllerWith(suiteGates)
+}
+
+// startControllerWith runs it with the given gates.
+func startControllerWith(gates features.Gates) (stop func(), err error) {
 	return env.StartManager(jobsetcontroller.CacheOptions(), func(mgr ctrl.Manager) error {
 		if err := jobsetcontroller.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
-		// Far above any spec's own gathers, short enough to wait for. The
-		// alpha RestartJob and ElasticJobSet gates on, as a cluster that
-		// uses them runs them; with them off, only RestartJob's label on
-		// the Jobs differs.
+		// Far above any spec's own gathers, short enough to wait for.
 		return jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"),
 			jobsetcontroller.WithGatherStallThreshold(gatherStallThreshold), jobsetcontroller.WithNodeLoss(time.Second, nil),
-			jobsetcontroller.WithFeatureGates(features.Gates{}.With(features.RestartJob, true).With(features.ElasticJobSet, true))).SetupWithManager(mgr, 4)
+			jobsetcontroller.WithFeatureGates(gates)).SetupWithManager(mgr, 4)
 	})
 }
 
