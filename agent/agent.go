@@ -375,9 +375,9 @@ var errFencedAgain = errors.New("fenced again before the barrier lifted")
 // Pod's, which a stale read of the JobSet leads to) is not retried as it
 // is: join returns the error, and the JobSet is read again.
 func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
-	if err := a.promises.wait(ctx, e, func(left time.Duration) {
-		a.barrier.hold("joining epoch %d once a promise made to a peer runs out in %s", e, left.Round(time.Second))
-		klog.InfoS("Waiting before joining: this Pod vouched for a peer out of contact with the API server, and promised to write no later epoch meanwhile",
+	if err := a.promises.wait(ctx, e, releaseCheckEvery, a.askersBackInContact, func(left time.Duration) {
+		a.barrier.hold("joining epoch %d once a promise made to a peer runs out, in %s at the latest, or each peer it was made to is back in contact with the API server", e, left.Round(time.Second))
+		klog.InfoS("Waiting before joining: this Pod vouched for a peer out of contact with the API server, and promised to write no later epoch until the promise runs out or the peer is back in contact",
 			"epoch", e, "wait", left.Round(time.Millisecond))
 	}); err != nil {
 		return false, nil

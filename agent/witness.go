@@ -61,13 +61,21 @@ const (
 	askAhead = witnessTimeout + regainContactWithin
 )
 
-// witnessRequest is what an asker sends a peer.
+// witnessRequest is what an asker sends a peer. Host is the asker's
+// hostname, by which the witness asks it later whether it is back in
+// contact (ContactCheck: that question, which no promise answers).
 type witnessRequest struct {
-	JobSetUID string `json:"jobSetUID"`
-	Attempt   int32  `json:"attempt"`
-	Epoch     int32  `json:"epoch"`
-	Pod       string `json:"pod"`
+	JobSetUID    string `json:"jobSetUID"`
+	Attempt      int32  `json:"attempt"`
+	Epoch        int32  `json:"epoch"`
+	Pod          string `json:"pod"`
+	Host         string `json:"host,omitempty"`
+	ContactCheck bool   `json:"contactCheck,omitempty"`
 }
+
+// releaseCheckEvery is how often a witness held by its promise asks its
+// askers whether they are back in contact.
+const releaseCheckEvery = time.Second
 
 // witnessAnswer is a peer's answer: in contact, or a promise, or neither
 // and why.
@@ -206,7 +214,7 @@ func (w *witnesses) heard(now, vouchedUntil time.Time, alone bool) {
 func (a *Agent) askWitnesses(ctx context.Context) {
 	view := a.jobSetView()
 	need := a.cfg.FenceWitnesses
-	request := witnessRequest{JobSetUID: view.uid, Attempt: view.attempt, Epoch: a.epoch.Load(), Pod: a.cfg.PodName}
+	request := witnessRequest{JobSetUID: view.uid, Attempt: view.attempt, Epoch: a.epoch.Load(), Pod: a.cfg.PodName, Host: a.hostname}
 	hosts := a.witnessOrder(view.peers)
 	// Promises count from when the question was sent: the peer promised
 	// later, so its promise lasts at least that long from here.
@@ -321,8 +329,13 @@ func (a *Agent) answerWitness(request witnessRequest) witnessAnswer {
 	epoch := a.epoch.Load()
 	switch {
 	case silence == 0:
+		// In contact, it relies on no promise; a peer that asks so that it
+		// may release one must not find it relying on an old one later.
+		a.witnesses.forget()
 		answer.InContact = true
 		return answer
+	case request.ContactCheck:
+		answer.Reason = "out of contact with the API server"
 	case view.uid == "" || view.uid != request.JobSetUID || view.attempt != request.Attempt:
 		answer.Reason = fmt.Sprintf("not a member of the same JobSet and restart attempt (this agent read JobSet %q, attempt %d)", view.uid, view.attempt)
 	case a.cfg.NodeName == "":
@@ -334,7 +347,7 @@ func (a *Agent) answerWitness(request witnessRequest) witnessAnswer {
 	case a.cfg.FenceDeferLimit > 0 && silence >= a.cfg.FenceDeferLimit:
 		answer.Reason = "silent past the defer limit"
 	default:
-		if err := a.promises.give(request.Epoch, promiseFor); err != nil {
+		if err := a.promises.give(request.Epoch, promiseFor, request.Host); err != nil {
 			answer.Reason = "recording the promise failed: " + err.Error()
 			klog.ErrorS(err, "Recording a promise to a peer")
 			return answer
@@ -344,6 +357,23 @@ func (a *Agent) answerWitness(request witnessRequest) witnessAnswer {
 		answer.Promised = true
 	}
 	return answer
+}
+
+// askersBackInContact asks each asker of this agent's promise whether it
+// is in contact with the API server again: true when every one says so.
+func (a *Agent) askersBackInContact(ctx context.Context, askers []string) bool {
+	view := a.jobSetView()
+	body, err := json.Marshal(witnessRequest{JobSetUID: view.uid, Attempt: view.attempt, Pod: a.cfg.PodName, Host: a.hostname, ContactCheck: true})
+	if err != nil {
+		return false
+	}
+	for _, asker := range askers {
+		answer, err := a.askOne(ctx, a.witnessURL(asker, view.peers.subdomain), body)
+		if err != nil || !answer.InContact {
+			return false
+		}
+	}
+	return true
 }
 
 // serveWitness is the HTTP side of answerWitness.

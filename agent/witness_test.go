@@ -86,7 +86,7 @@ func TestPromisesBindTheAgentsThatFollow(t *testing.T) {
 	if !p.canPromise() || p.holding(9) != 0 {
 		t.Fatalf("a fresh state directory: canPromise %v, holding %s; want true, 0", p.canPromise(), p.holding(9))
 	}
-	if err := p.give(3, 30*time.Second); err != nil {
+	if err := p.give(3, 30*time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
 	clock.now += 10 * time.Second
@@ -96,7 +96,7 @@ func TestPromisesBindTheAgentsThatFollow(t *testing.T) {
 	if got := p.holding(3); got != 0 {
 		t.Errorf("a write of the promised epoch waits %s, want 0: it moves no group past the asker", got)
 	}
-	if err := p.give(2, 5*time.Second); err != nil {
+	if err := p.give(2, 5*time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := p.holding(3); got != 20*time.Second {
@@ -304,5 +304,86 @@ func TestPromiseCoversTheRegainWindow(t *testing.T) {
 	wrappedStop := (agentspec.WorkerStopGraceSeconds + agentspec.WorkerStopSlackSeconds) * time.Second
 	if need := askAgainAfter + regainContactWithin + fenceTick + wrappedStop; promiseFor <= need {
 		t.Fatalf("a promise of %s does not cover %s", promiseFor, need)
+	}
+}
+
+// TestPromiseReleasedOnceItsAskersAreBackInContact: a promise whose askers
+// are all back in contact with the API server holds no write any more,
+// and the agent that follows in the Pod finds it released; one that an
+// asker without a hostname holds runs its full length.
+func TestPromiseReleasedOnceItsAskersAreBackInContact(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeBootClock{now: time.Hour}
+	p, err := loadPromises(dir, clock.read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, asker := range []string{"js-w-0-0", "js-w-1-0", "js-w-0-0"} {
+		if err := p.give(3, 30*time.Second, asker); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := p.releasable(4); !slices.Equal(got, []string{"js-w-0-0", "js-w-1-0"}) {
+		t.Fatalf("releasable = %q, want each asker once", got)
+	}
+	kept, err := loadPromises(dir, clock.read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kept.releasable(4); !slices.Equal(got, []string{"js-w-0-0", "js-w-1-0"}) {
+		t.Fatalf("the next agent of the Pod reads askers %q", got)
+	}
+
+	var asked [][]string
+	inContact := map[string]bool{"js-w-0-0": true}
+	backInContact := func(_ context.Context, askers []string) bool {
+		asked = append(asked, askers)
+		for _, a := range askers {
+			if !inContact[a] {
+				return false
+			}
+		}
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := p.wait(ctx, 4, time.Millisecond, backInContact, func(time.Duration) {}); err == nil {
+		t.Fatal("the write went ahead while an asker was still out of contact")
+	}
+	inContact["js-w-1-0"] = true
+	if err := p.wait(context.Background(), 4, time.Millisecond, backInContact, func(time.Duration) {}); err != nil {
+		t.Fatal(err)
+	}
+	if p.holding(4) != 0 || len(asked) == 0 {
+		t.Fatalf("holding %s after every asker is back, asked %d times", p.holding(4), len(asked))
+	}
+	if next, err := loadPromises(dir, clock.read); err != nil || next.holding(4) != 0 {
+		t.Errorf("the next agent of the Pod: holding %s, err %v; want the release kept", next.holding(4), err)
+	}
+
+	if err := p.give(5, 30*time.Second, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.releasable(6); got != nil {
+		t.Errorf("a promise to an asker that named no hostname is releasable to %q", got)
+	}
+}
+
+// TestContactCheckPromisesNothing: asked whether it is back in contact, a
+// silent agent says no and promises nothing; one in contact says so and
+// relies on no promise from then on.
+func TestContactCheckPromisesNothing(t *testing.T) {
+	silent := witnessAgent(t, 20*time.Second, 3)
+	answer := silent.answerWitness(witnessRequest{JobSetUID: "uid-1", Epoch: 3, Pod: "js-w-0-0", ContactCheck: true})
+	if answer.InContact || answer.Promised || silent.promises.holding(4) != 0 {
+		t.Fatalf("a silent agent asked a contact check: %+v, holding %s; want neither, nothing held", answer, silent.promises.holding(4))
+	}
+	back := witnessAgent(t, 0, 3)
+	back.witnesses.heard(time.Now(), time.Now().Add(time.Hour), false)
+	if answer := back.answerWitness(witnessRequest{JobSetUID: "uid-1", Pod: "js-w-0-1", ContactCheck: true}); !answer.InContact {
+		t.Fatalf("an agent in contact: %+v", answer)
+	}
+	if got := back.witnesses.state(time.Now()); got != NotAsked {
+		t.Errorf("after saying it is in contact, its witnesses' state is %v, want NotAsked: it relies on no promise", got)
 	}
 }
