@@ -119,7 +119,7 @@ var panels = []panel{
 			{`histogram_quantile(0.95, sum by (le) (rate(jobset_inplace_restart_duration_seconds_bucket{` + inNamespace + `}[5m])))`, "p95"},
 		}},
 	{title: "Stalled gathers", kind: "table", description: "JobSets whose GatherStalled condition is True: kubectl describe jobset names the Pods that have not joined.",
-		queries: [][2]string{{perJobSet(`jobset_gather_stalled{` + inNamespace + `}`) + " == 1", "{{namespace}}/{{jobset}}"}}},
+		queries: [][2]string{{perJobSet(`jobset_gather_stalled{`+inNamespace+`}`) + " == 1", "{{namespace}}/{{jobset}}"}}},
 	{title: "Restarts left", kind: "table", description: "spec.failurePolicy.maxRestarts less the restarts used, per running InPlaceRestart JobSet.",
 		queries: [][2]string{{perJobSet(`jobset_max_restarts{`+inNamespace+`}`) + " - " + perJobSet(`jobset_restarts_used{`+inNamespace+`}`), "{{namespace}}/{{jobset}}"}}},
 	{title: "Synced epoch", kind: "timeseries", unit: "short", description: "status.syncedEpoch: each step is a group restart completed.",

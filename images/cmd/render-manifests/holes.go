@@ -24,7 +24,7 @@ type fill struct {
 }
 
 // line is where a block token stands: "<indent>[- ][key: ]TOKEN", or a
-// map key "<indent>TOKEN: ''".
+// map key "<indent>TOKEN: ”".
 type line struct {
 	indent, dash, key string
 }
