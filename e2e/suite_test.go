@@ -19,6 +19,7 @@
 //	                the cluster from every other spec
 //	nodes           (with local-cluster) node faults, on three nodes or more
 //	migration       community JobSet built (tools/peers/jobset.sh)
+//	helm            Helm built (tools/helm/build.sh), its path in HELM
 //	kueue           Kueue built (tools/kueue/build.sh)
 //	trainer         Kubeflow Trainer built (tools/trainer/build.sh)
 //

@@ -49,6 +49,14 @@ if $local_cluster && { [ "${JOBSET_E2E_MIGRATION:-}" = 1 ] || [[ "$target" == *m
 else
   not_asked+=(migration)
 fi
+# Helm, for the chart's spec: when asked for (JOBSET_E2E_HELM=1 or its
+# target); .bazelrc passes HELM to the test.
+if [ "${JOBSET_E2E_HELM:-}" = 1 ] || [[ "$target" == *:helm_* ]]; then
+  HELM=$(tools/helm/build.sh)
+  export HELM
+else
+  not_asked+=(helm)
+fi
 clients_default=0
 if $local_cluster && [ "$target" = //e2e:e2e_test ]; then clients_default=1; fi
 if [ "${JOBSET_E2E_KUEUE:-$clients_default}" = 1 ] || [[ "$target" == *:kueue_* ]]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (the README's, and the one .ci/run calls):
-#   1. builds or reuses the envtest binaries (real etcd + kube-apiserver),
+#   1. builds or reuses the envtest binaries (real etcd + kube-apiserver)
+#      and Helm (the chart's tests),
 #   2. checks that go.mod, deps.bzl and the BUILD files are fresh, and
 #      lints the Go code (golangci-lint) and the scripts (shellcheck),
 #   3. runs `bazel test //...` on Debian's Bazel 4.2.3, offline,
@@ -29,6 +30,10 @@ if [ $status -ne 0 ]; then
   exit 1
 fi
 export KUBEBUILDER_ASSETS
+# Helm for the chart's tests; without it they fail, naming what to run.
+HELM=$(tools/helm/build.sh)
+record "helm (built from the module proxy)" $?
+export HELM
 # Passed into Bazel's test environment (see .bazelrc) for the tests that run Go.
 GOPATH=$(go env GOPATH) GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
 export GOPATH GOMODCACHE GOCACHE

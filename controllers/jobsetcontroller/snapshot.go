@@ -16,13 +16,20 @@ import (
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
 )
 
-// recordEpochs mirrors the epochs of an InPlaceRestart JobSet in the
-// gauges, from every reconcile; a JobSet that is gone loses its series.
+// recordEpochs mirrors the epochs, the GatherStalled condition and the
+// restart budget of an InPlaceRestart JobSet in the gauges, from every
+// reconcile; a JobSet that is gone loses its series.
 func recordEpochs(js *jobset.JobSet) {
 	if jobset.RestartStrategyOf(js) != jobset.InPlaceRestart {
 		return
 	}
 	metrics.SetEpochs(js.Namespace, js.Name, ptr.Deref(js.Status.SyncedEpoch, 0), ptr.Deref(js.Status.DeprecatedEpoch, 0))
+	var maxRestarts int32
+	if js.Spec.FailurePolicy != nil {
+		maxRestarts = js.Spec.FailurePolicy.MaxRestarts
+	}
+	metrics.SetGroupState(js.Namespace, js.Name, meta.IsStatusConditionTrue(js.Status.Conditions, string(jobset.JobSetGatherStalled)),
+		restartsUsed(js), maxRestarts, finished(js))
 }
 
 func inPlaceRestartEnabled(js *jobset.JobSet) bool {

@@ -2,9 +2,11 @@ package codegen_test
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/fastjobset/jobset/tools/testing/framework"
@@ -23,6 +25,11 @@ var generatedDirs = []string{
 	"agent/rbac",
 	"monitoring",
 }
+
+// generatedTrees are directories generate.sh writes whole, subdirectories
+// included: the checked-in tree must hold exactly its files (a template
+// the renderer no longer writes is stale too).
+var generatedTrees = []string{"charts/jobset"}
 
 // TestGeneratedFilesAreFresh regenerates deepcopy, CRD, RBAC, webhook
 // configurations and the agent's manifests from the source tree into a
@@ -47,6 +54,38 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 			compare(t, g, filepath.Join(root, dir, filepath.Base(g)))
 		}
 	}
+	for _, dir := range generatedTrees {
+		generated, checkedIn := files(t, filepath.Join(out, dir)), files(t, filepath.Join(root, dir))
+		if len(generated) == 0 {
+			t.Fatalf("nothing was generated into %s", dir)
+		}
+		for _, f := range generated {
+			compare(t, filepath.Join(out, dir, f), filepath.Join(root, dir, f))
+		}
+		for _, f := range checkedIn {
+			if !slices.Contains(generated, f) {
+				t.Errorf("%s is no longer generated: %s", filepath.Join(root, dir, f), fix)
+			}
+		}
+	}
+}
+
+// files lists the files under dir, by their paths relative to it.
+func files(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		out = append(out, rel)
+		return err
+	})
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func compare(t *testing.T, generatedPath, checkedInPath string) {

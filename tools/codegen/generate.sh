@@ -10,7 +10,9 @@
 #   webhooks/rbac/                                  webhook RBAC (controller-gen)
 #   webhooks/manifests/                             webhook configurations (controller-gen)
 #   agent/rbac/                                     agent RBAC and its admission policy (images/cmd/render-manifests)
-#   monitoring/                                     metrics reader ClusterRole, ServiceMonitor (images/cmd/render-manifests)
+#   monitoring/                                     metrics reader ClusterRole, ServiceMonitor, PrometheusRule,
+#                                                   Grafana dashboard (images/cmd/render-manifests)
+#   charts/jobset/                                  the Helm chart, from install.yaml's objects (images/cmd/render-manifests)
 #
 # tools/update-generated.sh calls it with the tree's root; the staleness
 # test calls it with a temporary directory and compares, so the two can
@@ -41,4 +43,10 @@ controller_gen rbac:roleName=jobset-controller paths="./controllers/..." \
 controller_gen rbac:roleName=jobset-webhook paths="./webhooks/..." \
   output:rbac:dir="${out}/webhooks/rbac"
 
-go run ./images/cmd/render-manifests -agent-rbac-dir "${out}/agent/rbac" -monitoring-dir "${out}/monitoring"
+# The chart is made of what was just generated, as install.yaml is.
+go run ./images/cmd/render-manifests -agent-rbac-dir "${out}/agent/rbac" -monitoring-dir "${out}/monitoring" \
+  -chart-dir "${out}/charts/jobset" \
+  -crd "${out}/api/crd/jobset.x-k8s.io_jobsets.yaml" \
+  -controller-rbac "${out}/controllers/rbac/role.yaml" \
+  -webhook-rbac "${out}/webhooks/rbac/role.yaml" \
+  -webhook-configs "${out}/webhooks/manifests/manifests.yaml"

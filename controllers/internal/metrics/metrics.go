@@ -95,11 +95,35 @@ var (
 		Name:      "deprecated_epoch",
 		Help:      "status.deprecatedEpoch of InPlaceRestart JobSets.",
 	}, []string{"namespace", "jobset"})
+
+	// GatherStalled mirrors the GatherStalled condition: the alert on a
+	// stalled group restart reads it, so that it fires after the
+	// controller's own threshold and not one of its own.
+	GatherStalled = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: "jobset",
+		Name:      "gather_stalled",
+		Help:      "1 while the GatherStalled condition of an InPlaceRestart JobSet is True (its Pods have not joined the next epoch within --gather-stall-threshold), else 0.",
+	}, []string{"namespace", "jobset"})
+
+	// RestartsUsed and MaxRestarts are the restart budget of each
+	// unfinished InPlaceRestart JobSet, for an alert before it runs out
+	// (a finished JobSet needs none, and loses the series).
+	RestartsUsed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: "jobset",
+		Name:      "restarts_used",
+		Help:      "Restarts an unfinished InPlaceRestart JobSet has used of spec.failurePolicy.maxRestarts: full restarts and restarts of one Job that count, and group restarts in place.",
+	}, []string{"namespace", "jobset"})
+	MaxRestarts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: "jobset",
+		Name:      "max_restarts",
+		Help:      "spec.failurePolicy.maxRestarts of an unfinished InPlaceRestart JobSet (0 without a failure policy).",
+	}, []string{"namespace", "jobset"})
 )
 
 func init() {
 	crmetrics.Registry.MustRegister(BuildInfo, JobSetsCompleted, JobSetsFailed, JobSetsFailedByReason, JobSetRestarts,
-		InPlaceRestarts, InPlaceRestartDuration, NodeLossReplacements, RepeatedFailureReplacements, SyncedEpoch, DeprecatedEpoch)
+		InPlaceRestarts, InPlaceRestartDuration, NodeLossReplacements, RepeatedFailureReplacements, SyncedEpoch, DeprecatedEpoch,
+		GatherStalled, RestartsUsed, MaxRestarts)
 	BuildInfo.WithLabelValues(version.Version, runtime.Version()).Set(1)
 }
 
@@ -123,9 +147,28 @@ func SetEpochs(namespace, name string, synced, deprecated int32) {
 	DeprecatedEpoch.WithLabelValues(namespace, name).Set(float64(deprecated))
 }
 
+// SetGroupState mirrors an InPlaceRestart JobSet's GatherStalled
+// condition and, until it finishes, its restart budget. Called on every
+// reconcile, as SetEpochs.
+func SetGroupState(namespace, name string, gatherStalled bool, restartsUsed, maxRestarts int32, finished bool) {
+	stalled := 0.0
+	if gatherStalled {
+		stalled = 1
+	}
+	GatherStalled.WithLabelValues(namespace, name).Set(stalled)
+	if finished {
+		RestartsUsed.DeleteLabelValues(namespace, name)
+		MaxRestarts.DeleteLabelValues(namespace, name)
+		return
+	}
+	RestartsUsed.WithLabelValues(namespace, name).Set(float64(restartsUsed))
+	MaxRestarts.WithLabelValues(namespace, name).Set(float64(maxRestarts))
+}
+
 // ForgetJobSet deletes the series of a JobSet that is gone, so that deleted
 // JobSets do not accumulate.
 func ForgetJobSet(namespace, name string) {
-	SyncedEpoch.DeleteLabelValues(namespace, name)
-	DeprecatedEpoch.DeleteLabelValues(namespace, name)
+	for _, g := range []*prometheus.GaugeVec{SyncedEpoch, DeprecatedEpoch, GatherStalled, RestartsUsed, MaxRestarts} {
+		g.DeleteLabelValues(namespace, name)
+	}
 }

@@ -3,6 +3,7 @@
 //
 //	go run ./images/cmd/render-manifests -agent-rbac-dir agent/rbac -monitoring-dir monitoring
 //	go run ./images/cmd/render-manifests -install install.yaml [-registry R -tag T] [-pin-digests a.tar,b.tar,c.tar]
+//	go run ./images/cmd/render-manifests -chart-dir charts/jobset [-registry R -tag T] [-pin-digests a.tar,b.tar,c.tar]
 //
 // The first writes the agent's ServiceAccount, Role and RoleBinding and the
 // ValidatingAdmissionPolicy that limits agents to the epoch annotation, and
@@ -13,7 +14,11 @@
 // configurations and the agent's admission policy, running the images
 // <registry>/<name>:<tag>, pinned to the digests of the image tars given;
 // the tag is the release's (api/version/VERSION) unless -tag says otherwise.
-// Bazel's //images:install runs it on the images it built.
+// Bazel's //images:install runs it on the images it built. The third
+// writes the Helm chart, made of install.yaml's objects with values where
+// operators tune them (chart.go); the registry, tag and digests become
+// its values' defaults. tools/codegen/generate.sh writes charts/jobset
+// with the first and the third.
 package main
 
 import (
@@ -34,7 +39,8 @@ import (
 func main() {
 	agentRBACDir := flag.String("agent-rbac-dir", "", "Directory to write agent-rbac.yaml and epoch-only-policy.yaml into.")
 	install := flag.String("install", "", "File to write install.yaml into.")
-	monitoringDir := flag.String("monitoring-dir", "", "Directory to write metrics-reader.yaml and servicemonitor.yaml into.")
+	monitoringDir := flag.String("monitoring-dir", "", "Directory to write metrics-reader.yaml, servicemonitor.yaml, prometheusrule.yaml and grafana-dashboard.json into.")
+	chartDir := flag.String("chart-dir", "", "Directory to write the Helm chart into (replacing what it holds).")
 	var in installInputs
 	flag.StringVar(&in.CRD, "crd", "api/crd/jobset.x-k8s.io_jobsets.yaml", "The generated CRD.")
 	flag.StringVar(&in.ControllerRBAC, "controller-rbac", "controllers/rbac/role.yaml", "The controller's generated RBAC.")
@@ -44,8 +50,8 @@ func main() {
 	tag := flag.String("tag", version.Tag, "Tag of the images (default: the release's, from api/version/VERSION, as the images are tagged).")
 	pin := flag.String("pin-digests", "", "Comma-separated image tars (controller, webhook, agent) whose digests pin the references.")
 	flag.Parse()
-	if *agentRBACDir == "" && *monitoringDir == "" && *install == "" {
-		fmt.Fprintln(os.Stderr, "manifests: give -agent-rbac-dir, -monitoring-dir, -install, or several")
+	if *agentRBACDir == "" && *monitoringDir == "" && *install == "" && *chartDir == "" {
+		fmt.Fprintln(os.Stderr, "manifests: give -agent-rbac-dir, -monitoring-dir, -install, -chart-dir, or several")
 		os.Exit(2)
 	}
 	if *monitoringDir != "" {
@@ -54,24 +60,33 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	if err := run(*agentRBACDir, *install, in, *registry, *tag, *pin); err != nil {
+	if err := run(*agentRBACDir, *install, *chartDir, in, *registry, *tag, *pin); err != nil {
 		fmt.Fprintln(os.Stderr, "manifests:", err)
 		os.Exit(1)
 	}
 }
 
-func run(agentRBACDir, install string, in installInputs, registry, tag, pin string) error {
+func run(agentRBACDir, install, chartDir string, in installInputs, registry, tag, pin string) error {
 	if agentRBACDir != "" {
 		if err := writeAgentRBAC(agentRBACDir); err != nil {
 			return err
 		}
 	}
-	if install == "" {
-		return nil
-	}
 	var pinTars []string
 	if pin != "" {
 		pinTars = strings.Split(pin, ",")
+	}
+	if chartDir != "" {
+		digests, err := imageDigests(pinTars)
+		if err != nil {
+			return err
+		}
+		if err := writeChart(chartDir, in, chartInputs{registry: registry, tag: tag, digests: digests}); err != nil {
+			return err
+		}
+	}
+	if install == "" {
+		return nil
 	}
 	img, err := imageRefs(registry, tag, pinTars)
 	if err != nil {
