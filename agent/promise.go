@@ -69,7 +69,7 @@ func loadPromises(dir string, clock func() time.Duration) (*promises, error) {
 		return nil, fmt.Errorf("reading the promise an earlier agent of this Pod made: %w", err)
 	}
 	fields := strings.Fields(string(raw))
-	var errEpoch, errUntil error = errors.New("missing"), errors.New("missing")
+	errEpoch, errUntil := errors.New("missing"), errors.New("missing")
 	var e, u int64
 	if len(fields) >= 2 {
 		e, errEpoch = strconv.ParseInt(fields[0], 10, 32)
