@@ -205,10 +205,17 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	}
 
 	// Serve admission only with a certificate: register the webhooks once
-	// the rotator has written one.
+	// the rotator has written one. The rotator also reports it as it
+	// stops; a manager that is stopping takes no new server.
 	setupErr := make(chan error, 1)
 	go func() {
-		<-certsReady
+		select {
+		case <-certsReady:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			return
+		}
 		setupErr <- setupWebhooks(mgr, o.agent, o.gates)
 	}()
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
