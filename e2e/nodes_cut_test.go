@@ -78,14 +78,20 @@ var _ = Describe("Nodes cut off", Serial, Label("local-cluster", "nodes"), func(
 	// its worker; the controller sees two silent nodes of the group, more
 	// than the one witness its agents ask for, and may replace their
 	// members only past the agents' defer limit (docs/controller.md,
-	// "Shared silence"). Back well before that, the group syncs again with
-	// the same Pods, each rank once.
-	It("keeps the Pods of two nodes cut off together, and their group syncs again with them once they are back", func(ctx context.Context) {
+	// "Shared silence"). Back well before that, the group syncs again,
+	// each rank once. The kubelets renew one after the other: as soon as
+	// the first does, one node is silent, past its ordinary bound, and the
+	// rule may replace its member then (its agent fenced, so that is safe).
+	It("replaces no member of two nodes cut off together while they are cut, and their group syncs again once they are back", func(ctx context.Context) {
 		// Past the ordinary bound (30 s with the defaults) by as much again:
 		// a controller that did not defer would have replaced both ranks.
 		const cutFor = 60 * time.Second
 		r := startNodeScenario(ctx, ns, "rack", systemNode)
 		rack := []string{r.node, r.otherRank(ctx).Spec.NodeName}
+		want := map[string]string{} // Pod by rank
+		for name := range r.before {
+			want[rankOf(getPod(ctx, ns, name))] = name
+		}
 		ranks := watchRanks(ctx, r.js)
 
 		By(fmt.Sprintf("cutting nodes %v off together for %s", rack, cutFor))
@@ -127,20 +133,38 @@ var _ = Describe("Nodes cut off", Serial, Label("local-cluster", "nodes"), func(
 		cut = false
 		waitNodesBack(ctx, rack...)
 
-		By("the group syncs again at a later epoch, with the same Pods, every rank once")
+		By("the group syncs again at a later epoch, every rank in one Pod: its own, restarted in place, or a replacement of the node lost")
 		Eventually(func() int32 { return syncedEpoch(ctx, r.js) }).WithTimeout(3 * time.Minute).Should(BeNumerically(">", r.epoch))
 		after := waitForSyncedWorkers(ctx, r.js, len(r.before))
 		training := time.Now()
-		for name, b := range r.before {
-			Expect(after).To(HaveKey(name), "Pod %s runs again", name)
-			Expect(after[name].uid).To(Equal(b.uid), "Pod %s restarted in place", name)
-			Expect(after[name].restarts["worker"]).To(BeNumerically(">", b.restarts["worker"]), "the worker of Pod %s, stopped by its agent, started again", name)
+		got := map[string]string{}
+		replaced := 0
+		for name, a := range after {
+			got[rankOf(getPod(ctx, ns, name))] = name
+			b, kept := r.before[name]
+			if !kept {
+				replaced++
+				continue
+			}
+			Expect(a.uid).To(Equal(b.uid), "Pod %s was recreated", name)
+			Expect(a.restarts["worker"]).To(BeNumerically(">", b.restarts["worker"]), "the worker of Pod %s, stopped by its agent, started again", name)
 		}
-		got := getJobSet(ctx, r.js)
-		Expect(got.Status.Restarts).To(BeZero(), "no full restart")
-		Expect(got.Status.TerminalState).To(BeEmpty())
-		AddReportEntry("rack", fmt.Sprintf("nodes=rack-cut cut_s=%.0f fence_s=%.1f back_to_training_s=%.1f in_place_restarts=%d",
-			backAt.Sub(cutAt).Seconds(), stopped.Sub(cutAt).Seconds(), training.Sub(backAt).Seconds(), got.Status.InPlaceRestarts))
+		Expect(got).To(HaveLen(len(want)), "every rank runs once")
+		for rank, name := range want {
+			Expect(got).To(HaveKey(rank), "rank %s (Pod %s) runs again", rank, name)
+			if got[rank] != name {
+				By(fmt.Sprintf("Pod %s was replaced by %s once its node alone was silent", name, got[rank]))
+				var events eventsv1.EventList
+				Expect(k8sClient.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
+				Expect(events.Items).To(ContainElement(And(HaveField("Reason", jobset.PodReasonNodeLost),
+					HaveField("Note", ContainSubstring("Pod %s marked Failed", name)))), "Pod %s was replaced as lost", name)
+			}
+		}
+		status := getJobSet(ctx, r.js).Status
+		Expect(status.Restarts).To(BeZero(), "no full restart")
+		Expect(status.TerminalState).To(BeEmpty())
+		AddReportEntry("rack", fmt.Sprintf("nodes=rack-cut cut_s=%.0f fence_s=%.1f back_to_training_s=%.1f replaced_after_back=%d in_place_restarts=%d",
+			backAt.Sub(cutAt).Seconds(), stopped.Sub(cutAt).Seconds(), training.Sub(backAt).Seconds(), replaced, status.InPlaceRestarts))
 		Expect(ranks.stop()).To(BeEmpty(), "no rank runs in two Pods at once")
 	})
 
@@ -309,6 +333,14 @@ func workerUIDs() map[types.UID][]string {
 	return running
 }
 
+// rankOf names a Pod's rank: its replicatedJob, Job index and completion
+// index, the same for every Pod that stands for it (a replacement, the
+// next restart attempt).
+func rankOf(p corev1.Pod) string {
+	return fmt.Sprintf("%s/%s/%s", p.Labels[jobset.ReplicatedJobNameKey], p.Labels[jobset.JobIndexKey],
+		p.Annotations[batchv1.JobCompletionIndexAnnotation])
+}
+
 // rankWatch looks at the workers of a JobSet's Pods every half second
 // (workerUIDs) until stopped, and keeps every look that finds one rank's
 // worker running in two Pods at once, of any restart attempt.
@@ -325,15 +357,14 @@ func watchRanks(ctx context.Context, js *jobset.JobSet) *rankWatch {
 	w := &rankWatch{done: make(chan struct{}), ended: make(chan struct{})}
 	// A Pod's rank, kept after it is gone: a worker may outlive its Pod
 	// object on a node cut off.
-	rankOf := map[types.UID]string{}
+	ranks := map[types.UID]string{}
 	learn := func() {
 		var pods corev1.PodList
 		if k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name}) != nil {
 			return // looked at again next time
 		}
 		for _, p := range pods.Items {
-			rankOf[p.UID] = fmt.Sprintf("%s/%s/%s", p.Labels[jobset.ReplicatedJobNameKey], p.Labels[jobset.JobIndexKey],
-				p.Annotations[batchv1.JobCompletionIndexAnnotation])
+			ranks[p.UID] = rankOf(p)
 		}
 	}
 	go func() {
@@ -346,7 +377,7 @@ func watchRanks(ctx context.Context, js *jobset.JobSet) *rankWatch {
 			learn()
 			pods := map[string][]string{}
 			for uid, pids := range running {
-				if rank, ok := rankOf[uid]; ok {
+				if rank, ok := ranks[uid]; ok {
 					pods[rank] = append(pods[rank], fmt.Sprintf("%s (pids %s)", uid, strings.Join(pids, ",")))
 				}
 			}
