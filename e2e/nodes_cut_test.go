@@ -165,6 +165,14 @@ var _ = Describe("Nodes cut off", Serial, Label("local-cluster", "nodes"), func(
 		Expect(status.TerminalState).To(BeEmpty())
 		AddReportEntry("rack", fmt.Sprintf("nodes=rack-cut cut_s=%.0f fence_s=%.1f back_to_training_s=%.1f replaced_after_back=%d in_place_restarts=%d",
 			backAt.Sub(cutAt).Seconds(), stopped.Sub(cutAt).Seconds(), training.Sub(backAt).Seconds(), replaced, status.InPlaceRestarts))
+		// What started each group restart, for the report.
+		var events eventsv1.EventList
+		Expect(k8sClient.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
+		for _, e := range events.Items {
+			if e.Reason == jobset.ReasonInPlaceRestartStarted || e.Reason == jobset.PodReasonNodeLost {
+				AddReportEntry("rack event", fmt.Sprintf("%s %s: %s", e.CreationTimestamp.UTC().Format("15:04:05"), e.Reason, e.Note))
+			}
+		}
 		Expect(ranks.stop()).To(BeEmpty(), "no rank runs in two Pods at once")
 	})
 
