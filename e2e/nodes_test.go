@@ -184,7 +184,9 @@ type nodeScenario struct {
 	faulted bool
 }
 
-func startNodeScenario(ctx context.Context, ns, name, systemNode string) *nodeScenario {
+// startNodeScenario runs story1-injected.yaml in that shape, changed by
+// adjust (each in turn) before it is created.
+func startNodeScenario(ctx context.Context, ns, name, systemNode string, adjust ...func(*jobset.JobSet)) *nodeScenario {
 	r := &nodeScenario{plane: localPlane()}
 	js := example(ns, "story1-injected.yaml")
 	js.Name = name
@@ -200,6 +202,9 @@ func startNodeScenario(ctx context.Context, ns, name, systemNode string) *nodeSc
 		PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
 			Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: corev1.LabelHostname,
 				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{jobset.JobSetNameKey: name}}}}}},
+	}
+	for _, f := range adjust {
+		f(js)
 	}
 	Expect(k8sClient.Create(ctx, js)).To(Succeed())
 	r.js = js
@@ -232,19 +237,27 @@ func (r *nodeScenario) back(ctx context.Context) time.Time {
 	at := time.Now()
 	r.plane.run(ctx, "node", "back", r.node)
 	r.faulted = false
+	waitNodesBack(ctx, r.node)
+	return at
+}
+
+// waitNodesBack waits until each node is Ready again and no longer
+// tainted as lost.
+func waitNodesBack(ctx context.Context, nodes ...string) {
 	Eventually(func(g Gomega) {
-		var n corev1.Node
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: r.node}, &n)).To(Succeed())
-		ready := false
-		for _, c := range n.Status.Conditions {
-			ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
-		}
-		g.Expect(ready).To(BeTrue(), "node %s is Ready", r.node)
-		for _, t := range n.Spec.Taints {
-			g.Expect(t.Key).NotTo(Equal("jobset.sigs.k8s.io/node-lost"))
+		for _, node := range nodes {
+			var n corev1.Node
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: node}, &n)).To(Succeed())
+			ready := false
+			for _, c := range n.Status.Conditions {
+				ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
+			}
+			g.Expect(ready).To(BeTrue(), "node %s is Ready", node)
+			for _, t := range n.Spec.Taints {
+				g.Expect(t.Key).NotTo(Equal("jobset.sigs.k8s.io/node-lost"))
+			}
 		}
 	}).WithTimeout(3 * time.Minute).Should(Succeed())
-	return at
 }
 
 // expectRecovered waits until the group trains again at a later epoch,

@@ -15,7 +15,7 @@
 #   tools/cluster/cluster.sh exec [--node NAME] CMD...   run CMD in a node's namespaces (default: the control plane's)
 #   tools/cluster/cluster.sh nodes                print each node: name, IP, Pod CIDR, state
 #   tools/cluster/cluster.sh socket [--node NAME] print a node's containerd socket (default: the first node's)
-#   tools/cluster/cluster.sh node kill|freeze|cut|back NAME   a node fault, or its end
+#   tools/cluster/cluster.sh node kill|freeze|cut|cut-api|back NAME...   a node fault, or its end, on one node or several at once
 #   tools/cluster/cluster.sh stop COMPONENT [--node NAME]   stop one process (SIGTERM, SIGKILL after 10 s)
 #   tools/cluster/cluster.sh kill COMPONENT [--node NAME]   crash one process (SIGKILL)
 #   tools/cluster/cluster.sh start COMPONENT [--node NAME]  start it again, with the flags of `up`
@@ -35,8 +35,14 @@
 #   freeze  every process of the node stopped by the cgroup freezer: a hung
 #           machine (its kernel still answers on the network).
 #   cut     the node's link down: kubelet and containers run on, unable to
-#           reach the API server or any other node.
-#   back    undoes all of these: thaws, restarts what was killed, links up.
+#           reach the API server or any other node. Several nodes go down
+#           at once, as a rack whose switch failed.
+#   cut-api the node cut off from the control plane's host alone, its DNS
+#           excepted: kubelet, kube-proxy and Pods (through the kubernetes
+#           Service too) no longer reach the API server, nor it them; Pods
+#           keep the Pod network to every other node.
+#   back    undoes all of these: thaws, restarts what was killed, links up,
+#           lets the API server through.
 #
 # JOBSET_CLUSTER_NODES (default 1) is how many nodes `up` makes; state lives
 # in $JOBSET_CLUSTER_DIR (default /tmp/jobset-cluster) and the API server is
@@ -503,6 +509,7 @@ up() {
     # A node left frozen or cut in a cluster `up` reuses is made whole.
     thaw "$(node_name "$i")"
     link "$(node_name "$i")" up
+    api_back "$(node_name "$i")"
   done
   generate_config
   printf 'KUBEBIN=%q\nCLUSTERBIN=%q\nNODES=%q\n' "$KUBEBIN" "$CLUSTERBIN" "$NODES" >"$C/cluster.env"
@@ -613,7 +620,47 @@ freeze() { # node: returns once every process is frozen
 
 thaw() { echo THAWED >"$FREEZER/$CGROUP/$1/freezer.state"; }  # node
 
-link() { in_network ip link set "n$(node_index "$1")" "$2"; }  # node up|down
+# links sets the links of several nodes up or down in one batch: a rack
+# goes off the network at once, not node after node.
+links() { # up|down node...
+  local state=$1 n; shift
+  for n in "$@"; do echo "link set n$(node_index "$n") $state"; done | in_network ip -batch -
+}
+link() { links "$2" "$1"; }  # node up|down
+
+# The API server's path to and from a node is cut in the node's own
+# network namespace, by the mangle table's PREROUTING (what arrives from
+# the control plane's host, for the kubelet or a Pod) and POSTROUTING
+# (what leaves for it, after kube-proxy's DNAT of the kubernetes Service
+# to $CP_IP:$API_PORT, from the kubelet, kube-proxy or a Pod). kube-proxy
+# writes the nat and filter tables only, so nothing of its own comes
+# first. DNS stays: CoreDNS shares the control plane's host here, where a
+# cluster runs it on nodes, and a cut-off Pod still finds its peers by
+# name.
+API_CUT_CHAIN=JOBSET-CUT-API
+api_cut() { # node
+  api_cut_on "$1" && return 0
+  in_host "$1" iptables -w -t mangle -N "$API_CUT_CHAIN"
+  local p
+  for p in udp tcp; do
+    in_host "$1" iptables -w -t mangle -A "$API_CUT_CHAIN" -d "$CP_IP" -p "$p" --dport 53 -j RETURN
+    in_host "$1" iptables -w -t mangle -A "$API_CUT_CHAIN" -s "$CP_IP" -p "$p" --sport 53 -j RETURN
+  done
+  in_host "$1" iptables -w -t mangle -A "$API_CUT_CHAIN" -d "$CP_IP" -j DROP
+  in_host "$1" iptables -w -t mangle -A "$API_CUT_CHAIN" -s "$CP_IP" -j DROP
+  in_host "$1" iptables -w -t mangle -I PREROUTING 1 -j "$API_CUT_CHAIN"
+  in_host "$1" iptables -w -t mangle -I POSTROUTING 1 -j "$API_CUT_CHAIN"
+}
+api_cut_on() { in_host "$1" iptables -w -t mangle -S "$API_CUT_CHAIN" >/dev/null 2>&1; }  # node
+api_back() { # node
+  api_cut_on "$1" || return 0
+  local hook
+  for hook in PREROUTING POSTROUTING; do
+    while in_host "$1" iptables -w -t mangle -D "$hook" -j "$API_CUT_CHAIN" 2>/dev/null; do :; done
+  done
+  in_host "$1" iptables -w -t mangle -F "$API_CUT_CHAIN"
+  in_host "$1" iptables -w -t mangle -X "$API_CUT_CHAIN"
+}
 
 # kill_node SIGKILLs every process of a node at once: frozen first, so
 # that none forks or restarts another while the others die; a frozen
@@ -636,31 +683,37 @@ node_state() { # node: what `nodes` prints
   [ "$(freezer_state "$1")" = THAWED ] || s+=(frozen)
   # (ip cannot name the peer's namespace, and says so on stderr.)
   in_network ip link show "n$(node_index "$1")" 2>/dev/null | grep -q 'state UP' || s+=(cut)
+  ! api_cut_on "$1" || s+=(cut-api)
   for c in "${NODE_COMPONENTS[@]}"; do running "$1/$c" || s+=("$c-down"); done
   [ ${#s[@]} -gt 0 ] || s=(up)
   (IFS=,; echo "${s[*]}")
 }
 
-node_fault() { # kill|freeze|cut|back node
-  local n=${2:-}
-  node_index "$n" >/dev/null
-  case "$1" in
+node_fault() { # kill|freeze|cut|cut-api|back node...
+  local action=$1 n; shift
+  [ $# -gt 0 ] || usage
+  for n in "$@"; do node_index "$n" >/dev/null; done
+  case "$action" in
     # A node that lost power answers nothing: without its link down, the
     # kernel would still answer for its Pods' network namespaces, which
     # outlive their processes.
-    kill) link "$n" down; kill_node "$n" ;;
-    freeze) freeze "$n" ;;
-    cut) link "$n" down ;;
+    kill) links down "$@"; for n in "$@"; do kill_node "$n"; done ;;
+    freeze) for n in "$@"; do freeze "$n"; done ;;
+    cut) links down "$@" ;;
+    cut-api) for n in "$@"; do api_cut "$n"; done ;;
     back)
-      thaw "$n"
-      link "$n" up
-      request_start "$n/containerd"
-      wait_for "$n: containerd" 60 ctr_on "$n" version
-      request_start "$n/kubelet"
-      request_start "$n/kube-proxy" ;;
-    *) echo "usage: $0 node kill|freeze|cut|back NAME" >&2; exit 2 ;;
+      for n in "$@"; do thaw "$n"; done
+      links up "$@"
+      for n in "$@"; do api_back "$n"; done
+      for n in "$@"; do
+        request_start "$n/containerd"
+        wait_for "$n: containerd" 60 ctr_on "$n" version
+        request_start "$n/kubelet"
+        request_start "$n/kube-proxy"
+      done ;;
+    *) usage ;;
   esac
-  log "node $1 $n"
+  log "node $action $*"
 }
 
 down() {
@@ -708,7 +761,7 @@ with_node() {
 }
 
 usage() {
-  echo "usage: $0 up [image.tar ...] | down | kubeconfig | nodes | import [--node NAME] image.tar... | exec [--node NAME] CMD... | socket [--node NAME] | node kill|freeze|cut|back NAME | stop|kill|start|pid COMPONENT [--node NAME]" >&2
+  echo "usage: $0 up [image.tar ...] | down | kubeconfig | nodes | import [--node NAME] image.tar... | exec [--node NAME] CMD... | socket [--node NAME] | node kill|freeze|cut|cut-api|back NAME... | stop|kill|start|pid COMPONENT [--node NAME]" >&2
   exit 2
 }
 
@@ -731,7 +784,7 @@ case "${1:-}" in
   socket)
     load; shift; with_node "$@"
     containerd_socket "${NODE:-$(node_name 1)}" ;;
-  node) load; [ $# -eq 3 ] || usage; node_fault "$2" "$3" ;;
+  node) load; [ $# -ge 3 ] || usage; node_fault "${@:2}" ;;
   stop|kill|start|pid)
     load
     unit=$(unit_of "${@:2}")
