@@ -88,7 +88,7 @@ package="${target#//}"; package="${package%%:*}"
 outputs="bazel-testlogs/${package}/${target##*:}/test.outputs"
 started=$(date +%s)
 status=0
-bazel_cmd test "$target" --test_output=streamed --test_timeout=1800 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \
+bazel_cmd test "$target" --test_output=streamed --test_timeout=3600 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \
   --test_env=KUBECONFIG="$kubeconfig" --test_env=INSTALL_YAML=images/install.yaml "${cluster_env[@]}" "${test_args[@]}" || status=$?
 
 # The suite writes its JSON report into the test's outputs
