@@ -516,21 +516,10 @@ const certificateName = WebhookName
 func (c *chart) addOptionalObjects() error {
 	ns := c.value(releaseNamespace)
 
-	smEnabled := c.values.add("metrics.serviceMonitor.enabled", false, "Install the ServiceMonitor.", boolSchema)
-	sm := serviceMonitor().(*unstructured.Unstructured).Object
-	replaceStrings(sm, SystemNamespace, ns)
-	c.helmLabels(sm)
-	field(sm, "metadata", "labels")[c.lines(extraLabels(c.values.add("metrics.serviceMonitor.labels", map[string]any{},
-		"More labels of the ServiceMonitor, for a Prometheus that selects ServiceMonitors by label (release: prometheus, say).", labelsSchema)))] = ""
-	c.objects = append(c.objects, chartObject{file: "monitoring.yaml", obj: sm, cond: smEnabled})
-
-	ruleEnabled := c.values.add("metrics.prometheusRule.enabled", false, "Install the PrometheusRule.", boolSchema)
-	rule := prometheusRule().(*unstructured.Unstructured).Object
-	replaceStrings(rule, SystemNamespace, ns)
-	c.helmLabels(rule)
-	field(rule, "metadata", "labels")[c.lines(extraLabels(c.values.add("metrics.prometheusRule.labels", map[string]any{},
-		"More labels of the PrometheusRule, for a Prometheus that selects rules by label.", labelsSchema)))] = ""
-	c.objects = append(c.objects, chartObject{file: "monitoring.yaml", obj: rule, cond: ruleEnabled})
+	c.addPrometheusObject("serviceMonitor", serviceMonitor(), "ServiceMonitor",
+		"More labels of the ServiceMonitor, for a Prometheus that selects ServiceMonitors by label (release: prometheus, say).")
+	c.addPrometheusObject("prometheusRule", prometheusRule(), "PrometheusRule",
+		"More labels of the PrometheusRule, for a Prometheus that selects rules by label.")
 
 	dashboardEnabled := c.values.add("metrics.grafanaDashboard.enabled", false, "Install the dashboard's ConfigMap.", boolSchema)
 	dashboard := map[string]any{
@@ -582,6 +571,17 @@ func (c *chart) addOptionalObjects() error {
 }
 
 // extraLabels writes the labels of the value expr among an object's own.
+// addPrometheusObject adds an object of the Prometheus Operator's, off
+// unless metrics.<key>.enabled, with metrics.<key>.labels added to its own.
+func (c *chart) addPrometheusObject(key string, obj client.Object, kind, labelsHelp string) {
+	u := obj.(*unstructured.Unstructured).Object
+	replaceStrings(u, SystemNamespace, c.value(releaseNamespace))
+	enabled := c.values.add("metrics."+key+".enabled", false, "Install the "+kind+".", boolSchema)
+	c.helmLabels(u)
+	field(u, "metadata", "labels")[c.lines(extraLabels(c.values.add("metrics."+key+".labels", map[string]any{}, labelsHelp, labelsSchema)))] = ""
+	c.objects = append(c.objects, chartObject{file: "monitoring.yaml", obj: u, cond: enabled})
+}
+
 func extraLabels(expr string) func(at line) string {
 	return func(at line) string {
 		return at.indent + "{{- with " + expr + " }}\n" +
