@@ -237,7 +237,7 @@ var _ = Describe("Nodes cut off", Serial, Label("local-cluster", "nodes"), func(
 
 // peerInContactLog is what the agent logs when a peer it asked is in
 // contact with the API server: the reason it stops its worker.
-const peerInContactLog = "A peer is in contact with the API server: this node alone is cut off"
+const peerInContactLog = "A peer is in contact with the API server"
 
 // otherRank returns the Pod of the scenario's rank that is not the
 // victim's, and checks that it runs on another node: the specs need the
