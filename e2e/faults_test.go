@@ -524,13 +524,23 @@ func waitForNewPod(ctx context.Context, ns string) time.Time {
 // waitForNodesSettled waits until every node is Ready and carries no
 // taint that keeps new Pods off it: after a long API server outage the
 // node lifecycle controller taints the nodes unreachable, and each kubelet
-// reports Ready again only once its own watches' backoff ends.
+// reports Ready again only once its own watches' backoff ends. It also
+// waits until each kubelet renews its node's Lease on schedule: a kubelet
+// back from a cut may keep a dead connection for a while, and its node
+// still reads Ready while the Lease the controller counts a node lost by
+// ages.
 func waitForNodesSettled(ctx context.Context) {
-	By("waiting until every node is Ready and takes new Pods")
+	By("waiting until every node is Ready, renews its Lease and takes new Pods")
 	Eventually(func(g Gomega) {
 		var nodes corev1.NodeList
 		g.Expect(k8sClient.List(ctx, &nodes)).To(Succeed())
 		for _, n := range nodes.Items {
+			var lease coordinationv1.Lease
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: corev1.NamespaceNodeLease, Name: n.Name}, &lease)).To(Succeed())
+			g.Expect(lease.Spec.RenewTime).NotTo(BeNil(), "node %s has renewed its Lease", n.Name)
+			renewEvery := time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 40)) * time.Second / 4
+			g.Expect(time.Since(lease.Spec.RenewTime.Time)).To(BeNumerically("<", renewEvery+2*time.Second),
+				"node %s renews its Lease every %s", n.Name, renewEvery)
 			ready := slices.ContainsFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool {
 				return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
 			})

@@ -188,6 +188,10 @@ type nodeScenario struct {
 // adjust (each in turn) before it is created.
 func startNodeScenario(ctx context.Context, ns, name, systemNode string, adjust ...func(*jobset.JobSet)) *nodeScenario {
 	r := &nodeScenario{plane: localPlane()}
+	// A node an earlier spec faulted may still be NotReady or tainted: the
+	// scheduler would then put both ranks on one node, which the specs
+	// cannot use.
+	waitForNodesSettled(ctx)
 	js := example(ns, "story1-injected.yaml")
 	js.Name = name
 	rj := &js.Spec.ReplicatedJobs[0]
