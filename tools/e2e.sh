@@ -7,6 +7,13 @@
 #
 #   tools/e2e.sh [target]     default //e2e:e2e_test (all scenarios); one
 #                             scenario: //e2e:kill_worker_group_restart_test, ...
+#   tools/e2e.sh --prepare [target]
+#                             builds only what the run needs from outside
+#                             Bazel (the local cluster's Kubernetes binaries,
+#                             the peers below), cached under
+#                             ~/.cache/jobset-tools, so that the run finds
+#                             them: tools/test.sh does this while
+#                             `bazel test //...` runs
 #
 # The local cluster has JOBSET_CLUSTER_NODES nodes (default 3 here: the
 # node-fault specs need a node for our controller and webhook and two for
@@ -21,12 +28,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/cluster/lib.sh
 
+prepare_only=false
+if [ "${1:-}" = --prepare ]; then
+  prepare_only=true
+  shift
+fi
 export JOBSET_CLUSTER_NODES="${JOBSET_CLUSTER_NODES:-3}"
-cluster_with_images
-
 target="${1:-//e2e:e2e_test}"
-local_cluster=false
-[ ${#cluster_env[@]} -eq 0 ] || local_cluster=true
+local_cluster=true
+[ -z "${KUBECONFIG:-}" ] || local_cluster=false
+if $prepare_only && $local_cluster; then
+  tools/cluster/cluster.sh build >/dev/null
+fi
 # The labels of the specs this run leaves out (e2e/suite_test.go).
 not_asked=()
 $local_cluster || not_asked+=(local-cluster)
@@ -69,6 +82,12 @@ if [ "${JOBSET_E2E_TRAINER:-$clients_default}" = 1 ] || [[ "$target" == *:traine
 else
   not_asked+=(trainer)
 fi
+if $prepare_only; then
+  echo "prepared for ${target}: the local cluster's binaries${peers[*]:+, and the peers ${peers[*]}}"
+  exit 0
+fi
+
+cluster_with_images
 if [ ${#peers[@]} -gt 0 ]; then
   if $local_cluster; then
     for dir in "${peers[@]}"; do tools/cluster/cluster.sh import "$dir"/*.tar; done

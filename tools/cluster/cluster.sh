@@ -10,6 +10,7 @@
 #
 #   tools/cluster/cluster.sh up [image.tar ...]   start (or reuse) the cluster, import images into every node
 #   tools/cluster/cluster.sh down                 stop every process it started, by PID and by cgroup
+#   tools/cluster/cluster.sh build                build (or reuse) the binaries `up` needs, and nothing else
 #   tools/cluster/cluster.sh kubeconfig           print the host kubeconfig's path
 #   tools/cluster/cluster.sh import [--node NAME] image.tar...   import images (default: into every node)
 #   tools/cluster/cluster.sh exec [--node NAME] CMD...   run CMD in a node's namespaces (default: the control plane's)
@@ -761,13 +762,14 @@ with_node() {
 }
 
 usage() {
-  echo "usage: $0 up [image.tar ...] | down | kubeconfig | nodes | import [--node NAME] image.tar... | exec [--node NAME] CMD... | socket [--node NAME] | node kill|freeze|cut|cut-api|back NAME... | stop|kill|start|pid COMPONENT [--node NAME]" >&2
+  echo "usage: $0 up [image.tar ...] | down | build | kubeconfig | nodes | import [--node NAME] image.tar... | exec [--node NAME] CMD... | socket [--node NAME] | node kill|freeze|cut|cut-api|back NAME... | stop|kill|start|pid COMPONENT [--node NAME]" >&2
   exit 2
 }
 
 case "${1:-}" in
   up) shift; up "$@" ;;
   down) down ;;
+  build) binaries ;;
   kubeconfig) echo "$C/host.kubeconfig" ;;
   nodes)
     load
