@@ -116,8 +116,43 @@ func workerStop(pod *corev1.Pod, wrapped bool) time.Duration {
 // nodeLoss is how the reconciler tells lost members: silence nil or
 // threshold 0 turns it off.
 type nodeLoss struct {
-	silence   NodeSilence
+	silence NodeSilence
+	// ended tells a node's last spell of silence that ended (nil: none
+	// is known), so that a member's silence counts from when it stopped
+	// being shared (nodeloss.Alone).
+	ended     func(node string) (nodeloss.Spell, bool)
 	threshold time.Duration
+}
+
+// alone is how long the node has been silent since its silence was last
+// shared with another of the group's nodes (nodeloss.Alone).
+// With no witnesses asked for, no agent rides out a shared silence, and the
+// silence counts whole.
+func (l nodeLoss) alone(node string, silence, interval time.Duration, groupNodes map[string]bool, witnesses int, now time.Time) time.Duration {
+	if l.ended == nil || witnesses == 0 {
+		return silence
+	}
+	var spells []nodeloss.Spell
+	for other := range groupNodes {
+		if spell, ok := l.ended(other); ok && other != node {
+			spells = append(spells, spell)
+		}
+	}
+	return nodeloss.Alone(now, silence, interval, spells)
+}
+
+// groupNodes are the nodes of the Pods of the JobSet's group, of any
+// restart attempt.
+func groupNodes(js *jobset.JobSet, pods []corev1.Pod) map[string]bool {
+	_, group := inPlaceGroup(js)
+	nodes := map[string]bool{}
+	for i := range pods {
+		pod := &pods[i]
+		if pod.Spec.NodeName != "" && pod.Labels[jobset.JobSetUIDKey] == string(js.UID) && group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
+			nodes[pod.Spec.NodeName] = true
+		}
+	}
+	return nodes
 }
 
 // lostMember is a member to mark Failed, and why.
@@ -147,6 +182,7 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 	}
 	_, group := inPlaceGroup(js)
 	silent, witnesses := loss.sharedSilence(js, pods, now)
+	nodes := groupNodes(js, pods)
 	for i := range pods {
 		if !markedLost(&pods[i]) {
 			continue
@@ -183,8 +219,12 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 			continue
 		}
 		bound, deferred := loss.bounds(fence, interval)
-		lost := nodeloss.Lost(silence, bound, deferred, silent, witnesses)
+		alone := loss.alone(node, silence, interval, nodes, witnesses, now)
+		lost := nodeloss.Lost(silence, alone, bound, deferred, silent, witnesses)
 		why := fmt.Sprintf("the bound is %s: the agent's fence of %s, a renew interval of %s and the kubelet's restart of the Pod", bound, fence.after, interval)
+		if alone < silence {
+			why += fmt.Sprintf(", counted from when the silence stopped being shared with another node of the group %s ago", alone.Round(time.Second))
+		}
 		switch {
 		case earlier:
 			// The earlier attempt's witnesses hold no group of this one.
@@ -200,8 +240,8 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 		case lost:
 			members = append(members, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), again: again, earlier: earlier, why: fmt.Sprintf(
 				"node %s has not renewed its Lease for %s (%s)", node, silence.Round(time.Second), why)})
-		case suspect(silence, interval):
-			lookAgain = sooner(lookAgain, bound-silence)
+		case nodeloss.Suspect(silence, interval):
+			lookAgain = sooner(lookAgain, min(bound-alone, deferred-silence))
 		}
 	}
 	return members, lookAgain
@@ -219,6 +259,7 @@ func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod, now time.Time) fu
 	// Counted on first use: most reconciles have no marked Pod to ask
 	// about, and counting walks every Pod of the JobSet.
 	silent, witnesses, counted := 0, 0, false
+	var nodes map[string]bool
 	return func(pod *corev1.Pod) bool {
 		if !markedLost(pod) || pod.Spec.NodeName == "" {
 			return false
@@ -233,10 +274,11 @@ func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod, now time.Time) fu
 		}
 		if !counted {
 			silent, witnesses = l.sharedSilence(js, pods, now)
+			nodes = groupNodes(js, pods)
 			counted = true
 		}
 		bound, deferred := l.bounds(fence, interval)
-		return nodeloss.Lost(silence, bound, deferred, silent, witnesses)
+		return nodeloss.Lost(silence, l.alone(pod.Spec.NodeName, silence, interval, nodes, witnesses, now), bound, deferred, silent, witnesses)
 	}
 }
 
@@ -299,7 +341,7 @@ func (l nodeLoss) mayRunUnheard(pod *corev1.Pod, fence agentFenceSettings) bool 
 		return false
 	}
 	silence, interval, known := l.silence(pod.Spec.NodeName)
-	if !known || !suspect(silence, interval) {
+	if !known || !nodeloss.Suspect(silence, interval) {
 		return false
 	}
 	if !fence.fences {
@@ -427,10 +469,4 @@ func agentFence(pod *corev1.Pod) agentFenceSettings {
 	}
 	f.stop = workerStop(pod, f.wrapped)
 	return f
-}
-
-// suspect: a node silent for more than a renew interval and a half missed
-// a renewal; it may be lost.
-func suspect(silence, renewInterval time.Duration) bool {
-	return silence > renewInterval+renewInterval/2
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
+	"github.com/fastjobset/jobset/controllers/nodeloss"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -229,10 +230,22 @@ func TestLostMembersSharedSilence(t *testing.T) {
 		ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).Obj()
 	js.UID = "uid-1"
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	silences := map[string]time.Duration{"a": time.Minute, "b": time.Minute, "c": 3 * time.Second, "long-a": 11 * time.Minute, "long-b": 11 * time.Minute}
+	silences := map[string]time.Duration{"a": time.Minute, "b": time.Minute, "c": 3 * time.Second, "long-a": 11 * time.Minute, "long-b": 11 * time.Minute,
+		"rack-back": 3 * time.Second, "rack-back-long-ago": 3 * time.Second, "blip": 3 * time.Second}
+	// The last spells of silence that ended: rack-back was silent with a
+	// (from 70 s ago) until 5 s ago, rack-back-long-ago until 40 s ago; blip
+	// missed no renewal.
+	ended := map[string]nodeloss.Spell{
+		"rack-back":          {From: now.Add(-70 * time.Second), To: now.Add(-5 * time.Second), RenewInterval: 10 * time.Second},
+		"rack-back-long-ago": {From: now.Add(-90 * time.Second), To: now.Add(-40 * time.Second), RenewInterval: 10 * time.Second},
+		"blip":               {From: now.Add(-14 * time.Second), To: now.Add(-4 * time.Second), RenewInterval: 10 * time.Second},
+	}
 	loss := nodeLoss{threshold: DefaultNodeLossThreshold, silence: func(node string) (time.Duration, time.Duration, bool) {
 		s, ok := silences[node]
 		return s, 10 * time.Second, ok
+	}, ended: func(node string) (nodeloss.Spell, bool) {
+		spell, ok := ended[node]
+		return spell, ok
 	}}
 	env := agentEnv
 	declaredLost := func(p *corev1.Pod) {
@@ -283,6 +296,20 @@ func TestLostMembersSharedSilence(t *testing.T) {
 			[]corev1.Pod{memberOn("w-0", "a", env(agentspec.EnvFenceWitnesses, "2")), memberOn("w-1", "b"), memberOn("w-2", "c", env(agentspec.EnvFenceWitnesses, "2"))}, nil, deferred - time.Minute},
 		{"agents that ask no witness fence alone: no wait",
 			[]corev1.Pod{memberOn("w-0", "a", env(agentspec.EnvFenceWitnesses, "0")), memberOn("w-1", "b", env(agentspec.EnvFenceWitnesses, "0"))}, []string{"w-0", "w-1"}, 0},
+		// Nodes cut off together come back one after another: the bound
+		// of the one still silent counts from when the other came back.
+		{"a node silent with another that came back since: its bound counts from then",
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("w-1", "rack-back")}, nil, DefaultNodeLossThreshold - 5*time.Second},
+		{"a node silent with another that came back a bound ago: lost",
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("w-1", "rack-back-long-ago")}, []string{"w-0"}, 0},
+		{"a node whose silence outlived its shared start past the deferred bound: lost",
+			[]corev1.Pod{memberOn("w-0", "long-a"), memberOn("w-1", "rack-back")}, []string{"w-0"}, 0},
+		{"another node that came back from no silence of its own (no missed renewal) changes nothing",
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("w-1", "blip")}, []string{"w-0"}, 0},
+		{"a node that came back but runs no Pod of the group changes nothing",
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("w-1", "c")}, []string{"w-0"}, 0},
+		{"agents that ask no witness fence alone: the silence counts whole",
+			[]corev1.Pod{memberOn("w-0", "a", env(agentspec.EnvFenceWitnesses, "0")), memberOn("w-1", "rack-back", env(agentspec.EnvFenceWitnesses, "0"))}, []string{"w-0"}, 0},
 		{"a shorter defer limit makes a shorter wait",
 			[]corev1.Pod{memberOn("w-0", "a", env(agentspec.EnvFenceDeferLimitSeconds, "10")), memberOn("w-1", "b", env(agentspec.EnvFenceDeferLimitSeconds, "10"))},
 			[]string{"w-0", "w-1"}, 0},

@@ -88,7 +88,7 @@ func (w *nodeLossWatch) Start(ctx context.Context) error {
 		for _, node := range w.tracker.Nodes() {
 			silence, interval, _ := w.tracker.Silence(node)
 			switch {
-			case suspect(silence, interval) && !w.suspected[node]:
+			case nodeloss.Suspect(silence, interval) && !w.suspected[node]:
 				if err := w.sendJobSetsOn(ctx, node); err != nil {
 					logger.Error(err, "Finding the JobSets with Pods on a silent node", "node", node)
 					continue

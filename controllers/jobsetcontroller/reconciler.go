@@ -116,7 +116,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	if r.nodeLoss.threshold > 0 {
 		watch := newNodeLossWatch(mgr.GetClient(), r.apiReader)
 		if r.nodeLoss.silence == nil {
-			r.nodeLoss.silence = watch.tracker.Silence
+			r.nodeLoss.silence, r.nodeLoss.ended = watch.tracker.Silence, watch.tracker.Ended
 		}
 		if err := mgr.Add(watch); err != nil {
 			return err

@@ -490,7 +490,9 @@ func controllerSteps(s state) []step {
 		if nd.level == pastPromises {
 			silence = deferred
 		}
-		if pending(s, r, 0) || !Lost(silence, bound, deferred, silentNodes, witnessesNeeded) {
+		// Counted whole: Lost counting from a shared silence's end
+		// declares only where this does, later (rule_test.go).
+		if pending(s, r, 0) || !Lost(silence, silence, bound, deferred, silentNodes, witnessesNeeded) {
 			continue
 		}
 		n := s

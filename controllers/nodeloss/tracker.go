@@ -43,6 +43,16 @@ type lease struct {
 	renewTime     time.Time
 	seen          time.Time
 	renewInterval time.Duration
+	// ended is the node's last spell of silence that ended, if it missed
+	// a renewal then (Suspect).
+	ended *Spell
+}
+
+// Spell is a spell of a node's silence that ended, by the controller's
+// clock: from when it was last heard before, to when it renewed again.
+type Spell struct {
+	From, To      time.Time
+	RenewInterval time.Duration
 }
 
 // NewTracker returns a Tracker that knows no Lease yet.
@@ -76,7 +86,23 @@ func (t *Tracker) Observe(l *coordinationv1.Lease) {
 		t.contactSince = now
 	}
 	t.lastRenewal = now
-	t.nodes[l.Name] = &lease{renewTime: renewed, seen: now, renewInterval: interval}
+	renewal := &lease{renewTime: renewed, seen: now, renewInterval: interval}
+	if known {
+		renewal.ended = n.ended
+		if from := t.heardSince(n); Suspect(now.Sub(from), n.renewInterval) {
+			renewal.ended = &Spell{From: from, To: now, RenewInterval: n.renewInterval}
+		}
+	}
+	t.nodes[l.Name] = renewal
+}
+
+// heardSince is when the node was last heard from, as its silence counts:
+// not before the controller's own contact began.
+func (t *Tracker) heardSince(n *lease) time.Time {
+	if t.contactSince.After(n.seen) {
+		return t.contactSince
+	}
+	return n.seen
 }
 
 // Forget drops a node whose Lease was deleted.
@@ -96,10 +122,7 @@ func (t *Tracker) Silence(node string) (silence, renewInterval time.Duration, kn
 	if !ok {
 		return 0, 0, false
 	}
-	from := n.seen
-	if t.contactSince.After(from) {
-		from = t.contactSince
-	}
+	from := t.heardSince(n)
 	now := t.clock.Now()
 	if !t.lastRenewal.IsZero() && now.Sub(t.lastRenewal) >= t.quietGap {
 		// No renewal at all for a while: the controller, not the node,
@@ -107,6 +130,18 @@ func (t *Tracker) Silence(node string) (silence, renewInterval time.Duration, kn
 		return 0, n.renewInterval, true
 	}
 	return now.Sub(from), n.renewInterval, true
+}
+
+// Ended returns the node's last spell of silence that ended, if it missed
+// a renewal then.
+func (t *Tracker) Ended(node string) (Spell, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, ok := t.nodes[node]
+	if !ok || n.ended == nil {
+		return Spell{}, false
+	}
+	return *n.ended, true
 }
 
 // Nodes lists the nodes whose Leases the tracker follows.

@@ -62,6 +62,31 @@ func TestTracker(t *testing.T) {
 	expect("b", 3*time.Second)
 	expect("a", 3*time.Second)
 
+	// b was silent 30 s and more before the outage, which the controller
+	// counts no silence through: when b renews, the spell it ends counts
+	// from the controller's contact again.
+	if _, ok := tr.Ended("b"); ok {
+		t.Error("b ended a spell of silence before it renewed")
+	}
+	contactAgain := clock.Now().Add(-3 * time.Second)
+	step(7 * time.Second)
+	renew("a")
+	step(6 * time.Second)
+	renew("a", "b")
+	if spell, ok := tr.Ended("b"); !ok || !spell.From.Equal(contactAgain) || !spell.To.Equal(clock.Now()) || spell.RenewInterval != 10*time.Second {
+		t.Errorf("Ended(b) = %+v, %v; want from %s to %s, every 10s", spell, ok, contactAgain, clock.Now())
+	}
+	// a missed no renewal: no spell. Nor does a renewal on time end one.
+	if spell, ok := tr.Ended("a"); ok {
+		t.Errorf("Ended(a) = %+v: a renews on time", spell)
+	}
+	ended, _ := tr.Ended("b")
+	step(10 * time.Second)
+	renew("b")
+	if spell, _ := tr.Ended("b"); spell != ended {
+		t.Errorf("Ended(b) = %+v after a renewal on time; want the last spell kept, %+v", spell, ended)
+	}
+
 	if _, _, known := tr.Silence("c"); known {
 		t.Error("a node whose Lease was never seen is known")
 	}
