@@ -269,4 +269,3 @@ func (r Restart) Since(p Phase) time.Duration {
 	}
 	return p.Time.Sub(start)
 }
-
