@@ -136,16 +136,14 @@ func failureSign(pod *corev1.Pod, agentStarted time.Time) string {
 // restart, and its failed worker and restart condition looked new (a
 // second group restart as the first one synced).
 func statusPredatesJoin(pod *corev1.Pod) bool {
-	var joined, posted time.Time
+	joined := EpochWritten(pod)
+	var posted time.Time
 	for _, f := range pod.ManagedFields {
 		if f.Time == nil || f.FieldsV1 == nil {
 			continue
 		}
-		switch {
-		case f.Subresource == "" && ownsField(f.FieldsV1.GetRawBytes(), "f:metadata", "f:annotations", "f:"+agentspec.EpochAnnotation):
-			joined = later(joined, f.Time.Time)
-		case f.Subresource == "status" && (ownsField(f.FieldsV1.GetRawBytes(), "f:status", "f:containerStatuses") ||
-			ownsField(f.FieldsV1.GetRawBytes(), "f:status", "f:initContainerStatuses")):
+		if f.Subresource == "status" && (ownsField(f.FieldsV1.GetRawBytes(), "f:status", "f:containerStatuses") ||
+			ownsField(f.FieldsV1.GetRawBytes(), "f:status", "f:initContainerStatuses")) {
 			posted = later(posted, f.Time.Time)
 		}
 	}
@@ -158,6 +156,20 @@ func statusPredatesJoin(pod *corev1.Pod) bool {
 	// several API servers, each dates its own writes: their clocks must
 	// agree to within a second for this to hold.)
 	return !joined.IsZero() && !posted.IsZero() && !posted.After(joined)
+}
+
+// EpochWritten is when the Pod's agent last wrote its epoch annotation,
+// its join of the Pod's current epoch, as the API server dated the write
+// (managedFields: one-second resolution); zero when unknown.
+func EpochWritten(pod *corev1.Pod) time.Time {
+	var joined time.Time
+	for _, f := range pod.ManagedFields {
+		if f.Time != nil && f.FieldsV1 != nil && f.Subresource == "" &&
+			ownsField(f.FieldsV1.GetRawBytes(), "f:metadata", "f:annotations", "f:"+agentspec.EpochAnnotation) {
+			joined = later(joined, f.Time.Time)
+		}
+	}
+	return joined
 }
 
 // ownsField reports whether a managedFields entry's fieldsV1 holds path.

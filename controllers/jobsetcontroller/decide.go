@@ -99,7 +99,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
 		// Suspended too: the Pods a suspension stopped may end Succeeded,
 		// and their Jobs count them complete.
-		snapshot = epochSnapshot(js, pods, jobs, o.signs, o.nodeLoss.fenced(js, o.pods, o.now))
+		snapshot = inplace.SnapshotOf(js, pods, jobs, o.signs, o.nodeLoss.fenced(js, o.pods, o.now))
 		a.requeueAfter = holdLostWorkers(&snapshot, pods, o.now)
 		if lost := inplace.LostIndex(snapshot.Pods); lost != "" && (d.kind.keepsRunning() || d.kind == completeJobSet) {
 			d, a.confirm = lostIndexDecision(js, lost), true
@@ -124,13 +124,13 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 		update.applyEpochs(epochs, snapshot)
 		if inplace.RestartInProgress(ptr.Deref(update.js.Status.SyncedEpoch, 0), ptr.Deref(update.js.Status.DeprecatedEpoch, 0)) {
 			holdReadyCounts(js, update.js.Status.ReplicatedJobsStatus, js.Status.ReplicatedJobsStatus)
-			a.withTheirJobs = replacedWithTheirJobs(currentAttempt(js, pods), a.failedInPlace)
+			a.withTheirJobs = replacedWithTheirJobs(inplace.CurrentAttempt(js, pods), a.failedInPlace)
 		}
 		var report string
-		report, stallLookAgain := stalledGather(update.js, currentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)
+		report, stallLookAgain := stalledGather(update.js, inplace.CurrentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)
 		a.requeueAfter = sooner(a.requeueAfter, stallLookAgain)
 		update.setGatherStalled(report)
-		update.setKeptOffNodes(keptOffUnschedulable(currentAttempt(js, o.pods)))
+		update.setKeptOffNodes(keptOffUnschedulable(inplace.CurrentAttempt(js, o.pods)))
 	default:
 		// Suspended, finished or restarting fully: nothing gathers, and a
 		// gather a GatherStalled condition reported is over; nor does a

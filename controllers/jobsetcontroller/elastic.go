@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // Under the ElasticJobSet feature gate, the parallelism and completions of
@@ -28,7 +29,7 @@ func rescaled(js *jobset.JobSet, active []*batchv1.Job) map[*batchv1.Job]*batchv
 	wanted := map[string]size{}
 	var group sets.Set[string]
 	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
-		_, group = inPlaceGroup(js)
+		_, group = inplace.Group(js)
 	}
 	for _, rj := range js.Spec.ReplicatedJobs {
 		spec := rj.Template.Spec

@@ -62,11 +62,11 @@ func countedRestart(js *jobset.JobSet, why, action string) decision {
 	if js.Spec.FailurePolicy != nil {
 		maxRestarts = js.Spec.FailurePolicy.MaxRestarts
 	}
-	if used := restartsUsed(js); used >= maxRestarts {
+	if used := inplace.RestartsUsed(js); used >= maxRestarts {
 		return failDecision(jobset.ReasonReachedMaxRestarts, "%s, and the JobSet has used all %d restarts of failurePolicy.maxRestarts (%d full, %d of one Job, %d in place)",
-			why, maxRestarts, js.Status.RestartsCountTowardsMax, oneJobRestartsCounted(js), js.Status.InPlaceRestarts)
+			why, maxRestarts, js.Status.RestartsCountTowardsMax, inplace.OneJobRestartsCounted(js), js.Status.InPlaceRestarts)
 	}
-	return restartDecision(true, "%s; %s (restart %d of %d)", why, action, restartsUsed(js)+1, maxRestarts)
+	return restartDecision(true, "%s; %s (restart %d of %d)", why, action, inplace.RestartsUsed(js)+1, maxRestarts)
 }
 
 func describeRule(name string) string {
@@ -77,14 +77,14 @@ func describeRule(name string) string {
 }
 
 func jobFailureDescription(job *batchv1.Job) string {
-	c := jobFailure(job)
+	c := inplace.JobFailure(job)
 	return fmt.Sprintf("Job %s failed (reason %s: %s)", job.Name, c.Reason, c.Message)
 }
 
 // firstMatchingRule returns the first rule whose every requirement the failed
 // Job meets: its replicatedJob, its failure reason and its failure message.
 func firstMatchingRule(rules []jobset.FailurePolicyRule, job *batchv1.Job) *jobset.FailurePolicyRule {
-	failure := jobFailure(job)
+	failure := inplace.JobFailure(job)
 	for i := range rules {
 		rule := &rules[i]
 		if len(rule.TargetReplicatedJobs) > 0 && !slices.Contains(rule.TargetReplicatedJobs, job.Labels[jobset.ReplicatedJobNameKey]) {

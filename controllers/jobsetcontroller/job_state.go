@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // childJobs sorts the JobSet's Jobs (found through its UID) by what the
@@ -39,7 +40,7 @@ func classifyJobs(js *jobset.JobSet, jobs []batchv1.Job, restartJobGate bool) ch
 			c.previous = append(c.previous, job)
 		case jobFinished(job, batchv1.JobComplete):
 			c.successful = append(c.successful, job)
-		case jobFailure(job) != nil:
+		case inplace.JobFailure(job) != nil:
 			c.failed = append(c.failed, job)
 		default:
 			c.active = append(c.active, job)
@@ -76,29 +77,6 @@ func restartAttempt(job *batchv1.Job) int32 {
 // jobFinished reports whether the Job has the given terminal condition.
 func jobFinished(job *batchv1.Job, t batchv1.JobConditionType) bool {
 	return jobCondition(job, t) != nil
-}
-
-// jobFailure returns the condition that says the Job failed: Failed, or
-// FailureTarget, which the Job controller sets as soon as it decides the
-// failure and keeps until the Job's Pods have terminated (only then comes
-// Failed). Acting on FailureTarget lets the failure policy answer first:
-// otherwise the Pods the Job controller deletes would look, to the epoch
-// protocol, like members lost, and start a group restart.
-func jobFailure(job *batchv1.Job) *batchv1.JobCondition {
-	if c := jobCondition(job, batchv1.JobFailed); c != nil {
-		return c
-	}
-	return jobCondition(job, batchv1.JobFailureTarget)
-}
-
-func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
-	for i := range job.Status.Conditions {
-		c := &job.Status.Conditions[i]
-		if c.Type == t && c.Status == corev1.ConditionTrue {
-			return c
-		}
-	}
-	return nil
 }
 
 // replicatedJobsStatus counts the current Jobs of each replicatedJob by
@@ -175,8 +153,18 @@ func jobReady(job *batchv1.Job) bool {
 
 // failureTime is when a failed Job failed, for finding the first failure.
 func failureTime(job *batchv1.Job) metav1.Time {
-	if c := jobFailure(job); c != nil {
+	if c := inplace.JobFailure(job); c != nil {
 		return c.LastTransitionTime
 	}
 	return metav1.Time{}
+}
+
+func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range job.Status.Conditions {
+		c := &job.Status.Conditions[i]
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
 }

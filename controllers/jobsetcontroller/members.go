@@ -32,19 +32,6 @@ import (
 // too. No epoch syncs while a live member is not held (inplace.Pod.Unheld),
 // and a worker runs only in a synced epoch: every worker that runs is held.
 
-// holdsMember reports whether the Pod still carries the group-member
-// finalizer.
-func holdsMember(pod *corev1.Pod) bool {
-	return slices.Contains(pod.Finalizers, jobset.GroupMemberFinalizer)
-}
-
-// leftWhileRunning: the Pod finished Succeeded while being deleted, and the
-// controller never saw it finish first (it would have released it): its
-// worker was stopped, not done.
-func leftWhileRunning(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded && pod.DeletionTimestamp != nil && holdsMember(pod)
-}
-
 // adoptions picks the live Pods of the JobSet's in-place group that the
 // group-member finalizer does not hold yet. (A Pod being deleted cannot
 // gain a finalizer, and has not run a worker unless it was held.)
@@ -52,11 +39,11 @@ func adoptions(js *jobset.JobSet, pods []corev1.Pod) []*corev1.Pod {
 	if !keepsMembers(js) {
 		return nil
 	}
-	_, group := inPlaceGroup(js)
+	_, group := inplace.Group(js)
 	var adopt []*corev1.Pod
 	for i := range pods {
 		pod := &pods[i]
-		if inplace.Live(pod) && !holdsMember(pod) && ofCurrentAttempt(js, pod) && group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
+		if inplace.Live(pod) && !inplace.Held(pod) && inplace.OfCurrentAttempt(js, pod) && group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
 			adopt = append(adopt, pod)
 		}
 	}
@@ -85,7 +72,7 @@ func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job
 		// JobSet's silent ones (nodeLoss.sharedSilence).
 		return false
 	}
-	if !ofCurrentAttempt(js, pod) {
+	if !inplace.OfCurrentAttempt(js, pod) {
 		return true // of an earlier attempt, which a full restart deletes, or of another JobSet of the name
 	}
 	job := jobs[pod.Labels[batchv1.JobNameLabel]]
@@ -105,7 +92,7 @@ func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job
 		return true // it finished its work before anyone deleted it
 	case pod.DeletionTimestamp != nil && pod.Spec.NodeName == "":
 		return true // never scheduled: no worker ran
-	case leftWhileRunning(pod):
+	case inplace.LeftWhileRunning(pod):
 		// Once its Job accounted for it, the Job counted it failed and
 		// replaces it, or counted the index complete: then LostIndex
 		// answers with a full restart, after which it is a Pod of an
@@ -132,7 +119,7 @@ func jobAccountedFor(job *batchv1.Job, pod *corev1.Pod) bool {
 
 func indexComplete(job *batchv1.Job, pod *corev1.Pod) bool {
 	index, err := strconv.Atoi(pod.Annotations[batchv1.JobCompletionIndexAnnotation])
-	return err == nil && parseIndexes(job.Status.CompletedIndexes).Has(index)
+	return err == nil && inplace.ParseIndexes(job.Status.CompletedIndexes).Has(index)
 }
 
 // releases picks the Pods holding the group-member finalizer that the
@@ -145,9 +132,9 @@ func releases(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, loss no
 	byName, replaced := jobsByName(jobs), replacedAmong(pods)
 	for i := range pods {
 		pod := &pods[i]
-		if holdsMember(pod) && releasable(js, pod, byName, replaced, loss, now) {
+		if inplace.Held(pod) && releasable(js, pod, byName, replaced, loss, now) {
 			release = append(release, pod)
-			confirm = confirm || (keepsMembers(js) && leftWhileRunning(pod))
+			confirm = confirm || (keepsMembers(js) && inplace.LeftWhileRunning(pod))
 		}
 	}
 	return release, confirm

@@ -180,7 +180,7 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 	if loss.silence == nil || loss.threshold <= 0 || !keepsMembers(js) {
 		return nil, 0
 	}
-	_, group := inPlaceGroup(js)
+	_, group := inplace.Group(js)
 	silent, witnesses := loss.sharedSilence(js, pods, now)
 	nodes := groupNodes(js, pods)
 	for i := range pods {
@@ -199,7 +199,7 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 		if node == "" || pod.Labels[jobset.JobSetUIDKey] != string(js.UID) || going(pod) {
 			continue
 		}
-		earlier, again := !ofCurrentAttempt(js, pod), markedLost(pod)
+		earlier, again := !inplace.OfCurrentAttempt(js, pod), markedLost(pod)
 		switch {
 		case earlier:
 			if pod.DeletionTimestamp == nil || !inplace.Stopping(pod) {
@@ -304,7 +304,7 @@ func (l nodeLoss) bounds(f agentFenceSettings, renewInterval time.Duration) (bou
 // (mayVouchUnseen), and tells the least number of witnesses the group's
 // agents ask for (0: none asks, and every agent fences alone).
 func (l nodeLoss) sharedSilence(js *jobset.JobSet, pods []corev1.Pod, now time.Time) (silent, witnesses int) {
-	_, group := inPlaceGroup(js)
+	_, group := inplace.Group(js)
 	nodes := map[string]bool{}
 	for i := range pods {
 		pod := &pods[i]
@@ -379,7 +379,7 @@ func (l nodeLoss) mayVouchUnseen(js *jobset.JobSet, pod *corev1.Pod, fence agent
 // limit and a promise's length. counts is false for a Pod that never
 // does.
 func (l nodeLoss) vouchesUnseenUntil(js *jobset.JobSet, pod *corev1.Pod, fence agentFenceSettings) (until time.Time, counts bool) {
-	if l.silence == nil || pod.Spec.NodeName == "" || !fence.fences || !markedLost(pod) || !ofCurrentAttempt(js, pod) {
+	if l.silence == nil || pod.Spec.NodeName == "" || !fence.fences || !markedLost(pod) || !inplace.OfCurrentAttempt(js, pod) {
 		return time.Time{}, false
 	}
 	bound := deliverySlack + fence.deferLimit + agentspec.WitnessPromiseSeconds*time.Second

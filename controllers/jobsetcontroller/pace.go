@@ -335,7 +335,7 @@ func markOf(pod *corev1.Pod, withSignal bool) *inplace.Mark {
 	if pod == nil {
 		return nil
 	}
-	p := readPod(pod, withSignal)
+	p := inplace.ReadPod(pod, withSignal)
 	return &inplace.Mark{
 		Attempt:       attemptOf(pod.Labels[jobset.JobSetUIDKey], pod.Labels[jobset.RestartsKey]),
 		Member:        pod.Labels[jobset.ReplicatedJobNameKey],

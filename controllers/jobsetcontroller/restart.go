@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // decisionKind is the state the restart machine moves the JobSet to.
@@ -94,7 +95,7 @@ func lostIndexDecision(js *jobset.JobSet, lost string) decision {
 	if ptr.Deref(js.Spec.Suspend, false) {
 		return restartDecision(false, "%s; %s (not counted: the JobSet is suspended, which stopped the worker)", lost, action)
 	}
-	if ptr.Deref(js.Status.SyncedEpoch, 0) == 0 || regathering(js) {
+	if ptr.Deref(js.Status.SyncedEpoch, 0) == 0 || inplace.Regathering(js) {
 		return restartDecision(false, "%s; %s (not counted: the group had not synced)", lost, action)
 	}
 	return countedRestart(js, lost, action)

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // The failure policy actions RestartJob and RestartJobAndIgnoreMaxRestarts
@@ -42,7 +43,7 @@ func oneJobRestart(js *jobset.JobSet, failed *batchv1.Job, rule *jobset.FailureP
 	}
 	rjName := failed.Labels[jobset.ReplicatedJobNameKey]
 	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
-		if _, group := inPlaceGroup(js); group.Has(rjName) {
+		if _, group := inplace.Group(js); group.Has(rjName) {
 			return fullInstead(fmt.Sprintf("replicatedJob %s is in the in-place group, whose members restart together", rjName))
 		}
 	}
@@ -57,12 +58,12 @@ func oneJobRestart(js *jobset.JobSet, failed *batchv1.Job, rule *jobset.FailureP
 		return d
 	}
 	maxRestarts := js.Spec.FailurePolicy.MaxRestarts
-	if used := restartsUsed(js); used >= maxRestarts {
+	if used := inplace.RestartsUsed(js); used >= maxRestarts {
 		return failDecision(jobset.ReasonReachedMaxRestarts, "%s, and the JobSet has used all %d restarts of failurePolicy.maxRestarts (%d full, %d of one Job, %d in place)",
-			why, maxRestarts, js.Status.RestartsCountTowardsMax, oneJobRestartsCounted(js), js.Status.InPlaceRestarts)
+			why, maxRestarts, js.Status.RestartsCountTowardsMax, inplace.OneJobRestartsCounted(js), js.Status.InPlaceRestarts)
 	}
 	d.reason = jobset.ReasonRestartJobAction
-	d.message = fmt.Sprintf("%s; failure policy rule %q recreates only this Job (restart %d of %d)", why, rule.Name, restartsUsed(js)+1, maxRestarts)
+	d.message = fmt.Sprintf("%s; failure policy rule %q recreates only this Job (restart %d of %d)", why, rule.Name, inplace.RestartsUsed(js)+1, maxRestarts)
 	return d
 }
 
@@ -79,17 +80,6 @@ func jobIndex(js *jobset.JobSet, job *batchv1.Job) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// oneJobRestartsCounted sums jobRestartsCountTowardsMax over every Job.
-func oneJobRestartsCounted(js *jobset.JobSet) int32 {
-	var n int32
-	for _, s := range js.Status.ReplicatedJobsStatus {
-		for _, c := range s.JobRestartsCountTowardsMax {
-			n += c
-		}
-	}
-	return n
 }
 
 // jobGeneration is the entry of jobRestarts for a Job index: the

@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -142,8 +143,8 @@ func TestOneJobRestartCounters(t *testing.T) {
 	if diff := cmp.Diff(js.Status.ReplicatedJobsStatus, again); diff != "" {
 		t.Errorf("the next reconcile's counts lost the counters (-was +now):\n%s", diff)
 	}
-	if restartsUsed(js) != 1 {
-		t.Errorf("restartsUsed %d, want 1 (the counted restart of one Job)", restartsUsed(js))
+	if inplace.RestartsUsed(js) != 1 {
+		t.Errorf("restartsUsed %d, want 1 (the counted restart of one Job)", inplace.RestartsUsed(js))
 	}
 }
 

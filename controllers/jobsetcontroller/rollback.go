@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // ReleaseGroupMembers removes the group-member finalizer from every Pod
@@ -33,7 +34,7 @@ func ReleaseGroupMembers(ctx context.Context, c client.Client) (int, error) {
 		}
 		for i := range pods.Items {
 			pod := &pods.Items[i]
-			if !holdsMember(pod) {
+			if !inplace.Held(pod) {
 				continue
 			}
 			if err := c.Patch(ctx, pod, memberRelease); client.IgnoreNotFound(err) != nil {

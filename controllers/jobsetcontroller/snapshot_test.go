@@ -45,7 +45,7 @@ func TestEpochSnapshotDoomedJobs(t *testing.T) {
 	otherJob := pod("b-0", "js-workers-1")
 	otherJob.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 
-	s := epochSnapshot(js, []corev1.Pod{fatal, sibling, otherJob, pod("b-1", "js-workers-1")}, nil, nil, nil)
+	s := inplace.SnapshotOf(js, []corev1.Pod{fatal, sibling, otherJob, pod("b-1", "js-workers-1")}, nil, nil, nil)
 	got := map[string]bool{}
 	for _, p := range s.Pods {
 		got[p.Name] = p.EndsJob
@@ -90,7 +90,7 @@ func TestEpochSnapshotReadsTheJobs(t *testing.T) {
 	pods := []corev1.Pod{oldFailed, notHeldYet, deleting}
 	jobs := []*batchv1.Job{job("js-workers-0", "0"), job("js-workers-1", "", batchv1.JobFailureTarget)}
 
-	s := epochSnapshot(js, pods, jobs, nil, nil)
+	s := inplace.SnapshotOf(js, pods, jobs, nil, nil)
 	if s.ExpectedPods != 3 {
 		t.Errorf("ExpectedPods = %d, want 3: four indexes, one complete", s.ExpectedPods)
 	}
@@ -130,7 +130,7 @@ func TestEpochSnapshotReadsSignalsOnlyInSync(t *testing.T) {
 			js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).ReplicatedJob(rj).Obj()
 			js.UID = "uid"
 			js.Status.SyncedEpoch, js.Status.DeprecatedEpoch = ptr.To[int32](1), ptr.To(tc.deprecated)
-			s := epochSnapshot(js, []corev1.Pod{failing}, nil, nil, nil)
+			s := inplace.SnapshotOf(js, []corev1.Pod{failing}, nil, nil, nil)
 			if got := s.Pods[0].FailureSignal; (got != "") != tc.sign {
 				t.Errorf("FailureSignal = %q, want a sign: %v", got, tc.sign)
 			}
@@ -170,7 +170,7 @@ func TestReadPodMarkedFailed(t *testing.T) {
 		"a running Pod: live":                                     {&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, true, false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := readPod(tc.pod, false)
+			p := inplace.ReadPod(tc.pod, false)
 			if live := !p.Succeeded && !p.Failed && !p.Deleting; live != tc.live || inplace.Live(tc.pod) != tc.live {
 				t.Errorf("live: read %v, inplace.Live %v; want %v", live, inplace.Live(tc.pod), tc.live)
 			}
@@ -183,8 +183,8 @@ func TestReadPodMarkedFailed(t *testing.T) {
 
 func TestParseIndexes(t *testing.T) {
 	for list, want := range map[string][]int{"": nil, "0": {0}, "1,3-5,9": {1, 3, 4, 5, 9}} {
-		if got := sets.List(parseIndexes(list)); !slices.Equal(got, want) {
-			t.Errorf("parseIndexes(%q) = %v, want %v", list, got, want)
+		if got := sets.List(inplace.ParseIndexes(list)); !slices.Equal(got, want) {
+			t.Errorf("inplace.ParseIndexes(%q) = %v, want %v", list, got, want)
 		}
 	}
 }

@@ -171,8 +171,7 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 	}
 	if d.RestartStarted {
 		js.Status.InPlaceRestarts++
-		note := fmt.Sprintf("in-place group restart %d started: %s; every Pod at epoch %d or below restarts in place",
-			js.Status.InPlaceRestarts, d.Trigger, d.Deprecated)
+		note := inplace.RestartStartedNote(js.Status.InPlaceRestarts, d.Trigger, d.Deprecated)
 		u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonInPlaceRestartStarted, note)
 		u.event(corev1.EventTypeWarning, jobset.ReasonInPlaceRestartStarted, "RestartInPlace", note)
 		u.recorded = append(u.recorded, func() { metrics.InPlaceRestarts.WithLabelValues(ns).Inc() })
@@ -180,13 +179,12 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 	if d.Synced != s.Synced {
 		js.Status.SyncedEpoch = ptr.To(d.Synced)
 		if d.RestartCompleted {
-			note := fmt.Sprintf("in-place group restart %d completed: every live Pod joined epoch %d", js.Status.InPlaceRestarts, d.Synced)
 			// Its duration is known when its start was recorded by an
 			// earlier reconcile.
+			note := inplace.RestartCompletedNote(js.Status.InPlaceRestarts, d.Synced)
 			if started := meta.FindStatusCondition(u.original.Status.Conditions, string(jobset.JobSetInPlaceRestarting)); started != nil && started.Status == metav1.ConditionTrue {
 				took := u.now.Sub(started.LastTransitionTime.Time)
-				note = fmt.Sprintf("in-place group restart %d completed in %.1fs: every live Pod joined epoch %d",
-					js.Status.InPlaceRestarts, took.Seconds(), d.Synced)
+				note = inplace.RestartCompletedInNote(js.Status.InPlaceRestarts, took, d.Synced)
 				u.recorded = append(u.recorded, func() { metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds()) })
 			}
 			u.markSynced(jobset.ReasonInPlaceRestartCompleted, note)

@@ -1,0 +1,331 @@
+package inplace
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+// Reading a JobSet and its children in the protocol's terms: the one
+// reading that the controller decides on and that `kubectl jobset` shows,
+// so that what a user reads is what the controller acts on.
+
+// Group returns the replicatedJobs of the JobSet's in-place group (those
+// whose Pods run the agent) and their names. Others (an initializer the
+// group waits for to Complete, a launcher that waits for the group to be
+// Ready; the webhook admits only shapes that cannot deadlock) are ordinary
+// Jobs: the epoch protocol neither expects nor counts their Pods, and
+// their failures go to the failure policy.
+func Group(js *jobset.JobSet) ([]jobset.ReplicatedJob, sets.Set[string]) {
+	var members []jobset.ReplicatedJob
+	names := sets.New[string]()
+	for _, rj := range js.Spec.ReplicatedJobs {
+		if sidecar.Index(rj.Template.Spec.Template.Spec) >= 0 {
+			members = append(members, rj)
+			names.Insert(rj.Name)
+		}
+	}
+	return members, names
+}
+
+// GroupChildren keeps the Pods and Jobs of the in-place group's
+// replicatedJobs.
+func GroupChildren(js *jobset.JobSet, pods []*corev1.Pod, jobs []*batchv1.Job) ([]*corev1.Pod, []*batchv1.Job) {
+	_, names := Group(js)
+	groupPods := make([]*corev1.Pod, 0, len(pods))
+	for _, pod := range pods {
+		if names.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
+			groupPods = append(groupPods, pod)
+		}
+	}
+	var groupJobs []*batchv1.Job
+	for _, job := range jobs {
+		if names.Has(job.Labels[jobset.ReplicatedJobNameKey]) {
+			groupJobs = append(groupJobs, job)
+		}
+	}
+	return groupPods, groupJobs
+}
+
+// CurrentAttempt is the JobSet's Pods of its current restart attempt:
+// pointers into pods, not copies (a reconcile reads thousands).
+func CurrentAttempt(js *jobset.JobSet, pods []corev1.Pod) []*corev1.Pod {
+	current := make([]*corev1.Pod, 0, len(pods))
+	for i := range pods {
+		if pod := &pods[i]; OfCurrentAttempt(js, pod) {
+			current = append(current, pod)
+		}
+	}
+	return current
+}
+
+// OfCurrentAttempt: the Pod is the JobSet's (not an earlier JobSet's of the
+// same name) and of its current restart attempt.
+func OfCurrentAttempt(js *jobset.JobSet, pod *corev1.Pod) bool {
+	return pod.Labels[jobset.JobSetUIDKey] == string(js.UID) && pod.Labels[jobset.RestartsKey] == strconv.Itoa(int(js.Status.Restarts))
+}
+
+// RestartsUsed is what spec.failurePolicy.maxRestarts limits: full
+// restarts that count, counted restarts of one Job, and group restarts in
+// place.
+func RestartsUsed(js *jobset.JobSet) int32 {
+	return js.Status.RestartsCountTowardsMax + OneJobRestartsCounted(js) + js.Status.InPlaceRestarts
+}
+
+// OneJobRestartsCounted sums the restarts of one Job (a RestartJob failure
+// policy rule) that count toward maxRestarts.
+func OneJobRestartsCounted(js *jobset.JobSet) int32 {
+	var n int32
+	for _, s := range js.Status.ReplicatedJobsStatus {
+		for _, c := range s.JobRestartsCountTowardsMax {
+			n += c
+		}
+	}
+	return n
+}
+
+// MaxRestarts is spec.failurePolicy.maxRestarts, 0 without a failure
+// policy.
+func MaxRestarts(js *jobset.JobSet) int32 {
+	if js.Spec.FailurePolicy == nil {
+		return 0
+	}
+	return js.Spec.FailurePolicy.MaxRestarts
+}
+
+// Regathering: the controller recreated every Pod (a full restart or a
+// suspension) since the group last synced, and said so in the
+// InPlaceRestarting condition in the same status write.
+func Regathering(js *jobset.JobSet) bool {
+	c := meta.FindStatusCondition(js.Status.Conditions, string(jobset.JobSetInPlaceRestarting))
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == jobset.ReasonPodsRecreated
+}
+
+// GatherStart returns since when the JobSet's Pods have been gathering at
+// the epoch after the synced one, or false when they are not.
+func GatherStart(js *jobset.JobSet) (time.Time, bool) {
+	if c := meta.FindStatusCondition(js.Status.Conditions, string(jobset.JobSetInPlaceRestarting)); c != nil {
+		// True from a group restart's start, or from a full restart or a
+		// suspension, until the next sync.
+		return c.LastTransitionTime.Time, c.Status == metav1.ConditionTrue
+	}
+	if ptr.Deref(js.Status.SyncedEpoch, 0) > 0 {
+		return time.Time{}, false
+	}
+	// The first gather, from the JobSet's creation or its last resume.
+	since := js.CreationTimestamp.Time
+	if c := meta.FindStatusCondition(js.Status.Conditions, string(jobset.JobSetSuspended)); c != nil && c.LastTransitionTime.After(since) {
+		since = c.LastTransitionTime.Time
+	}
+	return since, true
+}
+
+// Held reports whether the Pod still carries the group-member finalizer.
+func Held(pod *corev1.Pod) bool {
+	return slices.Contains(pod.Finalizers, jobset.GroupMemberFinalizer)
+}
+
+// LeftWhileRunning: the Pod finished Succeeded while being deleted, and
+// the controller never saw it finish first (it would have released it):
+// its worker was stopped, not done.
+func LeftWhileRunning(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded && pod.DeletionTimestamp != nil && Held(pod)
+}
+
+// JobFailure returns the condition that says the Job failed: Failed, or
+// FailureTarget, which the Job controller sets as soon as it decides the
+// failure and keeps until the Job's Pods have terminated (only then comes
+// Failed). Acting on FailureTarget lets the failure policy answer first:
+// otherwise the Pods the Job controller deletes would look, to the epoch
+// protocol, like members lost, and start a group restart.
+func JobFailure(job *batchv1.Job) *batchv1.JobCondition {
+	if c := jobCondition(job, batchv1.JobFailed); c != nil {
+		return c
+	}
+	return jobCondition(job, batchv1.JobFailureTarget)
+}
+
+func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range job.Status.Conditions {
+		c := &job.Status.Conditions[i]
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
+// ParseIndexes reads a Job's status.completedIndexes ("1,3-5").
+func ParseIndexes(list string) sets.Set[int] {
+	out := sets.New[int]()
+	for _, part := range strings.Split(list, ",") {
+		first, last, isRange := strings.Cut(part, "-")
+		from, err := strconv.Atoi(first)
+		if err != nil {
+			continue
+		}
+		to := from
+		if isRange {
+			if to, err = strconv.Atoi(last); err != nil {
+				continue
+			}
+		}
+		for i := from; i <= to; i++ {
+			out.Insert(i)
+		}
+	}
+	return out
+}
+
+// SnapshotOf reads the protocol's inputs: the Pods of the current restart
+// attempt, the expected Pod count (less the indexes the current Jobs count
+// complete, from their status: the Pods that completed them may be gone)
+// and the restart budget. A Pod shows a failure signal too when signs
+// holds one seen at the epoch it shows (Tally.Signs). A Pod marked lost
+// whose worker fenced reports (nil: none does) is not still running,
+// though no kubelet reported it stopped.
+func SnapshotOf(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, signs map[string]string, fenced func(*corev1.Pod) bool) Snapshot {
+	current, jobs := GroupChildren(js, CurrentAttempt(js, pods), jobs)
+	s := Snapshot{
+		Synced:       ptr.Deref(js.Status.SyncedEpoch, 0),
+		Deprecated:   ptr.Deref(js.Status.DeprecatedEpoch, 0),
+		Regathering:  Regathering(js),
+		RestartsUsed: RestartsUsed(js),
+		MaxRestarts:  MaxRestarts(js),
+	}
+	members, _ := Group(js)
+	for _, rj := range members {
+		s.ExpectedPods += rj.Replicas * ptr.Deref(rj.Template.Spec.Parallelism, 1)
+	}
+	failurePolicies := map[string]*batchv1.PodFailurePolicy{}
+	for i := range js.Spec.ReplicatedJobs {
+		rj := &js.Spec.ReplicatedJobs[i]
+		failurePolicies[rj.Name] = rj.Template.Spec.PodFailurePolicy
+	}
+	// A failed Job dooms its Pods: the Job controller deletes them next,
+	// which must not look like members lost. So does a Pod whose failure
+	// fails its Job, seen before the Job's own status. (Pod events arrive in
+	// order, so the failed Pod's status is seen before its siblings'
+	// deletion.)
+	doomedJobs := map[string]bool{}
+	completed := map[string]sets.Set[int]{}
+	for _, job := range jobs {
+		if JobFailure(job) != nil {
+			doomedJobs[job.Name] = true
+		}
+		done := ParseIndexes(job.Status.CompletedIndexes)
+		completed[job.Name] = done
+		s.ExpectedPods -= int32(done.Len())
+	}
+	// Decide reads failure signals only in sync: while the group gathers,
+	// a Pod's sign is not read, and its managedFields check costs more
+	// than the rest of the snapshot.
+	readsSignals := !Gathering(s.Synced, s.Deprecated, s.Regathering)
+	s.Pods = make([]Pod, 0, len(current))
+	for _, pod := range current {
+		if EndsJob(pod, failurePolicies[pod.Labels[jobset.ReplicatedJobNameKey]]) {
+			doomedJobs[pod.Labels[batchv1.JobNameLabel]] = true
+		}
+	}
+	for _, pod := range current {
+		job := pod.Labels[batchv1.JobNameLabel]
+		index, err := strconv.Atoi(pod.Annotations[batchv1.JobCompletionIndexAnnotation])
+		key := "" // unknown: a Pod the Job controller did not create
+		if job != "" && err == nil {
+			key = job + "/" + strconv.Itoa(index)
+		}
+		p := ReadPod(pod, readsSignals)
+		if p.StillRunning && fenced != nil && fenced(pod) {
+			p.StillRunning = false
+		}
+		p.Index, p.IndexComplete, p.EndsJob = key, key != "" && completed[job].Has(index), doomedJobs[job]
+		if epoch, seen := signs[pod.Name]; readsSignals && p.FailureSignal == "" && seen && epoch == p.Epoch {
+			p.FailureSignal = "its status showed a failure at epoch " + epoch + " (a kubelet write seen in an event, written over since)"
+		}
+		s.Pods = append(s.Pods, p)
+	}
+	return s
+}
+
+// ReadPod is what the protocol reads of a Pod by itself (its Index,
+// IndexComplete and EndsJob need its Jobs): the one reading that both the
+// epoch snapshot and the controller's Pod tally take. Its failure signal
+// only when withSignal: reading it may decode the Pod's managedFields.
+func ReadPod(pod *corev1.Pod, withSignal bool) Pod {
+	marked := jobset.ControllerMark(pod) != nil
+	p := Pod{
+		Name:      pod.Name,
+		Epoch:     pod.Annotations[jobset.EpochKey],
+		Succeeded: pod.Status.Phase == corev1.PodSucceeded,
+		Failed:    pod.Status.Phase == corev1.PodFailed || marked,
+		Deleting:  pod.DeletionTimestamp != nil,
+		Left:      LeftWhileRunning(pod),
+		Unheld:    !Held(pod),
+	}
+	p.StillRunning = marked && Stopping(pod)
+	if withSignal {
+		p.FailureSignal = FailureSignal(pod)
+	}
+	return p
+}
+
+// WhyNotJoined says, from its agent's state or its own, why a live Pod
+// has not joined the epoch its group gathers at.
+func WhyNotJoined(pod *corev1.Pod) string {
+	if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
+		return fmt.Sprintf("not scheduled: %s", c.Message)
+	}
+	i := sidecar.Index(pod.Spec)
+	if i < 0 {
+		return "it has no agent sidecar"
+	}
+	var agent *corev1.ContainerStatus
+	for j := range pod.Status.InitContainerStatuses {
+		if pod.Status.InitContainerStatuses[j].Name == pod.Spec.InitContainers[i].Name {
+			agent = &pod.Status.InitContainerStatuses[j]
+		}
+	}
+	if agent == nil {
+		return fmt.Sprintf("its agent has not started; the Pod is %s", pod.Status.Phase)
+	}
+	if last := agent.LastTerminationState.Terminated; last != nil && last.ExitCode == agentspec.ExitConfigError {
+		return fmt.Sprintf("its agent exits with code %d, a configuration error, and has restarted %d times: see its log", last.ExitCode, agent.RestartCount)
+	}
+	switch {
+	case agent.State.Waiting != nil:
+		why := "its agent is waiting: " + agent.State.Waiting.Reason
+		if agent.State.Waiting.Message != "" {
+			why += ": " + agent.State.Waiting.Message
+		}
+		return why
+	case agent.State.Terminated != nil:
+		return fmt.Sprintf("its agent exited with code %d", agent.State.Terminated.ExitCode)
+	case agent.RestartCount > 0:
+		return fmt.Sprintf("its agent has restarted %d times without joining (it exits with code %d on a configuration error): see its log",
+			agent.RestartCount, agentspec.ExitConfigError)
+	default:
+		return "its agent runs but has not written its Pod's epoch: a 403 in its log means the agent's Role or RoleBinding is missing in the namespace"
+	}
+}
+
+func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
