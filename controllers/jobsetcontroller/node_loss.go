@@ -144,7 +144,7 @@ func (l nodeLoss) alone(node string, silence, interval time.Duration, groupNodes
 // groupNodes are the nodes of the Pods of the JobSet's group, of any
 // restart attempt.
 func groupNodes(js *jobset.JobSet, pods []corev1.Pod) map[string]bool {
-	_, group := inPlaceGroup(js)
+	_, group := inplace.Group(js)
 	nodes := map[string]bool{}
 	for i := range pods {
 		pod := &pods[i]
