@@ -849,18 +849,22 @@ func TestInjectionLeavesInitializersAndLaunchersOutsideTheGroup(t *testing.T) {
 // The framework examples say what injection makes of them
 // (docs/training-script.md): the worker runs under the wrapper, its command
 // and arguments kept, and its restart rule leaves out 0 and the fatal code
-// the Job's podFailurePolicy fails the Job on, so that 42 fails the JobSet
-// and every other code restarts the group in place.
+// the Job's podFailurePolicy fails the Job on (JAX's 42; torchrun reports
+// every failure as 1), so that the fatal code fails the JobSet and every
+// other code restarts the group in place.
 func TestFrameworkExamplesAfterInjection(t *testing.T) {
 	root, err := framework.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := map[string][]string{
-		"pytorch-ddp.yaml": {"torchrun"},
-		"jax.yaml":         {"python", "train.py"},
+	cases := map[string]struct {
+		command  []string
+		restarts []int32 // the codes the worker's rule leaves out
+	}{
+		"pytorch-ddp.yaml": {command: []string{"torchrun"}, restarts: []int32{0}},
+		"jax.yaml":         {command: []string{"python", "train.py"}, restarts: []int32{0, 42}},
 	}
-	for file, command := range cases {
+	for file, want := range cases {
 		t.Run(file, func(t *testing.T) {
 			js := &jobset.JobSet{}
 			if err := manifest.ReadObject(filepath.Join(root, "docs", "examples", file), js); err != nil {
@@ -876,14 +880,14 @@ func TestFrameworkExamplesAfterInjection(t *testing.T) {
 			}
 			pod := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
 			worker := pod.Containers[0]
-			if !slices.Contains(worker.Command, "--") || !slices.Equal(worker.Command[slices.Index(worker.Command, "--")+1:], command) {
-				t.Errorf("worker command %q, want %q run under the wrapper", worker.Command, command)
+			if !slices.Contains(worker.Command, "--") || !slices.Equal(worker.Command[slices.Index(worker.Command, "--")+1:], want.command) {
+				t.Errorf("worker command %q, want %q run under the wrapper", worker.Command, want.command)
 			}
 			rules := worker.RestartPolicyRules
 			if len(rules) != 1 || rules[0].Action != corev1.ContainerRestartRuleActionRestartAllContainers ||
 				rules[0].ExitCodes.Operator != corev1.ContainerRestartRuleOnExitCodesOpNotIn ||
-				!slices.Equal(rules[0].ExitCodes.Values, []int32{0, 42}) {
-				t.Errorf("worker restart rules %+v, want RestartAllContainers on NotIn [0, 42]", rules)
+				!slices.Equal(rules[0].ExitCodes.Values, want.restarts) {
+				t.Errorf("worker restart rules %+v, want RestartAllContainers on NotIn %v", rules, want.restarts)
 			}
 			if pod.ServiceAccountName != "jobset-agent" {
 				t.Errorf("serviceAccountName %q, want jobset-agent (set by injection)", pod.ServiceAccountName)
