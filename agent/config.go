@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/version"
 )
 
 // Config is the agent's configuration, read from its environment.
@@ -80,7 +81,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	fenceAfter, deferLimit := int(c.FenceAfter/time.Second), int(c.FenceDeferLimit/time.Second)
 	errs = append(errs, readInt(getenv, agentspec.EnvFenceAfterSeconds, 0, agentspec.MaxFenceAfterSeconds,
-		fmt.Sprintf("a whole number of seconds from 0 (never fence) to %d, and no more than the controller's --node-loss-threshold allows (see docs/user-guide.md)", agentspec.MaxFenceAfterSeconds),
+		fmt.Sprintf("a whole number of seconds from 0 (never fence) to %d, and no more than the controller's --node-loss-threshold allows (see %s)", agentspec.MaxFenceAfterSeconds, version.Docs("user-guide.md#when-a-node-is-lost")),
 		&fenceAfter))
 	errs = append(errs, readInt(getenv, agentspec.EnvFenceWitnesses, 0, agentspec.MaxFenceWitnesses,
 		fmt.Sprintf("a whole number from 0 (fence alone, asking no peer) to %d, the peers on other nodes that must vouch for a shared outage", agentspec.MaxFenceWitnesses),

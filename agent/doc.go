@@ -13,7 +13,10 @@
 //
 //   - e <= status.deprecatedEpoch: exit with the restart exit code; the
 //     kubelet's RestartAllContainers rule restarts every container of the
-//     Pod in place, and the new agent joins the next epoch.
+//     Pod in place, and the new agent joins the next epoch. Where the
+//     worker runs under the worker wrapper (JOBSET_WRAPPER_CONTROL), the
+//     agent first has the wrapper stop the worker's processes, so that the
+//     worker stops even when the kubelet does not act (worker.go).
 //   - e == status.syncedEpoch: lift the barrier: the startup probe path
 //     (default :8080/barrier-is-lifted) answers 200 from then on, so the
 //     kubelet starts the worker. Before that it answers 503 and says why.

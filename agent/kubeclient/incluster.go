@@ -37,7 +37,7 @@ func inCluster(getenv func(string) string, dir, userAgent string) (*Client, erro
 	}
 	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
 	if err != nil {
-		return nil, fmt.Errorf("reading the cluster CA: %w (is the agent's token mounted? With automountServiceAccountToken: false, mount the projected volume jobset-agent-token at %s into the agent container, as agent injection does; see docs/user-guide.md)", err, dir)
+		return nil, fmt.Errorf("reading the cluster CA: %w (is the agent's token mounted? With automountServiceAccountToken: false, mount the projected volume jobset-agent-token at %s into the agent container, as agent injection does)", err, dir)
 	}
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(caPEM) {

@@ -27,3 +27,15 @@ var Tag = "v" + Version
 func String(binary string) string {
 	return fmt.Sprintf("%s %s (%s %s/%s)", binary, Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
+
+// DocsURL is where this release's documentation is read: the docs folder
+// of the source at the release's tag, which the code host renders. Messages
+// a cluster user reads (admission errors, flag help, the agent's log) link
+// there, not to a path of a repository they may never have checked out.
+var DocsURL = "https://github.com/fastjobset/jobset/blob/" + Tag + "/docs/"
+
+// Docs is the address of a page of the documentation, with an optional
+// #anchor: Docs("user-guide.md#setup").
+func Docs(page string) string {
+	return DocsURL + page
+}

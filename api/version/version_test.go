@@ -27,3 +27,10 @@ func TestTag(t *testing.T) {
 		t.Errorf("Tag = %q, want %q", Tag, want)
 	}
 }
+
+func TestDocs(t *testing.T) {
+	want := "https://github.com/fastjobset/jobset/blob/" + Tag + "/docs/user-guide.md#setup"
+	if got := Docs("user-guide.md#setup"); got != want {
+		t.Errorf("Docs() = %q, want %q", got, want)
+	}
+}

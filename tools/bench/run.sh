@@ -25,7 +25,9 @@
 # set to a cluster holding the images with install.yaml deployed. B5 needs
 # root and the local cluster of three nodes, which it brings up itself (a
 # cluster B1 or B3 brought up goes first): it kills, freezes and cuts off
-# that cluster's nodes.
+# that cluster's nodes. BENCH_CHARTS=DIR keeps B1's and B2's summary lines
+# there (b1.summary, b2.summary: those of the benchmarks that ran) and draws
+# their charts (b1.svg, b2.svg) with tools/bench/charts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/cluster/lib.sh
@@ -102,3 +104,19 @@ fi
 echo >&2
 echo "summary:" >&2
 grep '^bench=' "$lines" | grep -v '^bench=group-restart-run \|^bench=node-loss-run '
+
+if [ -n "${BENCH_CHARTS:-}" ]; then
+  mkdir -p "$BENCH_CHARTS"
+  kept=()
+  if want B1 && grep -q '^bench=group-restart ' "$lines"; then
+    grep '^bench=group-restart ' "$lines" >"$BENCH_CHARTS/b1.summary"
+    kept+=("$BENCH_CHARTS/b1.summary")
+  fi
+  if want B2 && grep -q '^bench=coordination-summary ' "$lines"; then
+    grep '^bench=coordination-summary ' "$lines" >"$BENCH_CHARTS/b2.summary"
+    kept+=("$BENCH_CHARTS/b2.summary")
+  fi
+  if [ ${#kept[@]} -gt 0 ]; then
+    go run ./tools/bench/charts -out "$BENCH_CHARTS" "${kept[@]}"
+  fi
+fi

@@ -492,6 +492,8 @@ start_node_unit() { # node component
 }
 
 up() {
+  # Before anything is built: what this machine lacks, and the alternative.
+  tools/cluster/preflight.sh || exit 1
   NODES=${JOBSET_CLUSTER_NODES:-1}
   if ! [[ "$NODES" =~ ^[1-9][0-9]*$ ]] || [ "$NODES" -gt "$MAX_NODES" ]; then
     die "JOBSET_CLUSTER_NODES=$NODES: 1 to $MAX_NODES"

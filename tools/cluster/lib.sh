@@ -1,7 +1,9 @@
 # shellcheck shell=bash
 # Sourced by tools/demo.sh and tools/e2e.sh (from the root of the tree).
 #
-# cluster_with_images builds the images and install.yaml with Bazel, then
+# cluster_with_images checks that the local cluster can run here when
+# KUBECONFIG is unset (tools/cluster/preflight.sh), builds the images and
+# install.yaml with Bazel, then
 # sets $kubeconfig: $KUBECONFIG when set (that cluster must already hold
 # the images), otherwise the local cluster, brought up with the images
 # imported and torn down when the calling script exits (unless
@@ -17,10 +19,15 @@ cluster_with_images() {
     targets+=("//images:$i")
     tars+=("$PWD/bazel-bin/images/$i.tar")
   done
+  kubeconfig="${KUBECONFIG:-}"
+  # The local cluster's requirements are checked before the build, so that
+  # a machine that cannot run it says so at once.
+  if [ -z "$kubeconfig" ]; then
+    tools/cluster/preflight.sh || exit 1
+  fi
   echo "building the images and install.yaml (bazel build)" >&2
   bazel_cmd build "${targets[@]}" //images:install >&2
 
-  kubeconfig="${KUBECONFIG:-}"
   cluster_env=()
   if [ -z "$kubeconfig" ]; then
     [ "${KEEP_CLUSTER:-}" = 1 ] || trap 'tools/cluster/cluster.sh down' EXIT

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/version"
 	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -56,7 +57,9 @@ var _ = Describe("JobSet admission", func() {
 		Expect(err.Error()).To(And(
 			ContainSubstring("spec.replicatedJobs[0].template.spec.template.spec.initContainers"),
 			ContainSubstring("RestartAllContainers"),
-			ContainSubstring("docs/user-guide.md"),
+			ContainSubstring(`annotate the JobSet jobset.sigs.k8s.io/inject-agent: "true"`),
+			ContainSubstring(version.Docs("user-guide.md#setup")),
+			ContainSubstring("https://"),
 		))
 	})
 

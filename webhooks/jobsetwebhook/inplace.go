@@ -17,9 +17,10 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/version"
 )
 
-const inPlaceDoc = "see docs/user-guide.md"
+var inPlaceDoc = "see " + version.Docs("user-guide.md#setup")
 
 // validateInPlaceRestart checks what restartStrategy InPlaceRestart relies
 // on in every replicatedJob of the in-place group (those whose Pods run the
@@ -99,7 +100,7 @@ func validateAgent(pod corev1.PodSpec, path *field.Path) field.ErrorList {
 	i := sidecar.Index(pod)
 	if i < 0 {
 		return field.ErrorList{field.Required(path.Child("initContainers"),
-			"restartStrategy InPlaceRestart needs the agent sidecar in every Pod: an init container with restartPolicy Always and the restartPolicyRules entry "+agentRuleFix+
+			"restartStrategy InPlaceRestart needs the agent sidecar in every Pod: annotate the JobSet "+jobset.InjectAgentKey+`: "true"`+" and the webhook adds it, or add by hand an init container with restartPolicy Always and the restartPolicyRules entry "+agentRuleFix+
 				" (only a replicatedJob in a dependsOn relation may run without it, outside the in-place group: an initializer the group waits for, or a launcher that waits for the group); "+inPlaceDoc)}
 	}
 	var errs field.ErrorList

@@ -10,6 +10,7 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/version"
 )
 
 // SecurityWarnings lists what admission lets through in an InPlaceRestart
@@ -46,8 +47,8 @@ func tokenWarnings(pod corev1.PodSpec, a int, path *field.Path) []string {
 	}
 	var warnings []string
 	if sa != agentspec.ServiceAccountName {
-		warnings = append(warnings, fmt.Sprintf("%s: the Pod runs as ServiceAccount %q, so its agent patches Pods with that identity, which the epoch-only admission policy does not cover (it is for ServiceAccounts named %q): its token could write any epoch of any Pod its Role lets it patch; use %q (agent/rbac/agent-rbac.yaml, see docs/security.md)",
-			path.Child("serviceAccountName"), sa, agentspec.ServiceAccountName, agentspec.ServiceAccountName))
+		warnings = append(warnings, fmt.Sprintf("%s: the Pod runs as ServiceAccount %q, so its agent patches Pods with that identity, which the epoch-only admission policy does not cover (it is for ServiceAccounts named %q): its token could write any epoch of any Pod its Role lets it patch; use %q (agent/rbac/agent-rbac.yaml, see %s)",
+			path.Child("serviceAccountName"), sa, agentspec.ServiceAccountName, agentspec.ServiceAccountName, version.Docs("security.md")))
 	}
 	agent := pod.InitContainers[a]
 	mounted := slices.ContainsFunc(agent.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == agentspec.TokenMountPath })
@@ -58,11 +59,11 @@ func tokenWarnings(pod corev1.PodSpec, a int, path *field.Path) []string {
 		if automount == nil {
 			state = "unset (true by default)"
 		}
-		return append(warnings, fmt.Sprintf("%s: automountServiceAccountToken is %s, so every container of the Pod, the workers too, holds the token of ServiceAccount %q with which the agent writes the Pod's epoch: worker code could restart or stall this group's in-place restarts; set it to false and give the agent alone its token through a projected volume mounted at %s (agent injection does this unless the template sets the field, as this one does; see docs/user-guide.md and docs/security.md)",
-			path.Child("automountServiceAccountToken"), state, sa, agentspec.TokenMountPath))
+		return append(warnings, fmt.Sprintf("%s: automountServiceAccountToken is %s, so every container of the Pod, the workers too, holds the token of ServiceAccount %q with which the agent writes the Pod's epoch: worker code could restart or stall this group's in-place restarts; set it to false and give the agent alone its token through a projected volume mounted at %s (agent injection does this unless the template sets the field, as this one does; see %s and %s)",
+			path.Child("automountServiceAccountToken"), state, sa, agentspec.TokenMountPath, version.Docs("user-guide.md#by-injection"), version.Docs("security.md")))
 	case !mounted:
-		return append(warnings, fmt.Sprintf("%s: the agent has no volume mounted at %s and the Pod's automountServiceAccountToken is false, so the agent has no token and cannot join any epoch; mount a projected volume with a serviceAccountToken, the ConfigMap %s (ca.crt) and the namespace there (see docs/user-guide.md)",
-			path.Child("initContainers").Index(a).Child("volumeMounts"), agentspec.TokenMountPath, agentspec.RootCAConfigMap))
+		return append(warnings, fmt.Sprintf("%s: the agent has no volume mounted at %s and the Pod's automountServiceAccountToken is false, so the agent has no token and cannot join any epoch; mount a projected volume with a serviceAccountToken, the ConfigMap %s (ca.crt) and the namespace there (see %s)",
+			path.Child("initContainers").Index(a).Child("volumeMounts"), agentspec.TokenMountPath, agentspec.RootCAConfigMap, version.Docs("user-guide.md#by-hand")))
 	}
 	return warnings
 }

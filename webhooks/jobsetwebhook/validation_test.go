@@ -845,3 +845,53 @@ func TestInjectionLeavesInitializersAndLaunchersOutsideTheGroup(t *testing.T) {
 		})
 	}
 }
+
+// The framework examples say what injection makes of them
+// (docs/training-script.md): the worker runs under the wrapper, its command
+// and arguments kept, and its restart rule leaves out 0 and the fatal code
+// the Job's podFailurePolicy fails the Job on (JAX's 42; torchrun reports
+// every failure as 1), so that the fatal code fails the JobSet and every
+// other code restarts the group in place.
+func TestFrameworkExamplesAfterInjection(t *testing.T) {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		command  []string
+		restarts []int32 // the codes the worker's rule leaves out
+	}{
+		"pytorch-ddp.yaml": {command: []string{"torchrun"}, restarts: []int32{0}},
+		"jax.yaml":         {command: []string{"python", "train.py"}, restarts: []int32{0, 42}},
+	}
+	for file, want := range cases {
+		t.Run(file, func(t *testing.T) {
+			js := &jobset.JobSet{}
+			if err := manifest.ReadObject(filepath.Join(root, "docs", "examples", file), js); err != nil {
+				t.Fatal(err)
+			}
+			InjectAgent(js, sidecar.Options{Image: "ghcr.io/fastjobset/jobset-agent:" + version.Tag})
+			Default(js)
+			if errs := Validate(js, features.Gates{}); len(errs) > 0 {
+				t.Fatalf("invalid after injection: %v", errs)
+			}
+			if w := Warnings(js); len(w) > 0 {
+				t.Errorf("warnings after injection: %q", w)
+			}
+			pod := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+			worker := pod.Containers[0]
+			if !slices.Contains(worker.Command, "--") || !slices.Equal(worker.Command[slices.Index(worker.Command, "--")+1:], want.command) {
+				t.Errorf("worker command %q, want %q run under the wrapper", worker.Command, want.command)
+			}
+			rules := worker.RestartPolicyRules
+			if len(rules) != 1 || rules[0].Action != corev1.ContainerRestartRuleActionRestartAllContainers ||
+				rules[0].ExitCodes.Operator != corev1.ContainerRestartRuleOnExitCodesOpNotIn ||
+				!slices.Equal(rules[0].ExitCodes.Values, want.restarts) {
+				t.Errorf("worker restart rules %+v, want RestartAllContainers on NotIn %v", rules, want.restarts)
+			}
+			if pod.ServiceAccountName != "jobset-agent" {
+				t.Errorf("serviceAccountName %q, want jobset-agent (set by injection)", pod.ServiceAccountName)
+			}
+		})
+	}
+}

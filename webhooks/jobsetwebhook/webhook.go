@@ -12,6 +12,7 @@ import (
 	"github.com/fastjobset/jobset/api/features"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/api/version"
 )
 
 // +kubebuilder:webhook:path=/mutate-jobset-x-k8s-io-v1alpha2-jobset,mutating=true,failurePolicy=fail,sideEffects=None,groups=jobset.x-k8s.io,resources=jobsets,verbs=create;update,versions=v1alpha2,name=mjobset.jobset.x-k8s.io,admissionReviewVersions=v1
@@ -46,7 +47,7 @@ func (w Webhook) Default(_ context.Context, js *jobset.JobSet) error {
 	}
 	if wantsAgent(js) {
 		if w.Agent.Image == "" {
-			return apierrors.NewBadRequest(fmt.Sprintf("metadata.annotations[%s]: this webhook has no agent image to inject (start it with --agent-image), so add the agent sidecar by hand; see docs/user-guide.md", jobset.InjectAgentKey))
+			return apierrors.NewBadRequest(fmt.Sprintf("metadata.annotations[%s]: this webhook has no agent image to inject (start it with --agent-image), so add the agent sidecar by hand; see %s", jobset.InjectAgentKey, version.Docs("user-guide.md#by-hand")))
 		}
 		InjectAgent(js, w.Agent)
 	}

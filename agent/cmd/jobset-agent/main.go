@@ -32,7 +32,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	printVersion := flags.Bool("version", false, "Print the version and exit.")
 	flags.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: jobset-agent [--version]")
-		fmt.Fprintln(stderr, "The agent reads its configuration from its environment: see docs/user-guide.md.")
+		fmt.Fprintln(stderr, "The agent reads its configuration from its environment: see "+version.Docs("user-guide.md#the-exit-code-contract")+".")
 		flags.PrintDefaults()
 	}
 	switch err := flags.Parse(args); {

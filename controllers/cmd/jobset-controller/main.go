@@ -76,9 +76,9 @@ func main() {
 	flag.DurationVar(&o.gatherStallThreshold, "gather-stall-threshold", jobsetcontroller.DefaultGatherStallThreshold,
 		"How long the Pods of an InPlaceRestart JobSet may take to join the next epoch before the GatherStalled condition names those that have not (0 disables it).")
 	flag.BoolVar(&o.releaseGroupMembers, "release-group-members", false,
-		"Remove the finalizer "+jobset.GroupMemberFinalizer+" from every Pod, then exit. Run it with the controller stopped, before a rollback or downgrade to a controller that does not remove it (community JobSet): see docs/operations.md.")
+		"Remove the finalizer "+jobset.GroupMemberFinalizer+" from every Pod, then exit. Run it with the controller stopped, before a rollback or downgrade to a controller that does not remove it (community JobSet): see "+version.Docs("operations.md#downgrade-and-rollback")+".")
 	flag.DurationVar(&o.nodeLossThreshold, "node-loss-threshold", jobsetcontroller.DefaultNodeLossThreshold,
-		"How long a node's kubelet may leave its Lease unrenewed before the members of in-place groups on it are marked Failed and replaced (0: never). A member's bound is never shorter than its agent's fence time plus the kubelet's renew interval and restart of the Pod: see docs/user-guide.md.")
+		"How long a node's kubelet may leave its Lease unrenewed before the members of in-place groups on it are marked Failed and replaced (0: never). A member's bound is never shorter than its agent's fence time plus the kubelet's renew interval and restart of the Pod: see "+version.Docs("user-guide.md#when-a-node-is-lost")+".")
 	flag.IntVar(&o.repeatedFailureLimit, "repeated-failure-limit", jobsetcontroller.DefaultRepeatedFailureLimit,
 		"After this many failures in place of the same Pod within --repeated-failure-window, the Pod is replaced on another node instead (0: never).")
 	flag.DurationVar(&o.repeatedFailureWindow, "repeated-failure-window", jobsetcontroller.DefaultRepeatedFailureWindow,

@@ -50,3 +50,21 @@ func Percentile(values []float64, p float64) float64 {
 	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
 	return sorted[max(rank, 1)-1]
 }
+
+// Parse reads a line that Line wrote: the benchmark's name and its
+// key/value pairs. ok is false for any other line (progress, blank).
+func Parse(line string) (name string, kv map[string]string, ok bool) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 || !strings.HasPrefix(fields[0], "bench=") {
+		return "", nil, false
+	}
+	kv = map[string]string{}
+	for _, f := range fields[1:] {
+		k, v, found := strings.Cut(f, "=")
+		if !found {
+			return "", nil, false
+		}
+		kv[k] = v
+	}
+	return strings.TrimPrefix(fields[0], "bench="), kv, true
+}

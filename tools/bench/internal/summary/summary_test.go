@@ -30,3 +30,15 @@ func TestLine(t *testing.T) {
 		t.Errorf("Line = %q, want %q", got, want)
 	}
 }
+
+func TestParseReadsWhatLineWrites(t *testing.T) {
+	name, kv, ok := Parse(Line("group-restart", "strategy", "InPlaceRestart", "workers", 8, "p50_s", 3.14159))
+	if !ok || name != "group-restart" || kv["strategy"] != "InPlaceRestart" || kv["workers"] != "8" || kv["p50_s"] != "3.14" {
+		t.Errorf("Parse = %q, %v, %v", name, kv, ok)
+	}
+	for _, line := range []string{"", "B1: progress", "bench=x broken"} {
+		if _, _, ok := Parse(line); ok {
+			t.Errorf("Parse(%q) ok, want not a summary line", line)
+		}
+	}
+}

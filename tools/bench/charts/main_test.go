@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fastjobset/jobset/tools/bench/internal/chart"
+	"github.com/fastjobset/jobset/tools/testing/framework"
+)
+
+// bars parses svg as XML and returns the title of every bar, in order.
+func bars(t *testing.T, svg []byte) []string {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	var titles []string
+	inBar, inTitle := false, false
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return titles
+		}
+		if err != nil {
+			t.Fatalf("not XML: %v\n%s", err, svg)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			switch {
+			case e.Name.Local == "rect" && slices.ContainsFunc(e.Attr, func(a xml.Attr) bool { return a.Name.Local == "height" }):
+				inBar = true
+			case e.Name.Local == "title" && inBar:
+				inTitle = true
+			}
+		case xml.EndElement:
+			if e.Name.Local == "rect" {
+				inBar = false
+			}
+			inTitle = false
+		case xml.CharData:
+			if inTitle {
+				titles = append(titles, string(e))
+			}
+		}
+	}
+}
+
+func TestRendersKnownSummaryLinesAsBars(t *testing.T) {
+	run := `B1: progress that is not a summary line
+bench=group-restart-run strategy=InPlaceRestart workers=4 run=1 total_s=3
+bench=group-restart strategy=Recreate workers=4 p50_s=4.98 p90_s=5.02 runs=5
+bench=group-restart strategy=InPlaceRestart workers=4 p50_s=3.07 p90_s=4.01 runs=5
+bench=group-restart strategy=InPlaceRestart workers=1 p50_s=2.01 p90_s=2.01 runs=5
+bench=coordination-summary apf=shipped pods=10000 seconds=171 io_floor_s=66.0 recreate_s=399
+bench=coordination-summary apf=shipped pods=1000 seconds=16.1 io_floor_s=3.74 recreate_s=31.9
+`
+	lines, err := chart.Read(strings.NewReader(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts, err := render(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		// The sizes in order, the ways in theirs, a way without a line at
+		// a size left out.
+		"b1.svg": {"W = 1 (the floor), ours in place: 2.01", "W = 4, ours in place: 3.07", "W = 4, Recreate: 4.98"},
+		"b2.svg": {"N = 1000, in place: 16.1", "N = 1000, Recreate: 31.9", "N = 1000, I/O floor: 3.74",
+			"N = 10000, in place: 171", "N = 10000, Recreate: 399", "N = 10000, I/O floor: 66"},
+	}
+	for name, titles := range want {
+		if got := bars(t, charts[name]); !slices.Equal(got, titles) {
+			t.Errorf("%s bars %q, want %q", name, got, titles)
+		}
+	}
+}
+
+func TestNoSummaryLinesIsAnError(t *testing.T) {
+	if _, err := run(t.TempDir(), []string{writeFile(t, "progress only\n")}); err == nil {
+		t.Error("no error for input without summary lines")
+	}
+}
+
+func writeFile(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "lines")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The charts docs/benchmarks.md shows are what the summary lines kept
+// beside them give.
+func TestCommittedChartsMatchTheKeptSummaries(t *testing.T) {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "docs", "benchmarks")
+	for _, name := range []string{"b1", "b2"} {
+		f, err := os.Open(filepath.Join(dir, name+".summary"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := chart.Read(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		charts, err := render(lines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := os.ReadFile(filepath.Join(dir, name+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(charts[name+".svg"], committed) {
+			t.Errorf("docs/benchmarks/%s.svg is stale: regenerate it with go run ./tools/bench/charts -out docs/benchmarks docs/benchmarks/%s.summary", name, name)
+		}
+		if len(bars(t, committed)) == 0 {
+			t.Errorf("docs/benchmarks/%s.svg has no bars", name)
+		}
+	}
+}

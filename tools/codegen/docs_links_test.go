@@ -1,0 +1,77 @@
+package codegen_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fastjobset/jobset/tools/testing/framework"
+)
+
+// TestDocsLinksInMessagesExist: every page and anchor that a message of
+// the code links to with version.Docs is a page under docs/ with that
+// heading, so that a release never points its users at nothing.
+func TestDocsLinksInMessagesExist(t *testing.T) {
+	root, err := framework.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := regexp.MustCompile(`version\.Docs\("([^"#]+)(#[^"]*)?"\)`)
+	found := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "bazel-")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		for _, m := range link.FindAllStringSubmatch(string(src), -1) {
+			found++
+			page, anchor := m[1], strings.TrimPrefix(m[2], "#")
+			text, err := os.ReadFile(filepath.Join(root, "docs", page))
+			if err != nil {
+				t.Errorf("%s links to docs/%s, which does not exist", rel, page)
+				continue
+			}
+			if anchor != "" && !hasAnchor(string(text), anchor) {
+				t.Errorf("%s links to docs/%s#%s, and no heading of that page has that anchor", rel, page, anchor)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found == 0 {
+		t.Error("no version.Docs link found in the code: is the pattern still the one the code uses?")
+	}
+}
+
+// hasAnchor: a Markdown heading of text whose anchor, as the code host
+// makes it (lower case, punctuation but hyphens dropped, spaces to
+// hyphens), is anchor.
+func hasAnchor(text, anchor string) bool {
+	drop := regexp.MustCompile(`[^a-z0-9 _-]`)
+	for _, line := range strings.Split(text, "\n") {
+		heading := strings.TrimLeft(line, "#")
+		if heading == line || !strings.HasPrefix(heading, " ") {
+			continue
+		}
+		slug := strings.ReplaceAll(drop.ReplaceAllString(strings.ToLower(strings.TrimSpace(heading)), ""), " ", "-")
+		if slug == anchor {
+			return true
+		}
+	}
+	return false
+}
