@@ -79,11 +79,11 @@ func writeChartLayout(dir, chartDir string, archive []byte) error {
 	}
 	config, err := yaml.YAMLToJSON(chartYAML)
 	if err != nil {
-		return fmt.Errorf("Chart.yaml: %w", err)
+		return fmt.Errorf("the chart's Chart.yaml: %w", err)
 	}
 	var meta struct{ Name, Version, Description string }
 	if err := json.Unmarshal(config, &meta); err != nil {
-		return fmt.Errorf("Chart.yaml: %w", err)
+		return fmt.Errorf("the chart's Chart.yaml: %w", err)
 	}
 	blobs := filepath.Join(dir, "blobs", "sha256")
 	if err := os.MkdirAll(blobs, 0o755); err != nil {
