@@ -16,6 +16,14 @@ def go_dependencies():
         version = "v0.0.0-20240927000941-0f3dac36c52b",
     )
     go_repository(
+        name = "com_github_anchore_go_struct_converter",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/anchore/go-struct-converter",
+        sum = "h1:2rDRssAl6mgKBSLNiVCMADgZRhoqtw9dedlWa0OhD30=",
+        version = "v0.1.0",
+    )
+
+    go_repository(
         name = "com_github_antlr4_go_antlr_v4",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/antlr4-go/antlr/v4",
@@ -1585,6 +1593,21 @@ def go_dependencies():
         sum = "h1:jjzc5WVemNEDTLwv9tlmemhC73tI08BNOIGwBOo10Js=",
         version = "v0.1.5",
     )
+    go_repository(
+        name = "com_github_spdx_gordf",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/spdx/gordf",
+        sum = "h1:bLo8hvc8XFm9J47r690TUKBzcjSWdJDxmjXJZ+/f92U=",
+        version = "v0.0.0-20201111095634-7098f93598fb",
+    )
+    go_repository(
+        name = "com_github_spdx_tools_golang",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/spdx/tools-golang",
+        sum = "h1:+sWcKGnhwp3vLdMqPcLdA6QK679vd86cK9hQWH3AwCg=",
+        version = "v0.5.7",
+    )
+
     go_repository(
         name = "com_github_spf13_cobra",
         build_file_proto_mode = "disable_global",

@@ -9,10 +9,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
-	"github.com/fastjobset/jobset/images/internal/oci"
 )
 
 // Injection runs the agent's image as an init container that copies the
@@ -23,7 +20,8 @@ func TestAgentImageShipsTheWrapper(t *testing.T) {
 	if *builtFrom == "" {
 		t.Skip("checks the images Bazel builds: run `bazel test //images:images_test`")
 	}
-	var tarPath, wrapper string
+	var tarPath string
+	var wrappers []string // amd64's, then arm64's
 	for _, image := range builtImages(t) {
 		if image.files[0].inImage != "/jobset-agent" {
 			continue
@@ -31,58 +29,48 @@ func TestAgentImageShipsTheWrapper(t *testing.T) {
 		tarPath = image.tar
 		for _, f := range image.files[1:] {
 			if f.inImage == agentspec.WrapperImagePath {
-				wrapper = f.binary
+				wrappers = append(wrappers, f.binary)
 			}
 		}
 	}
-	if tarPath == "" || wrapper == "" {
-		t.Fatalf("-images names no agent image shipping %s: %s", agentspec.WrapperImagePath, *builtFrom)
+	if tarPath == "" || len(wrappers) != len(platforms) {
+		t.Fatalf("-images names no agent image shipping %s on %v: %s", agentspec.WrapperImagePath, platforms, *builtFrom)
 	}
-	want, err := os.ReadFile(wrapper)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(want, []byte("github.com/fastjobset/jobset/agent/wrapper.")) {
-		t.Fatalf("%s holds no function of package wrapper: not the wrapper", wrapper)
-	}
+	for i, wrapper := range wrappers {
+		want, err := os.ReadFile(wrapper)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(want, []byte("github.com/fastjobset/jobset/agent/wrapper.")) {
+			t.Fatalf("%s holds no function of package wrapper: not the wrapper", wrapper)
+		}
 
-	mode, got := fileInImage(t, tarPath, agentspec.WrapperImagePath)
-	if !bytes.Equal(got, want) {
-		t.Errorf("the agent image's %s is not the wrapper Bazel built", agentspec.WrapperImagePath)
-	}
-	if mode&0o555 != 0o555 {
-		t.Errorf("%s has mode %o: the installer, user 65532, must read and run it", agentspec.WrapperImagePath, mode)
-	}
-	f, err := elf.NewFile(bytes.NewReader(got))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			t.Errorf("%s is linked dynamically: it would not run in a worker image without the same libc", agentspec.WrapperImagePath)
+		mode, got := fileInImage(t, tarPath, platforms[i], agentspec.WrapperImagePath)
+		if !bytes.Equal(got, want) {
+			t.Errorf("the agent image's %s for %s is not the wrapper Bazel built", agentspec.WrapperImagePath, platforms[i])
+		}
+		if mode&0o555 != 0o555 {
+			t.Errorf("%s has mode %o: the installer, user 65532, must read and run it", agentspec.WrapperImagePath, mode)
+		}
+		f, err := elf.NewFile(bytes.NewReader(got))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				t.Errorf("%s for %s is linked dynamically: it would not run in a worker image without the same libc", agentspec.WrapperImagePath, platforms[i])
+			}
 		}
 	}
 }
 
-// fileInImage reads a regular file from the only layer of the image in the
-// tar at tarPath.
-func fileInImage(t *testing.T, tarPath, path string) (int64, []byte) {
+// fileInImage reads a regular file from the only layer of the image for
+// platform (linux/arm64) in the tar at tarPath.
+func fileInImage(t *testing.T, tarPath, platform, path string) (int64, []byte) {
 	t.Helper()
-	dir := t.TempDir()
-	if err := oci.Extract(tarPath, dir); err != nil {
-		t.Fatal(err)
-	}
-	idx, err := layout.ImageIndexFromPath(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	desc, err := oci.Image(tarPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := idx.Image(desc.Digest)
-	if err != nil {
-		t.Fatal(err)
+	img := platformImages(t, tarPath)[platform]
+	if img == nil {
+		t.Fatalf("%s has no image for %s", tarPath, platform)
 	}
 	layers, err := img.Layers()
 	if err != nil || len(layers) != 1 {

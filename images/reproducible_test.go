@@ -23,7 +23,8 @@ var (
 )
 
 // builtImage is an image Bazel built and the binaries it was built from:
-// its entrypoint first, then the further binaries it ships.
+// its entrypoint first, then the further binaries it ships, then the same
+// for each further architecture.
 type builtImage struct {
 	tar   string
 	files []builtFile
@@ -94,9 +95,15 @@ func TestImagesAreReproducible(t *testing.T) {
 					copies = append(copies, copied)
 				}
 				out := filepath.Join(dir, "image.tar")
-				args := []string{"-binary", copies[0], "-path", image.files[0].inImage, "-repository", repository, "-tag", tag, "-out", out}
-				for j, f := range image.files[1:] {
-					args = append(args, "-file", f.inImage+"="+copies[j+1])
+				// The entrypoint's binaries, one per architecture, and the
+				// further files.
+				args := []string{"-path", image.files[0].inImage, "-repository", repository, "-tag", tag, "-out", out}
+				for j, f := range image.files {
+					if f.inImage == image.files[0].inImage {
+						args = append(args, "-binary", copies[j])
+					} else {
+						args = append(args, "-file", f.inImage+"="+copies[j])
+					}
 				}
 				cmd := exec.Command(runfiles.Path(*buildImage), args...)
 				if output, err := cmd.CombinedOutput(); err != nil {

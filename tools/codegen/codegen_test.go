@@ -24,6 +24,7 @@ var generatedDirs = []string{
 	"webhooks/manifests",
 	"agent/rbac",
 	"monitoring",
+	"images",
 }
 
 // generatedTrees are directories generate.sh writes whole, subdirectories

@@ -13,6 +13,7 @@
 #   monitoring/                                     metrics reader ClusterRole, ServiceMonitor, PrometheusRule,
 #                                                   Grafana dashboard (images/cmd/render-manifests)
 #   charts/jobset/                                  the Helm chart, from install.yaml's objects (images/cmd/render-manifests)
+#   images/modinfo.bzl                              the shipped binaries' Go build information (images/cmd/modinfo)
 #
 # tools/update-generated.sh calls it with the tree's root; the staleness
 # test calls it with a temporary directory and compares, so the two can
@@ -50,3 +51,9 @@ go run ./images/cmd/render-manifests -agent-rbac-dir "${out}/agent/rbac" -monito
   -controller-rbac "${out}/controllers/rbac/role.yaml" \
   -webhook-rbac "${out}/webhooks/rbac/role.yaml" \
   -webhook-configs "${out}/webhooks/manifests/manifests.yaml"
+
+# The Go build information image.bzl links into each shipped binary.
+mkdir -p "${out}/images"
+go run ./images/cmd/modinfo -out "${out}/images/modinfo.bzl" \
+  ./controllers/cmd/jobset-controller ./webhooks/cmd/jobset-webhook \
+  ./agent/cmd/jobset-agent ./agent/cmd/jobset-wrapper ./e2e/worker

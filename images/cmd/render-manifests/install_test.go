@@ -158,7 +158,10 @@ func TestImageRefs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		digests[name], err = oci.Write(f, oci.Spec{Reference: "ghcr.io/fastjobset/" + name + ":dev", Files: []oci.File{{Path: "/" + name, Data: []byte(name)}}})
+		digests[name], err = oci.Write(f, oci.Spec{Reference: "ghcr.io/fastjobset/" + name + ":dev", Variants: []oci.Variant{
+			{Platform: v1.Platform{OS: "linux", Architecture: "amd64"}, Files: []oci.File{{Path: "/" + name, Data: []byte(name)}}},
+			{Platform: v1.Platform{OS: "linux", Architecture: "arm64"}, Files: []oci.File{{Path: "/" + name, Data: []byte("arm64 " + name)}}},
+		}})
 		if err := errors.Join(err, f.Close()); err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,10 @@
 // Package oci builds single-layer, FROM-scratch container images with
-// go-containerregistry and writes each as one tar file that is both an OCI
-// image layout (index.json, blobs/) and a docker archive (manifest.json),
-// so that `ctr images import`, `docker load`, skopeo and
-// go-containerregistry all read it.
+// go-containerregistry, one per platform under one image index, and writes
+// each as one tar file that is both an OCI image layout (index.json naming
+// the image index, blobs/) and a docker archive (manifest.json, of the
+// first platform's image: a docker archive holds one image per name), so
+// that `ctr images import`, `docker load`, skopeo and go-containerregistry
+// all read it.
 //
 // Images are reproducible: the same Spec gives the same bytes, whatever
 // the files' times, owners or the order they were given in. Nothing is
@@ -45,9 +47,6 @@ const NonRoot = 65532
 // reproducibility.
 var epoch = time.Unix(0, 0).UTC()
 
-// platform is what the images run on: static Go binaries built for it.
-var platform = v1.Platform{Architecture: "amd64", OS: "linux"}
-
 // File is a regular file of the image's root filesystem.
 type File struct {
 	// Path is absolute, e.g. /jobset-agent.
@@ -56,17 +55,26 @@ type File struct {
 	Data []byte
 }
 
-// Spec describes an image.
+// Spec describes an image: the same entrypoint and labels on every
+// platform, each platform's own files.
 type Spec struct {
 	// Reference names the image, e.g. ghcr.io/fastjobset/jobset-agent:dev.
 	Reference  string
 	Entrypoint []string
-	Files      []File
 	Labels     map[string]string
+	// Variants are the platforms the image runs on, each with the files
+	// built for it; at least one.
+	Variants []Variant
+}
+
+// Variant is the image for one platform.
+type Variant struct {
+	Platform v1.Platform
+	Files    []File
 }
 
 // Write writes the image spec describes to w, and returns the digest of its
-// manifest: the digest a registry reports once it is pushed.
+// image index: the digest a registry reports once it is pushed.
 func Write(w io.Writer, spec Spec) (v1.Hash, error) {
 	// Strict: a reference without registry or tag would be completed by
 	// each reader in its own way (docker.io or index.docker.io, latest),
@@ -75,14 +83,24 @@ func Write(w io.Writer, spec Spec) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, fmt.Errorf("image reference %q: want <registry>/<repository>:<tag>, for example ghcr.io/fastjobset/jobset-agent:dev: %w", spec.Reference, err)
 	}
-	img, err := image(spec)
+	variants, err := sortedVariants(spec.Variants)
 	if err != nil {
-		return v1.Hash{}, err
+		return v1.Hash{}, fmt.Errorf("image %s: %w", spec.Reference, err)
 	}
+	var images []mutate.IndexAddendum
+	for _, v := range variants {
+		img, err := image(spec, v)
+		if err != nil {
+			return v1.Hash{}, fmt.Errorf("image %s for %s: %w", spec.Reference, v.Platform, err)
+		}
+		images = append(images, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v.Platform}})
+	}
+	imageIndex := mutate.IndexMediaType(mutate.AppendManifests(empty.Index, images...), types.OCIImageIndex)
+	// The layout's own index.json names the image index, as a registry's
+	// tag would: importers store the name and pick their platform from it.
 	idx := mutate.AppendManifests(empty.Index, mutate.IndexAddendum{
-		Add: img,
+		Add: imageIndex,
 		Descriptor: v1.Descriptor{
-			Platform: &platform,
 			Annotations: map[string]string{
 				imagespec.AnnotationRefName: tag.TagStr(),
 				AnnotationContainerdName:    spec.Reference,
@@ -102,20 +120,44 @@ func Write(w io.Writer, spec Spec) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, err
 	}
-	docker, err := dockerManifest(img, spec.Reference)
+	first, ok := images[0].Add.(v1.Image)
+	if !ok {
+		return v1.Hash{}, fmt.Errorf("image %s: the first variant is no image", spec.Reference)
+	}
+	docker, err := dockerManifest(first, spec.Reference)
 	if err != nil {
 		return v1.Hash{}, err
 	}
 	if err := writeTar(w, append(entries, entry{name: "manifest.json", mode: 0o644, data: docker})); err != nil {
 		return v1.Hash{}, err
 	}
-	return img.Digest()
+	return imageIndex.Digest()
 }
 
-// image is spec's image: an empty base, the configuration, and one layer.
-func image(spec Spec) (v1.Image, error) {
+// sortedVariants checks that variants name distinct platforms, and orders
+// them by platform, so that the index does not depend on the order given.
+func sortedVariants(variants []Variant) ([]Variant, error) {
+	if len(variants) == 0 {
+		return nil, fmt.Errorf("no platform: give the files of at least one, for example linux/amd64")
+	}
+	sorted := slices.Clone(variants)
+	slices.SortFunc(sorted, func(a, b Variant) int { return strings.Compare(a.Platform.String(), b.Platform.String()) })
+	for i, v := range sorted {
+		if v.Platform.OS == "" || v.Platform.Architecture == "" {
+			return nil, fmt.Errorf("a variant names no platform (%q): want an OS and an architecture, for example linux/arm64", v.Platform.String())
+		}
+		if i > 0 && sorted[i-1].Platform.String() == v.Platform.String() {
+			return nil, fmt.Errorf("platform %s given twice", v.Platform)
+		}
+	}
+	return sorted, nil
+}
+
+// image is spec's image for one platform: an empty base, the
+// configuration, and one layer.
+func image(spec Spec, v Variant) (v1.Image, error) {
 	var rootFS bytes.Buffer
-	if err := writeRootFS(&rootFS, spec.Files); err != nil {
+	if err := writeRootFS(&rootFS, v.Files); err != nil {
 		return nil, err
 	}
 	layer, err := tarball.LayerFromOpener(
@@ -128,8 +170,9 @@ func image(spec Spec) (v1.Image, error) {
 	}
 	base, err := mutate.ConfigFile(mutate.MediaType(empty.Image, types.OCIManifestSchema1), &v1.ConfigFile{
 		Created:      v1.Time{Time: epoch},
-		Architecture: platform.Architecture,
-		OS:           platform.OS,
+		Architecture: v.Platform.Architecture,
+		OS:           v.Platform.OS,
+		Variant:      v.Platform.Variant,
 		RootFS:       v1.RootFS{Type: "layers"},
 		Config: v1.Config{
 			User:       fmt.Sprintf("%d:%d", NonRoot, NonRoot),

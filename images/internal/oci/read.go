@@ -12,10 +12,12 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 )
 
 // Image returns the descriptor of the image in the tar at tarPath, as its
-// index names it: digest, size, and reference in the annotations.
+// index.json names it: the image index's digest and size, and the
+// reference in the annotations.
 func Image(tarPath string) (v1.Descriptor, error) {
 	f, err := os.Open(tarPath)
 	if err != nil {
@@ -100,4 +102,44 @@ func Extract(tarPath, dir string) error {
 			}
 		}
 	}
+}
+
+// Index returns the image index the OCI layout directory dir names (as
+// Extract leaves it) and its descriptor.
+func Index(dir string) (v1.Descriptor, v1.ImageIndex, error) {
+	root, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		return v1.Descriptor{}, nil, err
+	}
+	manifest, err := root.IndexManifest()
+	if err != nil {
+		return v1.Descriptor{}, nil, err
+	}
+	if len(manifest.Manifests) != 1 || !manifest.Manifests[0].MediaType.IsIndex() {
+		return v1.Descriptor{}, nil, fmt.Errorf("%s: index.json lists %d entries, want one image index", dir, len(manifest.Manifests))
+	}
+	desc := manifest.Manifests[0]
+	idx, err := root.ImageIndex(desc.Digest)
+	return desc, idx, err
+}
+
+// Platforms returns the images of idx by platform, os/architecture
+// (linux/arm64).
+func Platforms(idx v1.ImageIndex) (map[string]v1.Image, error) {
+	manifest, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	images := map[string]v1.Image{}
+	for _, desc := range manifest.Manifests {
+		if desc.Platform == nil {
+			return nil, fmt.Errorf("index entry %s names no platform", desc.Digest)
+		}
+		img, err := idx.Image(desc.Digest)
+		if err != nil {
+			return nil, err
+		}
+		images[desc.Platform.String()] = img
+	}
+	return images, nil
 }

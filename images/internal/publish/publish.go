@@ -1,5 +1,6 @@
 // Package publish pushes image tars written by package oci to a registry,
-// through go-containerregistry.
+// through go-containerregistry: each tar's image index, with the image of
+// every platform it lists, under one tag.
 package publish
 
 import (
@@ -11,7 +12,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/fastjobset/jobset/images/internal/oci"
@@ -84,15 +84,12 @@ func pushOne(ctx context.Context, o Options, tarPath string, nameOpts []name.Opt
 	if err := oci.Extract(tarPath, dir); err != nil {
 		return Pushed{}, err
 	}
-	idx, err := layout.ImageIndexFromPath(dir)
+	_, idx, err := oci.Index(dir)
 	if err != nil {
 		return Pushed{}, fmt.Errorf("%s: %w", tarPath, err)
 	}
-	img, err := idx.Image(desc.Digest)
-	if err != nil {
-		return Pushed{}, fmt.Errorf("%s: %w", tarPath, err)
-	}
-	if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+	// The whole index, every platform's image under the one tag.
+	if err := remote.WriteIndex(ref, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 		return Pushed{}, fmt.Errorf("pushing %s to %s (check --registry, and `docker login %s` if it needs credentials): %w",
 			repo, ref, ref.RegistryStr(), err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/fastjobset/jobset/images/internal/oci"
@@ -50,7 +51,10 @@ func imageTars(t *testing.T) []string {
 		_, err = oci.Write(f, oci.Spec{
 			Reference:  "ghcr.io/fastjobset/" + n + ":dev",
 			Entrypoint: []string{"/" + n},
-			Files:      []oci.File{{Path: "/" + n, Mode: 0o755, Data: []byte("#!" + n)}},
+			Variants: []oci.Variant{
+				{Platform: v1.Platform{OS: "linux", Architecture: "amd64"}, Files: []oci.File{{Path: "/" + n, Mode: 0o755, Data: []byte("#!" + n)}}},
+				{Platform: v1.Platform{OS: "linux", Architecture: "arm64"}, Files: []oci.File{{Path: "/" + n, Mode: 0o755, Data: []byte("#!arm64 " + n)}}},
+			},
 		})
 		if closeErr := f.Close(); err == nil {
 			err = closeErr
@@ -91,23 +95,30 @@ func TestPushToLoopbackRegistry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, err := remote.Image(ref)
+		idx, err := remote.Index(ref)
 		if err != nil {
 			t.Fatalf("pulling %s back: %v", ref, err)
 		}
-		digest, err := img.Digest()
+		digest, err := idx.Digest()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if digest != built.Digest || p.Digest != built.Digest.String() {
 			t.Errorf("%s: registry has digest %s, reported %s, built %s", ref, digest, p.Digest, built.Digest)
 		}
-		cfg, err := img.ConfigFile()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cfg.Config.User != "65532:65532" || len(cfg.Config.Entrypoint) != 1 {
-			t.Errorf("%s: user %q, entrypoint %v; want nonroot and the binary", ref, cfg.Config.User, cfg.Config.Entrypoint)
+		// What a node of each architecture pulls by the tag.
+		for _, arch := range []string{"amd64", "arm64"} {
+			img, err := remote.Image(ref, remote.WithPlatform(v1.Platform{OS: "linux", Architecture: arch}))
+			if err != nil {
+				t.Fatalf("pulling %s for linux/%s: %v", ref, arch, err)
+			}
+			cfg, err := img.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Architecture != arch || cfg.Config.User != "65532:65532" || len(cfg.Config.Entrypoint) != 1 {
+				t.Errorf("%s for linux/%s: architecture %q, user %q, entrypoint %v; want %s, nonroot and the binary", ref, arch, cfg.Architecture, cfg.Config.User, cfg.Config.Entrypoint, arch)
+			}
 		}
 	}
 }
