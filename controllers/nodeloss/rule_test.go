@@ -65,7 +65,9 @@ func TestAlone(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	const interval = 10 * time.Second
 	ago := func(d time.Duration) time.Time { return now.Add(-d) }
-	spell := func(from, to time.Duration) Spell { return Spell{From: ago(from), To: ago(to), RenewInterval: interval} }
+	spell := func(from, to time.Duration) Spell {
+		return Spell{From: ago(from), To: ago(to), RenewInterval: interval}
+	}
 	cases := []struct {
 		name    string
 		silence time.Duration
