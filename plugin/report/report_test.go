@@ -191,7 +191,7 @@ func TestReadTimeline(t *testing.T) {
 	joined := member(js, "0", "4")
 	joined.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "jobset-agent", Operation: metav1.ManagedFieldsOperationUpdate,
 		Time: ptr.To(metav1.NewTime(base.Add(time.Hour + 2*time.Second))), FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:` + jobset.EpochKey + `":{}}}}`)}}}
+		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:` + jobset.EpochKey + `":{}}}}`)}}
 	events := []eventsv1.Event{
 		// Out of order, the condition's restart also as an event, and an
 		// event of another JobSet of the same name.
