@@ -28,7 +28,11 @@ import (
 // server is a proxy of its own, and the agents reach each other as peers
 // over loopback, as over the Pod network.
 var _ = Describe("Agents out of contact with the API server together", func() {
-	const fence = "2"
+	// Long enough that an agent's first question, asked ahead of its fence
+	// time, comes after its peer, cut off a moment later, has seen its own
+	// watch fail: with a shorter one it would ask at once, and a peer that
+	// has not yet noticed would say it is in contact.
+	const fence = "6"
 	var (
 		ctx     context.Context
 		c       client.Client
@@ -97,12 +101,12 @@ var _ = Describe("Agents out of contact with the API server together", func() {
 		By("the API server is gone for both: each asks the other, which is silent too and vouches")
 		a.proxy.cutOff()
 		b.proxy.cutOff()
-		Consistently(a.exited, 5*time.Second).ShouldNot(Receive())
+		Consistently(a.exited, 8*time.Second).ShouldNot(Receive())
 		Expect(b.exited).NotTo(Receive())
 
 		By("back for one node only: the other, asking again, hears it is in contact, and stops its worker")
 		b.proxy.reconnect()
-		Eventually(a.exited, 20*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+		Eventually(a.exited, 25*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
 		Consistently(b.exited, time.Second).ShouldNot(Receive())
 	})
 
