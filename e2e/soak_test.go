@@ -391,7 +391,8 @@ func (s *soak) pickNode(ctx context.Context) (string, []corev1.Pod) {
 // that Pod's worker running as the host sees it (LIVE). It returns when.
 func (s *soak) trainsAgain(ctx context.Context, minEpoch int32) time.Time {
 	Eventually(func(g Gomega) {
-		js := getJobSet(ctx, s.r.js)
+		js := &jobset.JobSet{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(s.r.js), js)).To(Succeed())
 		if js.Status.TerminalState != "" {
 			StopTrying(fmt.Sprintf("the JobSet is %s: %v", js.Status.TerminalState, js.Status.Conditions)).Now()
 		}
@@ -400,14 +401,20 @@ func (s *soak) trainsAgain(ctx context.Context, minEpoch int32) time.Time {
 		g.Expect(ptr.Deref(js.Status.DeprecatedEpoch, 0)).To(BeNumerically("<", synced), "a group restart is under way")
 		running := runningWorkers(g, ctx, s.r.js)
 		g.Expect(running).To(HaveLen(s.size), "running Pods")
+		var pods corev1.PodList
+		g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
 		workers := workerUIDs()
 		ranks := map[string]string{}
-		for name, st := range running {
-			rank := rankOf(getPod(ctx, s.r.js.Namespace, name))
-			g.Expect(ranks).NotTo(HaveKey(rank), "rank %s runs in Pods %s and %s", rank, ranks[rank], name)
-			ranks[rank] = name
-			g.Expect(workers).To(HaveKey(st.uid), "the worker of Pod %s, as the host sees it", name)
+		for _, p := range pods.Items {
+			if st, ok := running[p.Name]; !ok || st.uid != p.UID {
+				continue
+			}
+			rank := rankOf(p)
+			g.Expect(ranks).NotTo(HaveKey(rank), "rank %s runs in Pods %s and %s", rank, ranks[rank], p.Name)
+			ranks[rank] = p.Name
+			g.Expect(workers).To(HaveKey(p.UID), "the worker of Pod %s, as the host sees it", p.Name)
 		}
+		g.Expect(ranks).To(HaveLen(s.size), "ranks running")
 	}).WithTimeout(soakRecoveryBound).WithPolling(time.Second).Should(Succeed(), "LIVE: the group trains again")
 	s.checks++
 	return time.Now()
