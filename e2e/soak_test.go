@@ -71,7 +71,7 @@ var _ = Describe("Soak", Serial, Label("local-cluster", "nodes", "soak"), func()
 		r := startNodeScenario(ctx, ns, "soak", systemNode, func(js *jobset.JobSet) {
 			// The soak's faults, not a budget, are the subject.
 			js.Spec.FailurePolicy.MaxRestarts = 100000
-		})
+		}, withFenceDeferLimit(ctx, soakFenceDeferLimit))
 		s := &soak{
 			r: r, rng: rand.New(rand.NewSource(seed)), systemNode: systemNode, size: len(r.before),
 			ranks:       watchRanks(ctx, r.js),
@@ -108,6 +108,32 @@ var _ = Describe("Soak", Serial, Label("local-cluster", "nodes", "soak"), func()
 
 // defaultSoakDuration keeps the soak a few minutes of the default run.
 const defaultSoakDuration = 3 * time.Minute
+
+// soakFenceDeferLimit is the agents' defer limit in the soak. A node lost
+// within 2 s + the limit + a promise of the mark of another (its agent may
+// still vouch for a peer) makes two silent nodes, more than the one
+// witness, and waits for the deferred bound (docs/controller.md, "Shared
+// silence"): with the default 600 s, more than ten minutes, so the faults
+// of a soak of minutes would come far apart. Lowered as
+// node_lost_full_restart_test lowers it.
+const soakFenceDeferLimit = 60 * time.Second
+
+// withFenceDeferLimit gives the JobSet's Pods the agent the webhook
+// injects (read back from a dry-run create), with its defer limit set.
+func withFenceDeferLimit(ctx context.Context, limit time.Duration) func(*jobset.JobSet) {
+	return func(js *jobset.JobSet) {
+		injected := js.DeepCopy()
+		Expect(k8sClient.Create(ctx, injected, client.DryRunAll)).To(Succeed())
+		js.Spec.ReplicatedJobs = injected.Spec.ReplicatedJobs
+		for i := range js.Spec.ReplicatedJobs {
+			pod := &js.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec
+			a := slices.IndexFunc(pod.InitContainers, func(c corev1.Container) bool { return c.Name == agentspec.ContainerName })
+			Expect(a).NotTo(BeNumerically("<", 0), "the injected agent of replicatedJob %s", js.Spec.ReplicatedJobs[i].Name)
+			pod.InitContainers[a].Env = append(pod.InitContainers[a].Env,
+				corev1.EnvVar{Name: agentspec.EnvFenceDeferLimitSeconds, Value: strconv.Itoa(int(limit.Seconds()))})
+		}
+	}
+}
 
 // soakRecoveryBound is how long the group may take to train again after a
 // fault: generous, as the machine's load varies (the node-loss bound is
