@@ -36,8 +36,9 @@ import (
 //	       nothing until the thaw, and what it runs after it, until its
 //	       agent or its kubelet stops it, is reported apart (the window
 //	       docs/controller.md states for a frozen node)
-//	EXACT  every fault adds to status.inPlaceRestarts + status.restarts the
-//	       group restarts it costs: one for a failure of the group's own
+//	EXACT  every fault adds to status.inPlaceRestarts +
+//	       restartsCountTowardsMax (what maxRestarts counts) the group
+//	       restarts it costs: one for a failure of the group's own
 //	       (a worker's exit, an agent's crash, a Pod deleted, a node
 //	       lost), none for what the platform or the user did (an API
 //	       server outage, the controller's leader killed, a suspension and
@@ -186,8 +187,8 @@ type soak struct {
 	systemNode string
 	size       int
 	ranks      *rankWatch
-	// counted: status.inPlaceRestarts + status.restarts after the last
-	// fault.
+	// counted: status.inPlaceRestarts + restartsCountTowardsMax after the
+	// last fault.
 	counted int32
 	// ownFailures: the failures in place the soak caused each Pod (a
 	// worker's exit, its agent's crash), when; onFaultedNode: the node of
@@ -450,13 +451,14 @@ func (s *soak) trainsAgain(ctx context.Context, minEpoch int32) time.Time {
 // (EXACT), and returns how many it cost.
 func (s *soak) checkCounted(ctx context.Context, n int, f soakFault) int32 {
 	status := getJobSet(ctx, s.r.js).Status
-	now := status.InPlaceRestarts + status.Restarts
+	now := status.InPlaceRestarts + status.RestartsCountTowardsMax
 	cost := now - s.counted
 	s.counted = now
 	s.checks++
 	if cost < f.lo || cost > f.hi {
-		s.violate("EXACT", fmt.Sprintf("fault %d (%s %s): %d group restarts counted (inPlaceRestarts %d, restarts %d), want %d to %d; since the fault: %s",
-			n, f.kind, f.detail, cost, status.InPlaceRestarts, status.Restarts, f.lo, f.hi, strings.Join(s.restartEvents(ctx, f.at), "; ")))
+		s.violate("EXACT", fmt.Sprintf("fault %d (%s %s): %d group restarts counted (inPlaceRestarts %d, restartsCountTowardsMax %d, restarts %d), want %d to %d; since the fault: %s",
+			n, f.kind, f.detail, cost, status.InPlaceRestarts, status.RestartsCountTowardsMax, status.Restarts, f.lo, f.hi,
+			strings.Join(s.restartEvents(ctx, f.at), "; ")))
 	}
 	return cost
 }
@@ -474,23 +476,29 @@ func (s *soak) restartEvents(ctx context.Context, since time.Time) []string {
 }
 
 // checkEvents checks that the events that started group restarts number as
-// many as the status counts (EXACT).
+// many as the status counts (EXACT): in place, and full (every attempt,
+// counted toward maxRestarts or not).
 func (s *soak) checkEvents(ctx context.Context) {
 	s.checks++
-	var started, counted int32
-	Eventually(func() int32 {
-		started = 0
+	var inPlace, full int32
+	var status jobset.JobSetStatus
+	Eventually(func(g Gomega) {
+		inPlace, full = 0, 0
 		for _, e := range s.events(ctx) {
-			if startsRestart(e) {
-				started += max(1, ptr.Deref(e.Series, eventsv1.EventSeries{}).Count, e.DeprecatedCount)
+			n := max(1, ptr.Deref(e.Series, eventsv1.EventSeries{}).Count, e.DeprecatedCount)
+			switch {
+			case e.Reason == jobset.ReasonInPlaceRestartStarted:
+				inPlace += n
+			case e.Action == "Restart":
+				full += n
 			}
 		}
-		status := getJobSet(ctx, s.r.js).Status
-		counted = status.InPlaceRestarts + status.Restarts
-		return started - counted
-	}).WithTimeout(time.Minute).Should(BeZero(), "events that started a group restart, against the status's counts")
-	if started != counted {
-		s.violate("EXACT", fmt.Sprintf("%d events started a group restart, the status counts %d", started, counted))
+		status = getJobSet(ctx, s.r.js).Status
+		g.Expect([]int32{inPlace, full}).To(Equal([]int32{status.InPlaceRestarts, status.Restarts}))
+	}).WithTimeout(time.Minute).Should(Succeed(), "events that started a group restart (in place, full), against the status's counts")
+	if inPlace != status.InPlaceRestarts || full != status.Restarts {
+		s.violate("EXACT", fmt.Sprintf("%d events started an in-place group restart and %d a full restart; the status counts %d and %d",
+			inPlace, full, status.InPlaceRestarts, status.Restarts))
 	}
 }
 
