@@ -352,8 +352,8 @@ func workerUIDs() map[types.UID][]string {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.HasPrefix(cmdline, []byte("/worker\x00")) {
-			continue // ended meanwhile, or not a worker
+		if err != nil || !bytes.HasPrefix(cmdline, []byte("/worker\x00")) || frozen(e.Name()) {
+			continue // ended meanwhile, not a worker, or on a frozen node: it runs nothing
 		}
 		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
 		if err != nil {
@@ -366,6 +366,33 @@ func workerUIDs() map[types.UID][]string {
 		}
 	}
 	return running
+}
+
+// frozen reports whether the process is stopped by the cgroup freezer,
+// as cluster.sh node freeze stops every process of a node: it is there,
+// and runs nothing until the thaw.
+func frozen(pid string) bool {
+	cgroups, err := os.ReadFile(filepath.Join("/proc", pid, "cgroup"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(cgroups), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case slices.Contains(strings.Split(parts[1], ","), "freezer"): // cgroup v1
+			state, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/freezer", parts[2], "freezer.state"))
+			return err == nil && strings.TrimSpace(string(state)) != "THAWED"
+		case parts[0] == "0" && parts[1] == "": // cgroup v2, when no v1 freezer is mounted
+			events, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", parts[2], "cgroup.events"))
+			if err == nil && strings.Contains(string(events), "frozen 1") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rankOf names a Pod's rank: its replicatedJob, Job index and completion
@@ -384,6 +411,20 @@ type rankWatch struct {
 	done  chan struct{}
 	ended chan struct{}
 	twice []string
+	// mu guards what a spec may read while the watch runs.
+	mu sync.Mutex
+	// looks counts the looks taken; found holds each that found a rank
+	// twice, with the Pods it found it in.
+	looks int
+	found []rankTwice
+}
+
+// rankTwice is a look that found one rank's worker running in two Pods or
+// more.
+type rankTwice struct {
+	at   time.Time
+	rank string
+	uids []types.UID
 }
 
 // watchRanks starts a rankWatch of js; it stops when the spec ends at the
@@ -411,16 +452,23 @@ func watchRanks(ctx context.Context, js *jobset.JobSet) *rankWatch {
 			running := workerUIDs()
 			learn()
 			pods := map[string][]string{}
+			uids := map[string][]types.UID{}
 			for uid, pids := range running {
 				if rank, ok := ranks[uid]; ok {
 					pods[rank] = append(pods[rank], fmt.Sprintf("%s (pids %s)", uid, strings.Join(pids, ",")))
+					uids[rank] = append(uids[rank], uid)
 				}
 			}
+			now := time.Now()
+			w.mu.Lock()
+			w.looks++
 			for rank, in := range pods {
 				if len(in) > 1 {
-					w.twice = append(w.twice, fmt.Sprintf("%s: rank %s runs in Pods %v", time.Now().UTC().Format("15:04:05.0"), rank, in))
+					w.twice = append(w.twice, fmt.Sprintf("%s: rank %s runs in Pods %v", now.UTC().Format("15:04:05.0"), rank, in))
+					w.found = append(w.found, rankTwice{at: now, rank: rank, uids: uids[rank]})
 				}
 			}
+			w.mu.Unlock()
 			select {
 			case <-w.done:
 				return
@@ -437,4 +485,12 @@ func (w *rankWatch) stop() []string {
 	w.once.Do(func() { close(w.done) })
 	<-w.ended
 	return w.twice
+}
+
+// sofar returns how many looks the running watch took, and those that
+// found a rank twice.
+func (w *rankWatch) sofar() (int, []rankTwice) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.looks, slices.Clone(w.found)
 }

@@ -18,6 +18,8 @@
 //	faults          (with local-cluster) control-plane faults, which take
 //	                the cluster from every other spec
 //	nodes           (with local-cluster) node faults, on three nodes or more
+//	soak            (with nodes) the soak of random faults, for
+//	                JOBSET_SOAK_DURATION (default 150 s)
 //	migration       community JobSet built (tools/peers/jobset.sh)
 //	helm            Helm built (tools/helm/build.sh), its path in HELM
 //	kueue           Kueue built (tools/kueue/build.sh)

@@ -47,6 +47,13 @@ $local_cluster || not_asked+=(local-cluster)
 if ! $local_cluster || [ "$JOBSET_CLUSTER_NODES" -lt 3 ]; then
   not_asked+=(nodes)
 fi
+# The soak (a node spec too) runs for JOBSET_SOAK_DURATION (default 3 min)
+# with the seed JOBSET_SOAK_SEED (default: a new one, reported);
+# JOBSET_E2E_SOAK=0 leaves it out.
+[ "${JOBSET_E2E_SOAK:-1}" = 1 ] || not_asked+=(soak)
+for v in JOBSET_SOAK_DURATION JOBSET_SOAK_SEED JOBSET_E2E_LONG_OUTAGE; do
+  if [ -n "${!v:-}" ]; then cluster_env+=(--test_env="$v=${!v}"); fi
+done
 # Peers of ours, each built from the Go module proxy once per version under
 # ~/.cache/jobset-tools (tools/peers/*.sh) and listed in JOBSET_PEERS for
 # the specs, which install and remove them (tools/testing/peers); the specs
