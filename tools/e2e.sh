@@ -47,12 +47,13 @@ $local_cluster || not_asked+=(local-cluster)
 if ! $local_cluster || [ "$JOBSET_CLUSTER_NODES" -lt 3 ]; then
   not_asked+=(nodes)
 fi
-# The soak (a node spec too) runs for JOBSET_SOAK_DURATION (default 3 min)
+# The soak (a node spec too) runs for JOBSET_SOAK_DURATION (default 150 s)
 # with the seed JOBSET_SOAK_SEED (default: a new one, reported);
 # JOBSET_E2E_SOAK=0 leaves it out.
 [ "${JOBSET_E2E_SOAK:-1}" = 1 ] || not_asked+=(soak)
+passed_env=()
 for v in JOBSET_SOAK_DURATION JOBSET_SOAK_SEED JOBSET_E2E_LONG_OUTAGE; do
-  if [ -n "${!v:-}" ]; then cluster_env+=(--test_env="$v=${!v}"); fi
+  if [ -n "${!v:-}" ]; then passed_env+=(--test_env="$v=${!v}"); fi
 done
 # Peers of ours, each built from the Go module proxy once per version under
 # ~/.cache/jobset-tools (tools/peers/*.sh) and listed in JOBSET_PEERS for
@@ -95,6 +96,7 @@ if $prepare_only; then
 fi
 
 cluster_with_images
+cluster_env+=("${passed_env[@]}")
 if [ ${#peers[@]} -gt 0 ]; then
   if $local_cluster; then
     for dir in "${peers[@]}"; do tools/cluster/cluster.sh import "$dir"/*.tar; done
