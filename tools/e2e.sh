@@ -34,7 +34,7 @@ $local_cluster || not_asked+=(local-cluster)
 if ! $local_cluster || [ "$JOBSET_CLUSTER_NODES" -lt 3 ]; then
   not_asked+=(nodes)
 fi
-# The soak (a node spec too) runs for JOBSET_SOAK_DURATION (default 3 min)
+# The soak (a node spec too) runs while JOBSET_SOAK_DURATION lasts (default 150 s)
 # with the seed JOBSET_SOAK_SEED (default: a new one, reported);
 # JOBSET_E2E_SOAK=0 leaves it out.
 [ "${JOBSET_E2E_SOAK:-1}" = 1 ] || not_asked+=(soak)
