@@ -152,13 +152,14 @@ func LeftWhileRunning(pod *corev1.Pod) bool {
 // otherwise the Pods the Job controller deletes would look, to the epoch
 // protocol, like members lost, and start a group restart.
 func JobFailure(job *batchv1.Job) *batchv1.JobCondition {
-	if c := jobCondition(job, batchv1.JobFailed); c != nil {
+	if c := JobCondition(job, batchv1.JobFailed); c != nil {
 		return c
 	}
-	return jobCondition(job, batchv1.JobFailureTarget)
+	return JobCondition(job, batchv1.JobFailureTarget)
 }
 
-func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+// JobCondition returns the Job's condition of type t if it is true.
+func JobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
 	for i := range job.Status.Conditions {
 		c := &job.Status.Conditions[i]
 		if c.Type == t && c.Status == corev1.ConditionTrue {

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
@@ -76,7 +75,7 @@ func restartAttempt(job *batchv1.Job) int32 {
 
 // jobFinished reports whether the Job has the given terminal condition.
 func jobFinished(job *batchv1.Job, t batchv1.JobConditionType) bool {
-	return jobCondition(job, t) != nil
+	return inplace.JobCondition(job, t) != nil
 }
 
 // replicatedJobsStatus counts the current Jobs of each replicatedJob by
@@ -157,14 +156,4 @@ func failureTime(job *batchv1.Job) metav1.Time {
 		return c.LastTransitionTime
 	}
 	return metav1.Time{}
-}
-
-func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
-	for i := range job.Status.Conditions {
-		c := &job.Status.Conditions[i]
-		if c.Type == t && c.Status == corev1.ConditionTrue {
-			return c
-		}
-	}
-	return nil
 }
