@@ -209,10 +209,10 @@ type soak struct {
 	// thawOverlapMax after its thaw.
 	thawOverlaps   []string
 	thawOverlapMax time.Duration
-	checks       int
-	violations   []string
-	byKind       map[string]*soakKindStats
-	log          []string
+	checks         int
+	violations     []string
+	byKind         map[string]*soakKindStats
+	log            []string
 }
 
 type soakKindStats struct {
