@@ -72,6 +72,14 @@ func TestProtocolChecker(t *testing.T) {
 	t.Logf("explored %d states", c.len())
 }
 
+// TestProtocolCheckerProcessTier explores the model with every Pod in the
+// process tier (processTier).
+func TestProtocolCheckerProcessTier(t *testing.T) {
+	processTier = true
+	defer func() { processTier = false }()
+	TestProtocolChecker(t)
+}
+
 func (c *checker) reportStep(s state, st step, at int32, report func(*violation, int32, string)) {
 	describing = true
 	_, labelled := findStep(s, st.next)
@@ -300,6 +308,7 @@ func (s *state) code(c *codec) {
 		c.int8(&p.viewDeprecated, epochBits)
 		c.bool(&p.lost)
 		c.bool(&p.fenced)
+		c.bool(&p.stopping)
 		c.int8(&s.signs[i], epochBits)
 		c.bool(&v.exists)
 		c.int8(&v.slot, 2)

@@ -47,6 +47,18 @@ import (
 //     cache differs is one the tally calls news.
 //
 // A violation prints the shortest trace that reaches it.
+//
+// In the process tier (processTier, TestProtocolCheckerProcessTier) every
+// Pod's worker runs under the worker wrapper and its agent survives a
+// group restart: on a deprecation, or its worker's exit, it tells the
+// wrapper to stop the worker and leaves its epoch only once the wrapper
+// confirmed that nothing of it is left (stopping until then); it then
+// joins again as a new agent would. The wrapper's kill-and-confirm is a
+// step of its own; while the agent waits for it, it may escalate at any
+// time (the bound passed, or the wrapper's socket died): it exits with the
+// restart code and the kubelet restarts every container, as in the Pod
+// tier. A wrapper that dies ends its container, and the kubelet's rule
+// restarts every container of the Pod.
 
 const (
 	slots       = 3
@@ -112,6 +124,35 @@ type pod struct {
 	// barrier: it keeps its epoch but lifts only after writing it again.
 	// It belongs to the running agent, and goes with it.
 	fenced bool
+	// stopping (the process tier): the agent told the wrapper to stop the
+	// worker and waits for its confirmation; until then the worker, or
+	// what its exit left behind, may still run at its epoch.
+	stopping bool
+}
+
+// processTier: every Pod's agent drives a worker wrapper and restarts
+// its worker's process (docs/controller.md, "The process tier"); false:
+// the Pod tier, every restart through the agent's exit.
+var processTier bool
+
+// joinBeforeStopped is a deliberate fault of the process tier's agent, to
+// show that the checker finds it: the agent leaves its epoch (and may
+// join the next) as soon as it tells the wrapper to stop, not once the
+// wrapper confirmed.
+var joinBeforeStopped bool
+
+// beginStop: the agent of q tells the wrapper to stop the worker.
+func beginStop(q *pod) {
+	q.stopping = true
+	if joinBeforeStopped {
+		q.joined = 0
+	}
+}
+
+// restartAll: the agent exits (the restart code, a crash) or the worker
+// container ends, and the kubelet restarts every container of the Pod.
+func restartAll(q *pod) {
+	q.worker, q.restarting, q.agentUp, q.joined, q.fenced, q.stopping = 0, true, false, 0, false, false
 }
 
 // left: the Pod was deleted while its worker ran, the worker exited 0 on
@@ -312,21 +353,39 @@ func faults(s state) []step {
 				n.failures++
 				n.disrupt(i)
 				q := &n.pods[i]
-				q.worker, q.restarting, q.agentUp, q.joined, q.signal, q.fenced = 0, true, false, 0, reported, false
-				add(n, "worker of %s exits 1 (status reported: %v)", p.name(), reported)
+				restartAll(q)
+				q.signal = reported
+				if processTier {
+					add(n, "the wrapper of %s dies: its container ends, every container restarts (status reported: %v)", p.name(), reported)
+				} else {
+					add(n, "worker of %s exits 1 (status reported: %v)", p.name(), reported)
+				}
 			}
-			n := s
-			n.failures++
-			q := &n.pods[i]
-			q.phase, q.worker, q.agentUp, q.held, q.fenced = succeeded, 0, false, false, false
-			n.finished[p.slot] = true
-			add(n, "worker of %s finishes its work (exit 0)", p.name())
+			if processTier && !p.stopping {
+				// The wrapper reports the exit to the agent, which has it
+				// stop what the worker left behind; the container stays.
+				n := s
+				n.failures++
+				n.disrupt(i)
+				beginStop(&n.pods[i])
+				add(n, "worker of %s exits 1: its wrapper tells the agent, which asks it to stop what is left", p.name())
+			}
+			// A worker that the agent is stopping ends as its wrapper
+			// reports (stopped), which ends no container.
+			if !p.stopping {
+				n := s
+				n.failures++
+				q := &n.pods[i]
+				q.phase, q.worker, q.agentUp, q.held, q.fenced = succeeded, 0, false, false, false
+				n.finished[p.slot] = true
+				add(n, "worker of %s finishes its work (exit 0)", p.name())
+			}
 		}
 		n = s
 		n.failures++
 		n.disrupt(i)
 		q := &n.pods[i]
-		q.phase, q.worker, q.agentUp, q.restarting, q.held, q.fenced = failed, 0, false, false, false, false
+		q.phase, q.worker, q.agentUp, q.restarting, q.held, q.fenced, q.stopping = failed, 0, false, false, false, false, false
 		add(n, "%s is evicted (Failed, object kept)", p.name())
 	}
 	// kubectl delete job, of Job "b" (slot 2): the Job goes at once, its
@@ -363,10 +422,15 @@ func faults(s state) []step {
 	if s.failures < maxFailures {
 		n, any := s, false
 		for i, p := range s.pods {
-			if p.live() && p.worker != 0 {
+			if p.live() && p.worker != 0 && !(processTier && p.stopping) {
 				n.disrupt(i)
 				q := &n.pods[i]
-				q.worker, q.restarting, q.agentUp, q.joined, q.signal, q.fenced = 0, true, false, 0, false, false
+				if processTier {
+					beginStop(q)
+				} else {
+					restartAll(q)
+					q.signal = false
+				}
 				any = true
 			}
 		}
@@ -401,7 +465,7 @@ func quiet(s state) []step {
 			q := &n.pods[i]
 			if p.worker != 0 {
 				n.disrupt(i)
-				q.worker, q.restarting, q.agentUp, q.joined, q.fenced = 0, true, false, 0, false
+				restartAll(q)
 				add(n, "agent of %s fences: it exits, every container restarts", p.name())
 			} else {
 				q.fenced = true
@@ -413,7 +477,7 @@ func quiet(s state) []step {
 			// stops its containers; until then they act as before.
 			n := s
 			q := &n.pods[i]
-			q.lost, q.worker, q.agentUp, q.restarting, q.joined, q.fenced = false, 0, false, false, 0, false
+			q.lost, q.worker, q.agentUp, q.restarting, q.joined, q.fenced, q.stopping = false, 0, false, false, 0, false, false
 			add(n, "kubelet stops the containers of the lost %s", p.name())
 		}
 		switch {
@@ -428,12 +492,12 @@ func quiet(s state) []step {
 			// trace of it. (The worker of a Job deleted by hand exits 1.)
 			n := s
 			q := &n.pods[i]
-			q.phase, q.worker, q.agentUp, q.restarting, q.held, q.fenced = failed, 0, false, false, false, false
+			q.phase, q.worker, q.agentUp, q.restarting, q.held, q.fenced, q.stopping = failed, 0, false, false, false, false, false
 			add(n, "kubelet terminates %s (Failed)", p.name())
 			if p.worker != 0 && !p.orphan {
 				n := s
 				q := &n.pods[i]
-				q.phase, q.worker, q.agentUp, q.restarting, q.fenced = succeeded, 0, false, false, false
+				q.phase, q.worker, q.agentUp, q.restarting, q.fenced, q.stopping = succeeded, 0, false, false, false, false
 				add(n, "kubelet terminates %s: its worker exits 0 on the SIGTERM (Succeeded, held: %v)", p.name(), p.held)
 			}
 		case p.deleting && p.counted && !p.held && !p.cut && !p.lost:
@@ -451,6 +515,9 @@ func quiet(s state) []step {
 			}
 			add(n, "kubelet restarts the containers of %s", p.name())
 		case p.agentUp && p.runsOnNode():
+			if p.stopping {
+				out = append(out, wrapperSteps(s, i)...)
+			}
 			if st, ok := agentStep(s, i); ok {
 				out = append(out, st)
 			}
@@ -518,6 +585,9 @@ func readsSignals(s state) bool {
 // last.
 func agentStep(s state, i int) (step, bool) {
 	p := s.pods[i]
+	if p.stopping && !joinBeforeStopped {
+		return step{}, false // it waits for the wrapper (wrapperSteps)
+	}
 	n := s
 	q := &n.pods[i]
 	switch agent.Next(int32(p.joined), seen(s, p)) {
@@ -531,7 +601,14 @@ func agentStep(s state, i int) (step, bool) {
 		q.joined, q.annotation = s.synced+1, s.synced+1
 		return step{label: describe("agent of %s joins epoch %d", p.name(), q.joined), next: n}, true
 	case agent.Restart:
-		q.worker, q.restarting, q.agentUp, q.joined, q.fenced = 0, true, false, 0, false
+		if processTier {
+			if p.stopping {
+				return step{}, false
+			}
+			beginStop(q)
+			return step{label: describe("agent of %s sees epoch %d deprecated: it tells the wrapper to stop the worker", p.name(), p.joined), next: n}, true
+		}
+		restartAll(q)
 		return step{label: describe("agent of %s exits with the restart code", p.name()), next: n}, true
 	case agent.Lift:
 		if p.worker != 0 {
@@ -553,6 +630,26 @@ func agentStep(s state, i int) (step, bool) {
 		return st, true
 	}
 	return step{}, false
+}
+
+// wrapperSteps are what can end a stop in the process tier: the wrapper
+// kills the worker's tree and confirms, and the agent leaves its epoch
+// (it joins the next as a new agent would); or the agent escalates to the
+// Pod tier (the confirmation did not come within its bound, or the
+// wrapper's socket died): it exits with the restart code.
+func wrapperSteps(s state, i int) []step {
+	p := s.pods[i]
+	n := s
+	q := &n.pods[i]
+	q.worker, q.stopping = 0, false
+	if !joinBeforeStopped {
+		q.joined, q.fenced = 0, false
+	}
+	confirm := step{label: describe("the wrapper of %s confirms nothing of the worker is left; its agent leaves epoch %d", p.name(), p.joined), next: n}
+	n = s
+	restartAll(&n.pods[i])
+	escalate := step{label: describe("agent of %s gets no confirmation in time: it exits with the restart code, every container restarts", p.name()), next: n}
+	return []step{confirm, escalate}
 }
 
 // seen is what the Pod's agent knows of the JobSet's epochs.
