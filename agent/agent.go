@@ -58,6 +58,22 @@ type Agent struct {
 
 	// worker links the agent with its worker's wrapper; nil without one.
 	worker *worker
+	// workerExited is 1 + the code of a worker exit that restarts it in
+	// place and that the agent has yet to act on (0: none); escalated:
+	// a stop in the process tier was not confirmed, and the agent exits
+	// with the restart code. workerRestarts counts the worker's restarts
+	// in place.
+	workerExited, workerRestarts atomic.Int32
+	escalated                    bool
+	// tierView is what the process tier reads of the JobSet.
+	tierView tierView
+}
+
+// tierView is what the process tier reads of the JobSet: whether it asks
+// for the Pod tier, and its containers' restart rules.
+type tierView struct {
+	annotations map[string]string
+	spec        jobSetSpec
 }
 
 // Option configures an Agent.
@@ -95,7 +111,9 @@ func New(cfg Config, api *kubeclient.Client, opts ...Option) *Agent {
 		peerClient: &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, Timeout: witnessTimeout},
 	}
 	if cfg.WrapperControl != "" {
-		a.worker = newWorker(cfg.WrapperControl)
+		a.worker = newWorker(cfg.WrapperControl, func(code int) bool {
+			return a.inProcessTier() && ExitRestartsInPlace(a.tierViewNow().spec, code)
+		})
 	}
 	a.hostname, _ = os.Hostname()
 	kept, err := loadPromises(cfg.StateDir, bootClock)
@@ -117,7 +135,11 @@ func (a *Agent) Epoch() int32 { return a.epoch.Load() }
 
 // Lifted is closed once the agent lifts its barrier, for observers in the
 // same process (the coordination benchmark), which need no probe.
-func (a *Agent) Lifted() <-chan struct{} { return a.barrier.liftedCh }
+func (a *Agent) Lifted() <-chan struct{} { return a.barrier.liftedChan() }
+
+// WorkerRestarts is how many times the agent restarted its worker in
+// place (the process tier).
+func (a *Agent) WorkerRestarts() int32 { return a.workerRestarts.Load() }
 
 // Run serves the barrier and follows the JobSet until the Pod must restart
 // in place or ctx ends, and returns the process's exit code.
@@ -149,13 +171,14 @@ func (a *Agent) Run(ctx context.Context) int {
 	workerCtx, endWorker := context.WithCancel(context.Background())
 	defer endWorker()
 	if a.worker != nil {
-		go a.worker.drive(workerCtx, a.barrier.liftedCh)
+		go a.worker.drive(workerCtx)
+		go a.watchWorkerExits(ctx)
 	}
 	restart := a.follow(ctx)
 	switch {
 	case restart:
 		klog.InfoS("Epoch deprecated: restarting the Pod in place", "epoch", a.epoch.Load(), "exitCode", a.cfg.RestartExitCode)
-		if a.stopWorker() {
+		if !a.escalated && a.stopWorker() {
 			a.confirmStopped(a.epoch.Load())
 		}
 		return a.cfg.RestartExitCode
@@ -174,6 +197,15 @@ func (a *Agent) Run(ctx context.Context) int {
 func (a *Agent) follow(ctx context.Context) bool {
 	resourceVersion := ""
 	for ctx.Err() == nil {
+		if code := a.workerExited.Swap(0); code != 0 {
+			if !a.leaveEpoch(fmt.Sprintf("the worker exited with code %d", code-1)) {
+				a.escalated = true
+				return true
+			}
+			// Read the JobSet afresh: its first event has the agent
+			// join the next epoch.
+			resourceVersion = ""
+		}
 		watchCtx, endWatch := context.WithCancel(ctx)
 		a.setRewatch(endWatch)
 		sentAt := a.contact.now()
@@ -199,7 +231,7 @@ func (a *Agent) follow(ctx context.Context) bool {
 		}
 		resourceVersion = next
 		switch {
-		case ctx.Err() != nil:
+		case ctx.Err() != nil, a.workerExited.Load() != 0:
 		case err != nil:
 			klog.InfoS("JobSet watch reported an error; resuming", "err", err)
 			_ = a.backoff.wait(ctx, err)
@@ -257,9 +289,10 @@ func (a *Agent) consume(ctx context.Context, w *kubeclient.Watcher, resourceVers
 // schema guarantees int32 values).
 type jobSet struct {
 	Metadata struct {
-		Name            string `json:"name"`
-		UID             string `json:"uid"`
-		ResourceVersion string `json:"resourceVersion"`
+		Name            string            `json:"name"`
+		UID             string            `json:"uid"`
+		ResourceVersion string            `json:"resourceVersion"`
+		Annotations     map[string]string `json:"annotations"`
 	} `json:"metadata"`
 	Spec   jobSetSpec `json:"spec"`
 	Status struct {
@@ -294,6 +327,10 @@ type replicatedJob struct {
 							Action string `json:"action"`
 						} `json:"restartPolicyRules"`
 					} `json:"initContainers"`
+					Containers []struct {
+						Command            []string      `json:"command"`
+						RestartPolicyRules []restartRule `json:"restartPolicyRules"`
+					} `json:"containers"`
 				} `json:"spec"`
 			} `json:"template"`
 		} `json:"spec"`
@@ -320,6 +357,13 @@ func (a *Agent) setJobSetView(js jobSet) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.view = jobSetView{uid: js.Metadata.UID, attempt: js.Status.Restarts, peers: peerSpaceOf(js.Metadata.Name, js.Spec)}
+	a.tierView = tierView{annotations: js.Metadata.Annotations, spec: js.Spec}
+}
+
+func (a *Agent) tierViewNow() tierView {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.tierView
 }
 
 func (a *Agent) jobSetView() jobSetView {
@@ -340,6 +384,13 @@ func decodeJobSet(raw json.RawMessage) (jobSet, error) {
 // must restart, and an error when the status must be read again.
 func (a *Agent) observe(ctx context.Context, status Epochs) (bool, error) {
 	action := Next(a.epoch.Load(), status)
+	if action == Restart && a.inProcessTier() {
+		if !a.leaveEpoch(fmt.Sprintf("epoch %d deprecated", a.epoch.Load())) {
+			a.escalated = true
+			return true, nil
+		}
+		action = Next(a.epoch.Load(), status)
+	}
 	if action == Join {
 		if joined, err := a.join(ctx, status.Synced+1); !joined {
 			return false, err
@@ -358,6 +409,9 @@ func (a *Agent) observe(ctx context.Context, status Epochs) (bool, error) {
 		}
 		if !a.barrier.lift() {
 			return false, errFencedAgain // read the JobSet afresh: its first event lifts
+		}
+		if a.worker != nil {
+			a.worker.lift()
 		}
 	case Wait:
 		a.barrier.hold("epoch %d is not synced yet (the JobSet's synced epoch is %d): waiting for every Pod of the group to join", a.epoch.Load(), status.Synced)

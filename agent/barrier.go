@@ -16,8 +16,8 @@ type barrier struct {
 	// does not lift until the agent confirmed its epoch.
 	fenced bool
 	reason string
-	// liftedCh is closed when the barrier lifts (it never drops again: a
-	// deprecated epoch restarts the agent).
+	// liftedCh is closed when the barrier lifts; a barrier that drops
+	// again (the process tier) gets a new one.
 	liftedCh chan struct{}
 }
 
@@ -38,6 +38,27 @@ func (b *barrier) lift() bool {
 	}
 	b.lifted = true
 	return true
+}
+
+// drop holds the barrier again: the agent left its epoch (the process
+// tier) and its worker, stopped, waits until the next epoch syncs. The
+// startup probe, which the kubelet stops asking once it passed, is not
+// what holds the worker then: the wrapper starts it on the agent's word.
+func (b *barrier) drop(format string, args ...any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lifted {
+		b.liftedCh = make(chan struct{})
+	}
+	b.lifted, b.reason = false, fmt.Sprintf(format, args...)
+}
+
+// liftedChan returns the channel closed when the barrier lifts next (closed
+// already while it is lifted).
+func (b *barrier) liftedChan() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.liftedCh
 }
 
 // fence keeps a barrier that is down from lifting until confirmed, and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -39,7 +40,7 @@ type WorkerAction int
 const (
 	// WorkerWait: nothing to say until the wrapper or the agent moves.
 	WorkerWait WorkerAction = iota
-	// WorkerStart: start the first attempt.
+	// WorkerStart: start the next attempt.
 	WorkerStart
 	// WorkerStop: stop the attempt, whatever it is doing.
 	WorkerStop
@@ -49,10 +50,14 @@ const (
 	// WorkerStopped: the wrapper confirmed that nothing of the worker is
 	// left.
 	WorkerStopped
+	// WorkerRestart: the worker ended on its own with a code that the
+	// Pod's rules restart in place, in the process tier: the agent stops
+	// what it left and restarts it in place (process.go).
+	WorkerRestart
 )
 
 func (a WorkerAction) String() string {
-	return [...]string{"Wait", "Start", "Stop", "Exit", "Stopped"}[a]
+	return [...]string{"Wait", "Start", "Stop", "Exit", "Stopped", "Restart"}[a]
 }
 
 // WorkerView is what the agent knows of its worker.
@@ -62,28 +67,40 @@ type WorkerView struct {
 	State wrapper.State
 	// Asked: the agent sent a word that the wrapper has not answered yet.
 	Asked bool
-	// Lifted: the barrier is lifted, the worker may run. MustStop: the
-	// agent is about to exit to restart the Pod (a deprecation or its
-	// fence).
+	// Lifted: the barrier of the agent's epoch is lifted, the worker may
+	// run. MustStop: the agent must stop the worker (a deprecation, its
+	// fence, a worker's exit in the process tier).
 	Lifted, MustStop bool
+	// RestartsInPlace: the worker's last exit code is one the agent
+	// restarts in place (the process tier; ExitRestartsInPlace).
+	RestartsInPlace bool
+	// Reported: the agent was told of the worker's exit already.
+	Reported bool
 }
 
 // NextWorker decides what the agent tells the wrapper. A worker is
-// started only while the barrier is lifted and the agent need not stop
-// it; once it must stop, the only word is stop, until the wrapper
-// confirms.
+// started only while the barrier of the agent's epoch is lifted and the
+// agent need not stop it; once it must stop, the only word is stop, until
+// the wrapper confirms. A stopped worker starts again only in the
+// process tier, whose agent lifts a barrier again after it joined the
+// next epoch.
 func NextWorker(v WorkerView) WorkerAction {
 	switch {
 	case v.State == "":
 		return WorkerWait
-	case v.MustStop && v.State == wrapper.StateStopped:
+	case v.MustStop && v.State == wrapper.StateStopped && !v.Asked:
 		return WorkerStopped
 	case v.Asked:
 		return WorkerWait
 	case v.MustStop:
 		return WorkerStop
-	case v.State == wrapper.StateWaiting && v.Lifted:
+	case (v.State == wrapper.StateWaiting || v.State == wrapper.StateStopped) && v.Lifted:
 		return WorkerStart
+	case v.State == wrapper.StateExited && v.RestartsInPlace:
+		if v.Reported {
+			return WorkerWait
+		}
+		return WorkerRestart
 	case v.State == wrapper.StateExited:
 		return WorkerExit
 	default:
@@ -91,17 +108,85 @@ func NextWorker(v WorkerView) WorkerAction {
 	}
 }
 
-// worker links the agent with its worker's wrapper.
+// worker links the agent with its worker's wrapper. The agent says what
+// it wants (want); the goroutine that drives the wrapper (drive) tells
+// the agent what became of it.
 type worker struct {
 	control string
-	// mustStop is closed when the agent must stop the worker; stopped is
-	// closed once the wrapper confirmed the stop; unreachable, when no
-	// wrapper listens once the agent must stop it.
-	mustStop, stopped, unreachable chan struct{}
+	// restartsInPlace reads whether an exit code restarts the worker in
+	// place; nil: none does (the Pod tier).
+	restartsInPlace func(code int) bool
+
+	mu   sync.Mutex
+	want workerWant
+	// stop receives how the pending stop ended; nil when none is pending.
+	stop chan stopResult
+	// changed wakes drive when want changed.
+	changed chan struct{}
+	// exited receives the code of a worker that ended on its own with a
+	// code that restarts it in place.
+	exited chan int
 }
 
-func newWorker(control string) *worker {
-	return &worker{control: control, mustStop: make(chan struct{}), stopped: make(chan struct{}), unreachable: make(chan struct{})}
+// workerWant is what the agent wants of its worker.
+type workerWant struct {
+	// lifted: the barrier of the agent's epoch is lifted. stopping: the
+	// agent waits for a stop.
+	lifted, stopping bool
+}
+
+type stopResult int
+
+const (
+	stopConfirmed stopResult = iota
+	// stopUnreachable: no wrapper listens.
+	stopUnreachable
+)
+
+func newWorker(control string, restartsInPlace func(int) bool) *worker {
+	return &worker{control: control, restartsInPlace: restartsInPlace, changed: make(chan struct{}, 1), exited: make(chan int, 1)}
+}
+
+func (w *worker) update(change func(*workerWant)) {
+	w.mu.Lock()
+	change(&w.want)
+	w.mu.Unlock()
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}
+
+// lift lets the worker start (again).
+func (w *worker) lift() { w.update(func(v *workerWant) { v.lifted = true }) }
+
+// requestStop asks drive to stop the worker, and returns where the
+// outcome comes.
+func (w *worker) requestStop() <-chan stopResult {
+	result := make(chan stopResult, 1)
+	w.mu.Lock()
+	w.stop = result
+	w.mu.Unlock()
+	w.update(func(v *workerWant) { v.lifted, v.stopping = false, true })
+	return result
+}
+
+// stopDone ends the pending stop with r, and lets the agent start the
+// worker again once it lifts its barrier.
+func (w *worker) stopDone(r stopResult) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stop != nil {
+		w.stop <- r
+		w.stop = nil
+		w.want.stopping = false
+	}
+}
+
+func (w *worker) wanted() workerWant {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.want
 }
 
 // stopGrace is the grace a stop gives the worker after SIGTERM.
@@ -112,20 +197,18 @@ const stopGrace = agentspec.WorkerStopGraceSeconds * time.Second
 // the agent's).
 const redial = 50 * time.Millisecond
 
-// drive follows the wrapper until ctx ends or the stop is confirmed:
-// connect (again, after a dropped connection), then act on each message
-// as NextWorker decides.
-func (w *worker) drive(ctx context.Context, lifted <-chan struct{}) {
+// drive follows the wrapper until ctx ends: connect (again, after a
+// dropped connection), then act on each message as NextWorker decides.
+func (w *worker) drive(ctx context.Context) {
 	for ctx.Err() == nil {
 		conn, err := wrapper.Dial(ctx, w.control)
 		if err != nil {
-			if closed(w.mustStop) {
+			if w.wanted().stopping {
 				// No wrapper listens: none started yet (the kubelet
 				// starts the worker's container after the barrier lifts),
 				// or it exited. The agent cannot confirm what it cannot
 				// see; it restarts the Pod without.
-				close(w.unreachable)
-				return
+				w.stopDone(stopUnreachable)
 			}
 			select {
 			case <-ctx.Done():
@@ -133,17 +216,13 @@ func (w *worker) drive(ctx context.Context, lifted <-chan struct{}) {
 			}
 			continue
 		}
-		done := w.follow(ctx, conn, lifted)
+		w.follow(ctx, conn)
 		_ = conn.Close()
-		if done {
-			return
-		}
 	}
 }
 
-// follow serves one connection; it returns true once the stop is
-// confirmed.
-func (w *worker) follow(ctx context.Context, conn *wrapper.Conn, lifted <-chan struct{}) bool {
+// follow serves one connection until it ends or ctx does.
+func (w *worker) follow(ctx context.Context, conn *wrapper.Conn) {
 	messages := make(chan wrapper.Message)
 	ended := make(chan error, 1)
 	go func() {
@@ -161,48 +240,55 @@ func (w *worker) follow(ctx context.Context, conn *wrapper.Conn, lifted <-chan s
 		}
 	}()
 	view := WorkerView{}
-	var exitCode int
+	var exitCode, attempt int
 	for {
-		view.Lifted, view.MustStop = closed(lifted), closed(w.mustStop)
+		want := w.wanted()
+		view.Lifted, view.MustStop = want.lifted, want.stopping
+		view.RestartsInPlace = w.restartsInPlace != nil && w.restartsInPlace(exitCode)
 		var err error
 		switch NextWorker(view) {
 		case WorkerStart:
-			err, view.Asked = conn.Start(1), true
+			err, view.Asked = conn.Start(attempt+1), true
+			if attempt > 0 {
+				klog.InfoS("Starting the worker again in place", "attempt", attempt+1)
+			}
 		case WorkerStop:
 			err, view.Asked = conn.Stop(stopGrace), true
 			klog.InfoS("Stopping the worker through its wrapper", "grace", stopGrace)
 		case WorkerExit:
 			err, view.Asked = conn.Exit(exitCode), true
 			klog.InfoS("The worker ended on its own: its container exits with its code", "code", exitCode)
+		case WorkerRestart:
+			view.Reported = true
+			klog.InfoS("The worker ended on its own with a code that restarts it in place", "code", exitCode, "attempt", attempt)
+			select {
+			case w.exited <- exitCode:
+			default:
+			}
 		case WorkerStopped:
-			close(w.stopped)
-			return true
+			w.stopDone(stopConfirmed)
+			view.State = wrapper.StateStopped
+			continue
 		}
 		if err != nil {
-			return false
-		}
-		var wait <-chan struct{}
-		if !view.Lifted {
-			wait = lifted
-		} else if !view.MustStop {
-			wait = w.mustStop
+			return
 		}
 		select {
 		case <-ctx.Done():
-			return true
-		case <-wait:
+			return
+		case <-w.changed:
 		case err := <-ended:
 			if !errors.Is(err, context.Canceled) {
 				klog.V(2).InfoS("The connection to the worker's wrapper ended; connecting again", "err", err)
 			}
-			return false
+			return
 		case m := <-messages:
 			view.Asked = false
 			switch m.Type {
 			case wrapper.TypeState:
 				view.State = m.State
 			case wrapper.TypeStarted:
-				view.State = wrapper.StateRunning
+				view.State, view.Reported = wrapper.StateRunning, false
 			case wrapper.TypeExited:
 				view.State = wrapper.StateExited
 			case wrapper.TypeStopped:
@@ -210,19 +296,13 @@ func (w *worker) follow(ctx context.Context, conn *wrapper.Conn, lifted <-chan s
 			case wrapper.TypeError:
 				klog.InfoS("The worker's wrapper refused a word of the agent", "reason", m.Reason)
 			}
+			if m.Attempt != 0 || m.Type == wrapper.TypeState {
+				attempt = m.Attempt
+			}
 			if m.Code != nil {
 				exitCode = *m.Code
 			}
 		}
-	}
-}
-
-func closed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
 	}
 }
 
@@ -234,18 +314,19 @@ func (a *Agent) stopWorker() bool {
 	if a.worker == nil {
 		return false
 	}
-	close(a.worker.mustStop)
+	result := a.worker.requestStop()
 	limit := time.NewTimer(stopGrace + stopWait)
 	defer limit.Stop()
 	select {
-	case <-a.worker.stopped:
+	case r := <-result:
+		if r == stopUnreachable {
+			klog.InfoS("No worker wrapper listens: the stop cannot be confirmed", "control", a.worker.control)
+			return false
+		}
 		klog.InfoS("The worker's wrapper confirmed that nothing of the worker is left")
 		return true
-	case <-a.worker.unreachable:
-		klog.InfoS("No worker wrapper listens: restarting the Pod in place without confirming a stop", "control", a.worker.control)
-		return false
 	case <-limit.C:
-		klog.InfoS("The worker's wrapper did not confirm the stop in time: restarting the Pod in place without", "waited", stopGrace+stopWait)
+		klog.InfoS("The worker's wrapper did not confirm the stop in time", "waited", stopGrace+stopWait)
 		return false
 	}
 }

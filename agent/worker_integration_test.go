@@ -86,11 +86,12 @@ func (f *fakeWrapper) worker() wrapper.State {
 }
 
 var _ = Describe("Agent with a worker wrapper", func() {
-	It("stops its worker through the wrapper, and confirms it on its Pod, before it exits on a deprecation", func(ctx SpecContext) {
+	It("stops its worker through the wrapper, and confirms it on its Pod, before it exits on a deprecation (the Pod tier)", func(ctx SpecContext) {
 		c := env.Client
 		ns := framework.TestNamespace(ctx, c, "agent-wrapper")
 		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
 			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		js.Annotations = map[string]string{jobset.RestartTierKey: jobset.RestartTierPod}
 		Expect(c.Create(ctx, js)).To(Succeed())
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "trainer-workers-0-0", Namespace: ns,

@@ -155,6 +155,16 @@ const (
 // kubelet, which would otherwise report it, may be down.
 const WorkerStoppedAnnotation = "jobset.sigs.k8s.io/worker-stopped"
 
+// RestartTierAnnotation, on a JobSet, chooses how its agents restart a
+// worker that runs under the worker wrapper: RestartTierPod restarts
+// every container of the Pod (the agent exits with the restart code);
+// any other value, or none, restarts the worker's process in place, and
+// the agent survives (the process tier).
+const (
+	RestartTierAnnotation = "jobset.sigs.k8s.io/restart-tier"
+	RestartTierPod        = "pod"
+)
+
 // WorkerStopGraceSeconds is how long the wrapper waits after SIGTERM
 // before it kills what is left of the worker, when the agent stops it to
 // restart the Pod or to fence: the kubelet's own least grace.

@@ -79,6 +79,12 @@ const (
 	// only (the Pod tier). Without it, injection wraps every worker it can
 	// (docs/user-guide.md, "Which tier when").
 	WorkerWrapperKey = "jobset.sigs.k8s.io/worker-wrapper"
+	// RestartTierKey, set to RestartTierPod on a JobSet, has its agents
+	// restart every container of the Pod for a group restart even where
+	// the worker runs under the wrapper, whose agents otherwise restart
+	// the worker's process only (docs/controller.md, "The process tier").
+	RestartTierKey = agentspec.RestartTierAnnotation
+	RestartTierPod = agentspec.RestartTierPod
 	// GroupMemberFinalizer is on every live member of an InPlaceRestart
 	// JobSet's group (the controller adds it) until the controller has seen
 	// how the Pod ended. A worker deleted while it runs may exit 0 on

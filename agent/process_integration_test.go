@@ -1,0 +1,267 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fastjobset/jobset/agent"
+	"github.com/fastjobset/jobset/agent/wrapper"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/testing/framework"
+	"github.com/fastjobset/jobset/tools/testing/wrappers"
+)
+
+// runAsWrapper makes the test binary the worker wrapper when the process
+// tier's specs start it so: the real wrapper, in a process of its own,
+// whose reaping cannot touch the test's other children (etcd, the API
+// server).
+const runAsWrapper = "JOBSET_AGENT_TEST_RUN_WRAPPER"
+
+func init() {
+	if os.Getenv(runAsWrapper) == "1" {
+		os.Exit(wrapper.Main(os.Args[1:], os.Getenv, os.Stderr))
+	}
+}
+
+// lockedBuffer is the wrapper's stderr, read while it writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// realWrapper is a wrapper process running a worker that sleeps until it
+// is killed, then exits with the code in the file code.
+type realWrapper struct {
+	cmd     *exec.Cmd
+	stderr  lockedBuffer
+	dir     string
+	control string
+	exited  chan int
+}
+
+func startRealWrapper() *realWrapper {
+	// Under /tmp: a path under Bazel's test directory is longer than a
+	// Unix socket's name may be.
+	dir, err := os.MkdirTemp("/tmp", "jobset-process-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, dir)
+	w := &realWrapper{dir: dir, control: filepath.Join(dir, "control.sock"), exited: make(chan int, 1)}
+	Expect(os.WriteFile(w.file("code"), []byte("1"), 0o644)).To(Succeed())
+	self, err := os.Executable()
+	Expect(err).NotTo(HaveOccurred())
+	w.cmd = exec.Command(self, "-control="+w.control, "-cgroup=off", "-agent-wait=1m", "--",
+		"sh", "-c", `sleep 1000 & echo $! > "$0/sleep"; wait $!; exit "$(cat "$0/code")"`, dir)
+	w.cmd.Env = append(os.Environ(), runAsWrapper+"=1")
+	w.cmd.Stderr = &w.stderr
+	Expect(w.cmd.Start()).To(Succeed())
+	go func() {
+		_ = w.cmd.Wait()
+		w.exited <- w.cmd.ProcessState.ExitCode()
+	}()
+	DeferCleanup(func() {
+		if group := w.workerGroup(); group > 0 {
+			_ = syscall.Kill(-group, syscall.SIGKILL)
+		}
+		_ = w.cmd.Process.Kill()
+	})
+	Eventually(func() error { _, err := os.Stat(w.control); return err }).Should(Succeed())
+	return w
+}
+
+func (w *realWrapper) file(name string) string { return filepath.Join(w.dir, name) }
+
+// worker is the PID of the worker's shell, the wrapper's child, or 0.
+func (w *realWrapper) worker() int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 2 && fields[0] != "Z" && fields[1] == strconv.Itoa(w.cmd.Process.Pid) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// workerGroup is the worker's process group (its shell's PID), or 0.
+func (w *realWrapper) workerGroup() int { return w.worker() }
+
+// kill kills the worker's sleep: the worker exits with the code in code.
+func (w *realWrapper) kill(code int) {
+	Expect(os.WriteFile(w.file("code"), []byte(strconv.Itoa(code)), 0o644)).To(Succeed())
+	raw, err := os.ReadFile(w.file("sleep"))
+	Expect(err).NotTo(HaveOccurred())
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+}
+
+var _ = Describe("Agent in the process tier", func() {
+	var (
+		c       client.Client
+		ns      string
+		js      *jobset.JobSet
+		pod     *corev1.Pod
+		w       *realWrapper
+		a       *agent.Agent
+		exited  chan int
+		started = func(ctx context.Context, annotations map[string]string) {
+			c = env.Client
+			ns = framework.TestNamespace(ctx, c, "agent-process")
+			rj := wrappers.MakeReplicatedJob("workers").Obj()
+			spec := &rj.Template.Spec.Template.Spec
+			spec.InitContainers = []corev1.Container{{Name: agentspec.ContainerName, Image: "registry.k8s.io/pause:3.10",
+				RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways), RestartPolicyRules: sidecar.AgentRestartRules()}}
+			// The worker as injection leaves it: under the wrapper, with
+			// its rule (42 is a FailJob code of its podFailurePolicy).
+			spec.Containers[0].Command = []string{agentspec.WrapperBinary, "-control=" + agentspec.WrapperControl, "--", "train"}
+			spec.Containers[0].RestartPolicyRules = []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestartAllContainers,
+				ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0, 42}}}}
+			js = wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).ReplicatedJob(rj).Obj()
+			js.Annotations = annotations
+			Expect(c.Create(ctx, js)).To(Succeed())
+			pod = &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "trainer-workers-0-0", Namespace: ns,
+					Annotations: map[string]string{jobset.JobSetNameKey: "trainer"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}}},
+			}
+			Expect(c.Create(ctx, pod)).To(Succeed())
+
+			w = startRealWrapper()
+			environment := map[string]string{agentspec.EnvNamespace: ns, agentspec.EnvPodName: pod.Name,
+				agentspec.EnvJobSetName: "trainer", agentspec.EnvWrapperControl: w.control}
+			cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
+			Expect(err).NotTo(HaveOccurred())
+			listener, err := net.Listen("tcp", "127.0.0.1:0")
+			Expect(err).NotTo(HaveOccurred())
+			proxy := startProxy(env.Config)
+			DeferCleanup(proxy.close)
+			a = agent.New(cfg, proxy.client(), agent.WithListener(listener))
+			exited = make(chan int, 1)
+			runCtx, cancel := context.WithCancel(ctx)
+			DeferCleanup(cancel)
+			go func() { exited <- a.Run(runCtx) }()
+		}
+	)
+	setEpochs := func(ctx context.Context, synced, deprecated int32) {
+		Eventually(func() error {
+			fresh := &jobset.JobSet{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(js), fresh); err != nil {
+				return err
+			}
+			patch := client.MergeFrom(fresh.DeepCopy())
+			fresh.Status.SyncedEpoch, fresh.Status.DeprecatedEpoch = ptr.To(synced), ptr.To(deprecated)
+			return c.Status().Patch(ctx, fresh, patch)
+		}).Should(Succeed())
+	}
+	epoch := func(ctx context.Context) func() string {
+		return func() string {
+			fresh := &corev1.Pod{}
+			Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), fresh)).To(Succeed())
+			return fresh.Annotations[jobset.EpochKey]
+		}
+	}
+
+	It("restarts its worker's process on the worker's exit and on a deprecation, joining the next epoch without exiting", func(ctx SpecContext) {
+		started(ctx, nil)
+		By("its epoch synced, the agent starts the first attempt")
+		Eventually(epoch(ctx)).Should(Equal("1"))
+		Consistently(w.worker, 300*time.Millisecond).Should(BeZero())
+		setEpochs(ctx, 1, 0)
+		Eventually(w.worker).ShouldNot(BeZero())
+		first := w.worker()
+
+		By("the worker killed (137, a code its rule restarts in place): the agent stops what is left and joins epoch 2, its worker held")
+		w.kill(137)
+		Eventually(epoch(ctx)).Should(Equal("2"))
+		Expect(w.worker()).To(BeZero())
+		Consistently(w.worker, 300*time.Millisecond).Should(BeZero())
+		Expect(a.WorkerRestarts()).To(Equal(int32(1)))
+
+		By("epoch 2 synced: the wrapper starts attempt 2, and marks it in the log")
+		setEpochs(ctx, 2, 1)
+		Eventually(w.worker).ShouldNot(BeZero())
+		Expect(w.worker()).NotTo(Equal(first))
+		Expect(w.stderr.String()).To(ContainSubstring("starting attempt 2 of the worker (restarted in place by the agent)"))
+
+		By("epoch 2 deprecated by a peer's failure: the agent stops the worker and joins epoch 3")
+		second := w.worker()
+		setEpochs(ctx, 2, 2)
+		Eventually(epoch(ctx)).Should(Equal("3"))
+		Expect(w.worker()).To(BeZero())
+		Expect(a.WorkerRestarts()).To(Equal(int32(2)))
+		setEpochs(ctx, 3, 2)
+		Eventually(w.worker).ShouldNot(BeZero())
+		Expect(w.worker()).NotTo(Equal(second))
+		Expect(w.stderr.String()).To(ContainSubstring("starting attempt 3 of the worker"))
+
+		By("the worker exits with a FailJob code: the wrapper exits with it, for the kubelet and the Job to judge")
+		w.kill(42)
+		Eventually(w.exited).Should(Receive(Equal(42)))
+		Expect(epoch(ctx)()).To(Equal("3"))
+		Expect(exited).NotTo(Receive(), "the agent does not exit: the kubelet restarts no container on a FailJob code")
+	})
+
+	It("restarts the Pod in place when the JobSet asks for the Pod tier", func(ctx SpecContext) {
+		started(ctx, map[string]string{jobset.RestartTierKey: jobset.RestartTierPod})
+		Eventually(epoch(ctx)).Should(Equal("1"))
+		setEpochs(ctx, 1, 0)
+		Eventually(w.worker).ShouldNot(BeZero())
+		setEpochs(ctx, 1, 1)
+		Eventually(exited, 20*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+		Expect(w.worker()).To(BeZero())
+		Expect(epoch(ctx)()).To(Equal("1"))
+	})
+
+	It("escalates to the Pod tier when its wrapper is gone", func(ctx SpecContext) {
+		started(ctx, nil)
+		Eventually(epoch(ctx)).Should(Equal("1"))
+		setEpochs(ctx, 1, 0)
+		Eventually(w.worker).ShouldNot(BeZero())
+		worker := w.worker()
+		Expect(w.cmd.Process.Signal(syscall.SIGKILL)).To(Succeed())
+		// The container's end would take the worker with it.
+		Expect(syscall.Kill(-worker, syscall.SIGKILL)).To(Succeed())
+		Eventually(w.exited).Should(Receive())
+		setEpochs(ctx, 1, 1)
+		Eventually(exited, 20*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+		Expect(epoch(ctx)()).To(Equal("1"), "it joins no epoch without a confirmed stop")
+	})
+})
