@@ -49,9 +49,9 @@ const (
 	// code 42.
 	wrappedWorker = `{"name":"w","command":["` + agentspec.WrapperBinary + `","--","train"],"restartPolicyRules":[{"action":"RestartAllContainers","exitCodes":{"operator":"NotIn","values":[0,42]}}]}`
 	// wrappedIn restarts in place on 137 only.
-	wrappedIn = `{"name":"w","command":["` + agentspec.WrapperBinary + `","--","train"],"restartPolicyRules":[{"action":"RestartAllContainers","exitCodes":{"operator":"In","values":[137]}}]}`
-	plainWorker   = `{"name":"w","command":["train"],"restartPolicyRules":[{"action":"RestartAllContainers","exitCodes":{"operator":"NotIn","values":[0]}}]}`
-	noRules       = `{"name":"w","command":["` + agentspec.WrapperBinary + `","--","train"]}`
+	wrappedIn   = `{"name":"w","command":["` + agentspec.WrapperBinary + `","--","train"],"restartPolicyRules":[{"action":"RestartAllContainers","exitCodes":{"operator":"In","values":[137]}}]}`
+	plainWorker = `{"name":"w","command":["train"],"restartPolicyRules":[{"action":"RestartAllContainers","exitCodes":{"operator":"NotIn","values":[0]}}]}`
+	noRules     = `{"name":"w","command":["` + agentspec.WrapperBinary + `","--","train"]}`
 )
 
 func TestExitRestartsInPlace(t *testing.T) {
