@@ -62,7 +62,7 @@ var _ = Describe("In-place group restart", func() {
 	})
 
 	It("does the same for a JobSet that only asks for InPlaceRestart and agent injection", func(ctx context.Context) {
-		expectInPlaceGroupRestart(ctx, example(ns, "story1-injected.yaml"))
+		expectInPlaceGroupRestart(ctx, podTier(example(ns, "story1-injected.yaml")))
 	})
 
 	It("restarts the Pod of a crashed agent in place, and the group with it", func(ctx context.Context) {

@@ -377,7 +377,7 @@ const (
 // control plane), queued in localQueue. With readinessDelay, a worker is
 // Ready only that many seconds after each start.
 func kueueInPlaceJobSet(ns, name, localQueue string, readinessDelay int32) *jobset.JobSet {
-	js := example(ns, "story1-injected.yaml")
+	js := podTier(example(ns, "story1-injected.yaml"))
 	js.Name = name
 	js.Labels = map[string]string{kueueQueueNameKey: localQueue}
 	js.Spec.ReplicatedJobs[0].Replicas = 1

@@ -192,7 +192,7 @@ func startNodeScenario(ctx context.Context, ns, name, systemNode string, adjust 
 	// scheduler would then put both ranks on one node, which the specs
 	// cannot use.
 	waitForNodesSettled(ctx)
-	js := example(ns, "story1-injected.yaml")
+	js := podTier(example(ns, "story1-injected.yaml"))
 	js.Name = name
 	rj := &js.Spec.ReplicatedJobs[0]
 	rj.Replicas = 2

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
 // Story 1 with agent injection, whose worker names its command, runs each
@@ -31,8 +32,58 @@ var _ = Describe("Worker wrapper", Label("local-cluster"), func() {
 		ns = agentNamespace(ctx)
 	})
 
-	It("restarts story 1 in place under injected wrappers: after a worker killed, and after workers that ignore SIGTERM and leave strays, none of which outlives its attempt", func(ctx context.Context) {
+	It("restarts the worker's process in the process tier: a worker killed, the group re-syncs with every container's restartCount unchanged and every agent's process the same", func(ctx context.Context) {
 		js := example(ns, "story1-injected.yaml")
+		Expect(js.Annotations).NotTo(HaveKey(jobset.RestartTierKey), "the example runs the process tier by default")
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		before := waitForSyncedWorkers(ctx, js, 4)
+		agents := map[string]string{}
+		for name := range before {
+			agents[name] = containerID(getPod(ctx, ns, name), agentspec.ContainerName)
+			Expect(strings.Count(workerStarts(ctx, ns, name), "\n")).To(Equal(1), name)
+		}
+
+		epoch := syncedEpoch(ctx, js)
+		victim := anyPod(before)
+		killed := time.Now()
+		workerControl(ctx, ns, victim, "/sigkill", nil)
+		By("the group re-syncs at the next epoch, and every worker starts again in its running container")
+		Eventually(func() int32 { return syncedEpoch(ctx, js) }).Should(Equal(epoch + 1))
+		lastStart := time.Time{}
+		for name := range before {
+			var starts []string
+			Eventually(func() []string {
+				starts = strings.Fields(workerStarts(ctx, ns, name))
+				return starts
+			}).Should(HaveLen(4), "Pod %s: two starts, each a Pod UID and a time", name)
+			at, err := time.Parse(time.RFC3339Nano, starts[3])
+			Expect(err).NotTo(HaveOccurred())
+			if at.After(lastStart) {
+				lastStart = at
+			}
+		}
+		AddReportEntry("process tier: worker killed", ReportEntryVisibilityAlways,
+			fmt.Sprintf("process_tier_worker_killed_to_every_worker_started_s=%.2f", lastStart.Sub(killed).Seconds()))
+
+		By("no container restarted, the agents are the same processes, the Pods the same")
+		after := waitForSyncedWorkers(ctx, js, 4)
+		for name, b := range before {
+			a, ok := after[name]
+			Expect(ok).To(BeTrue(), "Pod %s was replaced", name)
+			Expect(a.uid).To(Equal(b.uid), "Pod %s was recreated", name)
+			Expect(a.restarts).To(Equal(b.restarts), "Pod %s: restartCounts", name)
+			Expect(containerID(getPod(ctx, ns, name), agentspec.ContainerName)).To(Equal(agents[name]), "Pod %s: the agent's container", name)
+		}
+		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)), "one group restart, counted once")
+		By("the agents tell their restarts in their logs, the wrapper in the worker's")
+		for name := range before {
+			Expect(containerLog(ctx, ns, name, agentspec.ContainerName)).To(ContainSubstring("The worker stopped; joining the next epoch"), name)
+			Expect(containerLog(ctx, ns, name, "worker")).To(ContainSubstring("jobset-wrapper: starting attempt 2 of the worker (restarted in place by the agent)"), name)
+		}
+	})
+
+	It("restarts story 1 in place under injected wrappers: after a worker killed, and after workers that ignore SIGTERM and leave strays, none of which outlives its attempt", func(ctx context.Context) {
+		js := podTier(example(ns, "story1-injected.yaml"))
 		Expect(k8sClient.Create(ctx, js)).To(Succeed())
 		before := waitForSyncedWorkers(ctx, js, 4)
 		By("every worker runs under the wrapper that injection installed")
@@ -114,6 +165,24 @@ var _ = Describe("Worker wrapper", Label("local-cluster"), func() {
 		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(2)), "two group restarts, each counted once")
 	})
 })
+
+// podTier has js restart its workers through their Pods' containers even
+// where the worker wrapper runs (the Pod tier), for specs of what the
+// kubelet's restart does.
+func podTier(js *jobset.JobSet) *jobset.JobSet {
+	if js.Annotations == nil {
+		js.Annotations = map[string]string{}
+	}
+	js.Annotations[jobset.RestartTierKey] = jobset.RestartTierPod
+	return js
+}
+
+// containerLog is the log of a Pod's container as it is now.
+func containerLog(ctx context.Context, ns, pod, container string) string {
+	out, err := clientset.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+	Expect(err).NotTo(HaveOccurred(), "the log of %s/%s", pod, container)
+	return string(out)
+}
 
 // followedLog is a container's log read as it is written, until the
 // container ends.
