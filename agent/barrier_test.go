@@ -39,3 +39,12 @@ func TestBarrierDropsAndLiftsAgain(t *testing.T) {
 		t.Fatalf("lifted again, the barrier answers %d", code)
 	}
 }
+
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
