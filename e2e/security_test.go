@@ -57,7 +57,7 @@ var _ = Describe("Security of injected agents", func() {
 		Expect(k8sClient.Update(ctx, &namespace)).To(Succeed())
 		Expect(manifest.Apply(ctx, k8sClient, agentRBAC, ns)).To(Succeed())
 
-		js := example(ns, "story1-injected.yaml")
+		js := podTier(example(ns, "story1-injected.yaml"))
 		worker := &js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
 		worker.SecurityContext = &corev1.SecurityContext{
 			RunAsNonRoot:             ptr.To(true),
