@@ -131,7 +131,7 @@ func (c *chart) imageValues() {
 	c.values.add("image.tag", tag, "Tag of the three images. Empty: the chart's appVersion, the release's tag.", stringSchema)
 	c.values.add("image.pullPolicy", "IfNotPresent", "Pull policy of the controller's and the webhook's images.",
 		map[string]any{"type": "string", "enum": []any{"Always", "IfNotPresent", "Never"}})
-	c.values.add("imagePullSecrets", []any{}, "Secrets the controller's and the webhook's Pods pull their images with, [{name: regcred}] say (not the agents': see " + version.Docs("webhooks.md#agent-injection") + ").", arraySchema)
+	c.values.add("imagePullSecrets", []any{}, "Secrets the controller's and the webhook's Pods pull their images with, [{name: regcred}] say (not the agents': see "+version.Docs("webhooks.md#agent-injection")+").", arraySchema)
 	for _, s := range sharedSettings {
 		c.values.add(s.path, s.def, s.doc, s.kind.schema())
 	}
