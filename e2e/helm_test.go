@@ -46,8 +46,8 @@ var _ = Describe("Helm", Serial, Label("helm"), func() {
 		DeferCleanup(func(ctx context.Context) {
 			By("applying install.yaml again")
 			Expect(manifest.Apply(ctx, k8sClient, runfiles.Path(os.Getenv("INSTALL_YAML")), "")).To(Succeed())
-			Eventually(func() error { return dryRunJobSet(ctx) }).Should(Succeed())
-		}, NodeTimeout(5*time.Minute))
+			waitForInstall(ctx)
+		}, NodeTimeout(10*time.Minute))
 
 		By("taking install.yaml's objects over")
 		helm("install", "jobset", chart, "--take-ownership", "--force-conflicts", "--wait", "--timeout", "5m")

@@ -41,14 +41,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -109,6 +113,16 @@ var _ = BeforeSuite(func(ctx context.Context) {
 
 	By("deploying " + install)
 	Expect(manifest.Apply(ctx, k8sClient, install, "")).To(Succeed())
+	waitForInstall(ctx)
+}, NodeTimeout(10*time.Minute))
+
+// waitForInstall returns once install.yaml's controller and webhook serve:
+// both Deployments available, the controller's lease held by one of its
+// Pods that runs now (not by a Pod of an installation since removed, whose
+// lease has yet to expire), and the webhook admitting a JobSet. The specs
+// that remove the installation wait for it again after reinstalling.
+func waitForInstall(ctx context.Context) {
+	GinkgoHelper()
 	for _, name := range []string{"jobset-controller", "jobset-webhook"} {
 		Eventually(func(g Gomega) {
 			var d appsv1.Deployment
@@ -116,9 +130,24 @@ var _ = BeforeSuite(func(ctx context.Context) {
 			g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1), fmt.Sprintf("%s not available", name))
 		}).Should(Succeed())
 	}
+	By("waiting until a running controller Pod leads")
+	Eventually(func(g Gomega) {
+		var lease coordinationv1.Lease
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "jobset-system", Name: "jobset-controller.jobset.x-k8s.io"}, &lease)).To(Succeed())
+		holder, _, _ := strings.Cut(ptr.Deref(lease.Spec.HolderIdentity, ""), "_")
+		var pods corev1.PodList
+		g.Expect(k8sClient.List(ctx, &pods, client.InNamespace("jobset-system"), client.MatchingLabels{"app.kubernetes.io/name": "jobset-controller"})).To(Succeed())
+		var running []string
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+				running = append(running, p.Name)
+			}
+		}
+		g.Expect(running).To(ContainElement(holder), "the lease is held by %q, which is no running controller Pod", holder)
+	}).Should(Succeed())
 	By("waiting until the webhook admits JobSets")
 	Eventually(func() error { return dryRunJobSet(ctx) }).Should(Succeed())
-}, NodeTimeout(10*time.Minute))
+}
 
 // dryRunJobSet asks for the admission of an InPlaceRestart JobSet, storing
 // nothing: it succeeds once the webhook serves.

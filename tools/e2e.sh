@@ -73,16 +73,22 @@ if $local_cluster && { [ "${JOBSET_E2E_MIGRATION:-}" = 1 ] || [[ "$target" == *m
 else
   not_asked+=(migration)
 fi
-# Helm, for the chart's spec: when asked for (JOBSET_E2E_HELM=1 or its
-# target); .bazelrc passes HELM to the test.
-if [ "${JOBSET_E2E_HELM:-}" = 1 ] || [[ "$target" == *:helm_* ]]; then
-  HELM=$(tools/helm/build.sh)
-  export HELM
+clients_default=0
+if $local_cluster && [ "$target" = //e2e:e2e_test ]; then clients_default=1; fi
+# Helm, for the chart's spec (install, upgrade, uninstall): the full suite
+# on the local cluster runs it (JOBSET_E2E_HELM=0 leaves it out, =1 asks
+# for it elsewhere), as does its target. The run builds Helm
+# (tools/helm/build.sh, cached; tools/test.sh has built it already for the
+# chart's tests, so --prepare, which runs beside that build, leaves it);
+# .bazelrc passes HELM to the test.
+if [ "${JOBSET_E2E_HELM:-$clients_default}" = 1 ] || [[ "$target" == *:helm_* ]]; then
+  if ! $prepare_only; then
+    HELM=$(tools/helm/build.sh)
+    export HELM
+  fi
 else
   not_asked+=(helm)
 fi
-clients_default=0
-if $local_cluster && [ "$target" = //e2e:e2e_test ]; then clients_default=1; fi
 if [ "${JOBSET_E2E_KUEUE:-$clients_default}" = 1 ] || [[ "$target" == *:kueue_* ]]; then
   peers+=("$(tools/peers/kueue.sh build)")
 else

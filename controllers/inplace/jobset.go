@@ -293,6 +293,10 @@ func WhyNotJoined(pod *corev1.Pod) string {
 	if i < 0 {
 		return "it has no agent sidecar"
 	}
+	if sign := sidecar.CommunityAgentSign(pod.Spec.InitContainers[i]); sign != "" {
+		return fmt.Sprintf("its agent is community JobSet's in-place restart agent (%s), which never joins this controller's groups: recreate the JobSet with this controller's agent (annotation %s: \"true\")",
+			sign, jobset.InjectAgentKey)
+	}
 	var agent *corev1.ContainerStatus
 	for j := range pod.Status.InitContainerStatuses {
 		if pod.Status.InitContainerStatuses[j].Name == pod.Spec.InitContainers[i].Name {

@@ -69,6 +69,9 @@ func TestStalledGather(t *testing.T) {
 	stopping.Labels = map[string]string{jobset.ReplicatedJobNameKey: "workers"}
 	stopping.DeletionTimestamp = &metav1.Time{Time: start}
 
+	communityAgentPod := agentPod("w-0", "", running)
+	communityAgentPod.Spec.InitContainers[0].Image = "registry.example.com/jobset/in-place-restart-agent:v0.12.0"
+
 	unheldMember := agentPod("w-0", "4", running)
 	unheldMember.Labels = map[string]string{jobset.ReplicatedJobNameKey: "workers"}
 
@@ -92,6 +95,9 @@ func TestStalledGather(t *testing.T) {
 		{"an agent that cannot write its Pod (RBAC)", restarting(),
 			[]*corev1.Pod{agentPod("w-0", "3", running)}, 1, start.Add(6 * time.Minute),
 			[]string{"w-0 (its agent runs but has not written its Pod's epoch: a 403"}, 0},
+		{"community JobSet's agent, in a JobSet admitted before ours replaced community's", restarting(),
+			[]*corev1.Pod{communityAgentPod}, 1, start.Add(6 * time.Minute),
+			[]string{"w-0 (its agent is community JobSet's in-place restart agent (its image is in-place-restart-agent)", `recreate the JobSet with this controller's agent (annotation jobset.sigs.k8s.io/inject-agent: "true")`}, 0},
 		{"an agent image that cannot be pulled", restarting(),
 			[]*corev1.Pod{agentPod("w-0", "", imagePull)}, 1, start.Add(6 * time.Minute),
 			[]string{"its agent is waiting: ImagePullBackOff: Back-off pulling image"}, 0},

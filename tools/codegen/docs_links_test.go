@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fastjobset/jobset/api/version"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 )
 
@@ -74,4 +76,53 @@ func hasAnchor(text, anchor string) bool {
 		}
 	}
 	return false
+}
+
+// TestGeneratedFilesLinkTheDocsURL: the comments and descriptions of what
+// a cluster user installs (the chart, the agent's manifests, monitoring)
+// link to the documentation at the release's docs URL, never to a
+// repository path they may not have, and each page and anchor linked
+// exists.
+func TestGeneratedFilesLinkTheDocsURL(t *testing.T) {
+	root, err := framework.SourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repoPath := regexp.MustCompile(`(^|[^/\w])(docs/[\w.-]+\.md)`)
+	link := regexp.MustCompile(regexp.QuoteMeta(version.DocsURL) + `([\w.-]+\.md)(#[\w-]+)?`)
+	checked := 0
+	for _, dir := range append(slices.Clone(generatedDirs), generatedTrees...) {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !slices.Contains([]string{".yaml", ".json", ".txt", ".tpl"}, filepath.Ext(path)) {
+				return err
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			checked++
+			rel, _ := filepath.Rel(root, path)
+			for _, m := range repoPath.FindAllStringSubmatch(string(src), -1) {
+				t.Errorf("%s names the repository path %s: link version.Docs(%q) (%s...) instead", rel, m[2], strings.TrimPrefix(m[2], "docs/"), version.DocsURL)
+			}
+			for _, m := range link.FindAllStringSubmatch(string(src), -1) {
+				page, anchor := m[1], strings.TrimPrefix(m[2], "#")
+				text, err := os.ReadFile(filepath.Join(root, "docs", page))
+				if err != nil {
+					t.Errorf("%s links to docs/%s, which does not exist", rel, page)
+					continue
+				}
+				if anchor != "" && !hasAnchor(string(text), anchor) {
+					t.Errorf("%s links to docs/%s#%s, and no heading of that page has that anchor", rel, page, anchor)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no generated manifest found")
+	}
 }

@@ -63,6 +63,34 @@ var _ = Describe("JobSet admission", func() {
 		))
 	})
 
+	It("rejects community JobSet's own agent, asked for injection or not, naming it and the fix", func() {
+		for _, inject := range []bool{false, true} {
+			js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
+				ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+			if inject {
+				js.Annotations = map[string]string{jobset.InjectAgentKey: "true"}
+			}
+			js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.InitContainers = []corev1.Container{{
+				Name:          "in-place-restart-agent",
+				Image:         "registry.example.com/jobset/in-place-restart-agent:v0.12.0",
+				RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
+				Env:           []corev1.EnvVar{{Name: "JOBSET_NAME", Value: "trainer"}, {Name: "POD_NAME", Value: "p"}},
+				RestartPolicyRules: []corev1.ContainerRestartRule{{
+					Action:    corev1.ContainerRestartRuleActionRestartAllContainers,
+					ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{1}},
+				}},
+			}}
+			err := k8sClient.Create(ctx, js)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+			Expect(err.Error()).To(And(
+				ContainSubstring("spec.replicatedJobs[0].template.spec.template.spec.initContainers[0]"),
+				ContainSubstring("community JobSet's in-place restart agent (its image is in-place-restart-agent)"),
+				ContainSubstring(`remove this container and annotate the JobSet jobset.sigs.k8s.io/inject-agent: "true"`),
+				ContainSubstring(version.Docs("user-guide.md#migrating-from-community-jobset")),
+				Not(ContainSubstring("NAMESPACE"))), "inject-agent %t", inject)
+		}
+	})
+
 	It("injects the agent into a JobSet that only asks for InPlaceRestart and the injection", func() {
 		js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).
 			Annotations(map[string]string{jobset.InjectAgentKey: "true"}).

@@ -97,6 +97,9 @@ const agentRuleFix = "{action: RestartAllContainers, exitCodes: {operator: NotIn
 // restartPolicy Always and a RestartAllContainers rule) and checks its
 // environment and that it never stops alone.
 func validateAgent(pod corev1.PodSpec, path *field.Path) field.ErrorList {
+	if err := validateNotCommunityAgent(pod, path); err != nil {
+		return field.ErrorList{err}
+	}
 	i := sidecar.Index(pod)
 	if i < 0 {
 		return field.ErrorList{field.Required(path.Child("initContainers"),
@@ -113,6 +116,34 @@ func validateAgent(pod corev1.PodSpec, path *field.Path) field.ErrorList {
 		}
 	}
 	return append(errs, validateAgentRules(c, cPath.Child("restartPolicyRules"))...)
+}
+
+// validateNotCommunityAgent rejects community JobSet's own agent, as the sidecar
+// that has our agent's shape or as the worker's wrapper (its
+// WORKER_COMMAND mode): its Pods would never join a group here, and the
+// checks of our agent's environment and rules would only send its user
+// fixing the wrong container.
+func validateNotCommunityAgent(pod corev1.PodSpec, path *field.Path) *field.Error {
+	what := "remove this container and annotate the JobSet " + jobset.InjectAgentKey + `: "true"`
+	if i := sidecar.Index(pod); i >= 0 {
+		if sign := sidecar.CommunityAgentSign(pod.InitContainers[i]); sign != "" {
+			return communityAgentError(path.Child("initContainers").Index(i), pod.InitContainers[i], sign, what)
+		}
+		return nil
+	}
+	for i, c := range pod.Containers {
+		if sign := sidecar.CommunityAgentSign(c); sign != "" {
+			return communityAgentError(path.Child("containers").Index(i), c, sign,
+				"run the worker's own command in this container, without community's agent, and annotate the JobSet "+jobset.InjectAgentKey+`: "true"`)
+		}
+	}
+	return nil
+}
+
+func communityAgentError(path *field.Path, c corev1.Container, sign, what string) *field.Error {
+	return field.Invalid(path, c.Image, fmt.Sprintf(
+		"runs community JobSet's in-place restart agent (%s), which this JobSet controller does not speak to: it waits for status.currentInPlaceRestartAttempt, which nothing here writes, so its Pod would never join a group restart; %s, and the webhook adds this controller's agent (or add it by hand); see %s",
+		sign, what, version.Docs("user-guide.md#migrating-from-community-jobset")))
 }
 
 // validateAgentRules: an agent that stops while its Pod lives must take

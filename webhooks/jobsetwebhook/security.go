@@ -47,8 +47,9 @@ func tokenWarnings(pod corev1.PodSpec, a int, path *field.Path) []string {
 	}
 	var warnings []string
 	if sa != agentspec.ServiceAccountName {
-		warnings = append(warnings, fmt.Sprintf("%s: the Pod runs as ServiceAccount %q, so its agent patches Pods with that identity, which the epoch-only admission policy does not cover (it is for ServiceAccounts named %q): its token could write any epoch of any Pod its Role lets it patch; use %q (agent/rbac/agent-rbac.yaml, see %s)",
-			path.Child("serviceAccountName"), sa, agentspec.ServiceAccountName, agentspec.ServiceAccountName, version.Docs("security.md")))
+		warnings = append(warnings, fmt.Sprintf("%s: the Pod runs as ServiceAccount %q, so its agent patches Pods with that identity, which the epoch-only admission policy does not cover (it is for ServiceAccounts named %q): its token could write any epoch of any Pod its Role lets it patch; use %q (the release's agent/agent-rbac.yaml: %s; see %s)",
+			path.Child("serviceAccountName"), sa, agentspec.ServiceAccountName, agentspec.ServiceAccountName,
+			version.Docs("user-guide.md#rbac-and-the-admission-policy"), version.Docs("security.md")))
 	}
 	agent := pod.InitContainers[a]
 	mounted := slices.ContainsFunc(agent.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == agentspec.TokenMountPath })

@@ -21,6 +21,7 @@ type options struct {
 	crd, controllerRBAC, webhookRBAC, webhookConfigs string
 	registry, tag                                    string
 	images                                           []string
+	plugins                                          []string
 	out                                              string
 }
 
@@ -28,6 +29,10 @@ type options struct {
 func write(o options) error {
 	if len(o.images) != 3 {
 		return fmt.Errorf("got %d -image flags, want the controller's, the webhook's and the agent's image tars", len(o.images))
+	}
+	plugins, err := pluginBinaries(o.plugins)
+	if err != nil {
+		return err
 	}
 	if entries, err := os.ReadDir(o.out); err == nil && len(entries) > 0 {
 		return fmt.Errorf("%s is not empty: give a new or empty folder, so that the release holds nothing else", o.out)
@@ -67,6 +72,9 @@ func write(o options) error {
 		return err
 	}
 	if err := writeSBOMs(filepath.Join(o.out, "sbom"), o.images); err != nil {
+		return err
+	}
+	if err := writePlugins(o.out, plugins); err != nil {
 		return err
 	}
 	return writeChecksums(o.out)

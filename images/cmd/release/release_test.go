@@ -50,6 +50,11 @@ func runRelease(t *testing.T, out string) ([]byte, error) {
 		name, value, _ := strings.Cut(f, "=")
 		args = append(args, name+"="+runfiles.Path(value))
 	}
+	// The plugin's cross builds are left to //images:release: fakes of
+	// them here, one per platform.
+	for _, p := range fakePlugins(t, t.TempDir(), pluginPlatforms...) {
+		args = append(args, "-plugin="+p)
+	}
 	cmd := exec.Command(runfiles.Path(*release), append(args, out)...)
 	cmd.Env = append(os.Environ(), "BUILD_WORKING_DIRECTORY=")
 	return cmd.CombinedOutput()
@@ -261,6 +266,48 @@ func TestReleaseFolder(t *testing.T) {
 		}
 		if !strings.Contains(read(t, filepath.Join(out, "sbom", "jobset-controller.spdx.json")), `"k8s.io/client-go"`) {
 			t.Error("the controller's SBOM does not name k8s.io/client-go")
+		}
+	})
+
+	t.Run("the folder holds what images/README.md lists", func(t *testing.T) {
+		entries, err := os.ReadDir(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range entries {
+			name := e.Name()
+			if e.IsDir() {
+				name += "/"
+			}
+			got = append(got, name)
+		}
+		want := []string{"SHA256SUMS", "agent/", "chart/", "install.yaml", "jobset-" + version.Version + ".tgz", "monitoring/", "plugin/", "sbom/"}
+		if !slices.Equal(got, want) {
+			t.Errorf("the release folder holds %v, want %v", got, want)
+		}
+	})
+
+	t.Run("kubectl plugin for linux and darwin, amd64 and arm64", func(t *testing.T) {
+		var want []string
+		for _, platform := range pluginPlatforms {
+			name := filepath.ToSlash(pluginFile(platform))
+			want = append(want, name)
+			info, err := os.Stat(filepath.Join(out, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.Mode().Perm()&0o111 == 0 {
+				t.Errorf("%s is not executable (%s)", name, info.Mode())
+			}
+			if got := read(t, filepath.Join(out, name)); got != string(fakeBinary(t, platform)) {
+				t.Errorf("%s is not the -plugin binary for %s", name, platform)
+			}
+		}
+		if got := listFiles(t, filepath.Join(out, "plugin")); !slices.Equal(got, []string{
+			"kubectl-jobset-darwin-amd64", "kubectl-jobset-darwin-arm64", "kubectl-jobset-linux-amd64", "kubectl-jobset-linux-arm64",
+		}) {
+			t.Errorf("plugin/ holds %v, want %v", got, want)
 		}
 	})
 

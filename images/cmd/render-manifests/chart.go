@@ -103,7 +103,7 @@ var groupDocs = map[string]string{
 	"image":                     "Where the images come from: <registry>/<name>:<tag>, as install.yaml names them.",
 	"controller":                "The controller's Deployment and flags (jobset-controller --help).",
 	"controller.image":          "The controller's image: repository (empty: <image.registry>/jobset-controller), and a digest that pins it.",
-	"controller.leaderElection": "Leader election among the controller's replicas: see docs/operations.md, Settings that matter.",
+	"controller.leaderElection": "Leader election among the controller's replicas: see " + version.Docs("operations.md#settings-that-matter") + ".",
 	"controller.kubeAPI":        "The controller's client of the API server.",
 	"webhook":                   "The admission webhook's Deployment and flags (jobset-webhook --help).",
 	"webhook.image":             "The webhook's image: repository (empty: <image.registry>/jobset-webhook), and a digest that pins it.",
@@ -112,11 +112,11 @@ var groupDocs = map[string]string{
 	"agent.image":               "The agent's image: repository (empty: <image.registry>/jobset-agent), and a digest that pins it.",
 	"tls":                       "TLS policy of the controller's and the webhook's servers (admission and metrics).",
 	"certManager":               "cert-manager provides the webhook's serving certificate and CA bundle instead of the webhook itself (cert-manager must be installed).",
-	"metrics":                   "Scraping and alerting: the metrics Services and the ClusterRole jobset-metrics-reader are always installed; see docs/operations.md, Metrics.",
+	"metrics":                   "Scraping and alerting: the metrics Services and the ClusterRole jobset-metrics-reader are always installed; see " + version.Docs("operations.md#metrics") + ".",
 	"metrics.serviceMonitor":    "A ServiceMonitor for the Prometheus Operator (its CRDs must be installed).",
 	"metrics.prometheusRule":    "The alerts of monitoring/prometheusrule.yaml as a PrometheusRule (Prometheus Operator).",
 	"metrics.grafanaDashboard":  "The dashboard of monitoring/grafana-dashboard.json in a ConfigMap, for Grafana's dashboard sidecar.",
-	"flowControl":               "API Priority and Fairness: the agents' own priority level, which queues their requests instead of answering 429 when thousands restart at once, and the controller's flow schema. See docs/operations.md for the sizing.",
+	"flowControl":               "API Priority and Fairness: the agents' own priority level, which queues their requests instead of answering 429 when thousands restart at once, and the controller's flow schema. Sizing: " + version.Docs("operations.md#api-priority-and-fairness") + ".",
 	"flowControl.agents":        "The agents' priority level (PriorityLevelConfiguration jobset-agents).",
 }
 
@@ -131,7 +131,7 @@ func (c *chart) imageValues() {
 	c.values.add("image.tag", tag, "Tag of the three images. Empty: the chart's appVersion, the release's tag.", stringSchema)
 	c.values.add("image.pullPolicy", "IfNotPresent", "Pull policy of the controller's and the webhook's images.",
 		map[string]any{"type": "string", "enum": []any{"Always", "IfNotPresent", "Never"}})
-	c.values.add("imagePullSecrets", []any{}, "Secrets the controller's and the webhook's Pods pull their images with, [{name: regcred}] say (not the agents': see docs/webhooks.md).", arraySchema)
+	c.values.add("imagePullSecrets", []any{}, "Secrets the controller's and the webhook's Pods pull their images with, [{name: regcred}] say (not the agents': see "+version.Docs("webhooks.md#agent-injection")+").", arraySchema)
 	for _, s := range sharedSettings {
 		c.values.add(s.path, s.def, s.doc, s.kind.schema())
 	}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fastjobset/jobset/api/version"
 	"github.com/fastjobset/jobset/images/internal/oci"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 )
@@ -267,5 +268,32 @@ func TestInstallIsHighlyAvailable(t *testing.T) {
 		if lease-renew < 500*time.Millisecond || float64(renew) <= 1.2*float64(retry) {
 			t.Errorf("unsafe lease: duration %s, renew deadline %s, retry %s", lease, renew, retry)
 		}
+	}
+}
+
+// TestInstallHeaderLinksTheDocs: install.yaml's header, read by whoever
+// applies a release, names the release's files and the docs URL, not
+// paths of the repository.
+func TestInstallHeaderLinksTheDocs(t *testing.T) {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := installInputs{
+		CRD:            filepath.Join(root, "api/crd/jobset.x-k8s.io_jobsets.yaml"),
+		ControllerRBAC: filepath.Join(root, "controllers/rbac/role.yaml"),
+		WebhookRBAC:    filepath.Join(root, "webhooks/rbac/role.yaml"),
+		WebhookConfigs: filepath.Join(root, "webhooks/manifests/manifests.yaml"),
+	}
+	var b bytes.Buffer
+	if err := writeInstall(&b, in, images{}); err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := strings.Cut(b.String(), "---\n")
+	if strings.Contains(header, "agent/rbac/") {
+		t.Errorf("install.yaml's header names the repository path agent/rbac/:\n%s", header)
+	}
+	if want := version.Docs("user-guide.md#rbac-and-the-admission-policy"); !strings.Contains(header, want) {
+		t.Errorf("install.yaml's header does not link %s:\n%s", want, header)
 	}
 }

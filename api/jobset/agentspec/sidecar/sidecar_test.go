@@ -148,3 +148,22 @@ func TestAgentSecurityContextIsRestricted(t *testing.T) {
 		t.Errorf("readOnlyRootFilesystem must be true")
 	}
 }
+
+func TestCommunityAgentSign(t *testing.T) {
+	cases := []struct {
+		c    corev1.Container
+		want string
+	}{
+		{corev1.Container{Image: "registry.k8s.io/jobset/in-place-restart-agent:v0.12.0@sha256:0123"}, "its image is in-place-restart-agent"},
+		{corev1.Container{Image: "localhost:5000/in-place-restart-agent"}, "its image is in-place-restart-agent"},
+		{corev1.Container{Image: "team/agent:1", Env: []corev1.EnvVar{{Name: "POD_NAME"}, {Name: "STARTUP_PROBE_PORT", Value: "8081"}}},
+			"it sets STARTUP_PROBE_PORT, which only that agent reads"},
+		{Container(Options{Image: "ghcr.io/fastjobset/jobset-agent:v0.1.0"}), ""},
+		{corev1.Container{Image: "localhost:5000/in-place-restart-agent-fork:1"}, ""},
+	}
+	for _, tc := range cases {
+		if got := CommunityAgentSign(tc.c); got != tc.want {
+			t.Errorf("CommunityAgentSign(%s, env %v) = %q, want %q", tc.c.Image, tc.c.Env, got, tc.want)
+		}
+	}
+}
