@@ -18,6 +18,13 @@ func RestartStartedNote(restart int32, trigger string, deprecated int32) string 
 	return fmt.Sprintf("in-place group restart %d started: %s; every Pod at epoch %d or below restarts in place", restart, trigger, deprecated)
 }
 
+// FencedRestartStartedNote says that a group restart started that only
+// fences caused, which counts toward no budget (fenced is how many such
+// restarts the JobSet had, this one included).
+func FencedRestartStartedNote(fenced int32, trigger string, deprecated int32) string {
+	return fmt.Sprintf("in-place group restart after a fence (%d so far, not counted toward maxRestarts) started: %s; every Pod at epoch %d or below restarts in place", fenced, trigger, deprecated)
+}
+
 // RestartCompletedNote says that group restart number restart completed
 // at epoch synced; RestartCompletedInNote says how long it took too, when
 // its start is known.

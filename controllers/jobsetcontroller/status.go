@@ -169,7 +169,12 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 	if d.Deprecated != s.Deprecated {
 		js.Status.DeprecatedEpoch = ptr.To(d.Deprecated)
 	}
-	if d.RestartStarted {
+	if d.RestartStarted && d.Fenced {
+		js.Status.FencedInPlaceRestarts++
+		note := inplace.FencedRestartStartedNote(js.Status.FencedInPlaceRestarts, d.Trigger, d.Deprecated)
+		u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonFencedRestartStarted, note)
+		u.event(corev1.EventTypeWarning, jobset.ReasonFencedRestartStarted, "RestartInPlace", note)
+	} else if d.RestartStarted {
 		js.Status.InPlaceRestarts++
 		note := inplace.RestartStartedNote(js.Status.InPlaceRestarts, d.Trigger, d.Deprecated)
 		u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonInPlaceRestartStarted, note)
