@@ -25,6 +25,12 @@ func FencedRestartStartedNote(fenced int32, trigger string, deprecated int32) st
 	return fmt.Sprintf("in-place group restart after a fence (%d so far, not counted toward maxRestarts) started: %s; every Pod at epoch %d or below restarts in place", fenced, trigger, deprecated)
 }
 
+// FencedRestartCompletedNote says that a group restart that only fences
+// caused (the fenced-th) completed at epoch synced.
+func FencedRestartCompletedNote(fenced, synced int32) string {
+	return fmt.Sprintf("in-place group restart after a fence (%d so far, not counted toward maxRestarts) completed: every live Pod joined epoch %d", fenced, synced)
+}
+
 // RestartCompletedNote says that group restart number restart completed
 // at epoch synced; RestartCompletedInNote says how long it took too, when
 // its start is known.

@@ -186,10 +186,18 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 		if d.RestartCompleted {
 			// Its duration is known when its start was recorded by an
 			// earlier reconcile.
+			started := meta.FindStatusCondition(u.original.Status.Conditions, string(jobset.JobSetInPlaceRestarting))
+			fenced := d.Fenced || started != nil && started.Reason == jobset.ReasonFencedRestartStarted
 			note := inplace.RestartCompletedNote(js.Status.InPlaceRestarts, d.Synced)
-			if started := meta.FindStatusCondition(u.original.Status.Conditions, string(jobset.JobSetInPlaceRestarting)); started != nil && started.Status == metav1.ConditionTrue {
+			if fenced {
+				note = inplace.FencedRestartCompletedNote(js.Status.FencedInPlaceRestarts, d.Synced)
+			}
+			if started != nil && started.Status == metav1.ConditionTrue {
 				took := u.now.Sub(started.LastTransitionTime.Time)
 				note = inplace.RestartCompletedInNote(js.Status.InPlaceRestarts, took, d.Synced)
+				if fenced {
+					note = inplace.FencedRestartCompletedNote(js.Status.FencedInPlaceRestarts, d.Synced) + fmt.Sprintf(" (in %.1fs)", took.Seconds())
+				}
 				u.recorded = append(u.recorded, func() { metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds()) })
 			}
 			u.markSynced(jobset.ReasonInPlaceRestartCompleted, note)

@@ -1056,6 +1056,8 @@ var _ = Describe("In-place restart", func() {
 		Expect(got.Status.FencedInPlaceRestarts).To(BeEquivalentTo(3))
 		Expect(eventReasons(ctx, js)).NotTo(ContainElement(jobset.ReasonInPlaceRestartStarted))
 		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobset.ReasonFencedRestartStarted))
+		Eventually(func() []string { return eventNotes(ctx, js) }).Should(ContainElement(
+			HavePrefix("in-place group restart after a fence (3 so far, not counted toward maxRestarts) completed: every live Pod joined epoch 4")))
 		for _, pod := range pods {
 			p := &corev1.Pod{}
 			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), p)).To(Succeed())
