@@ -262,7 +262,12 @@ func Decide(s Snapshot) Decision {
 		if joined := livePodAt(s.Pods, maxEpoch, s.Synced, false); joined != "" {
 			failedInPlace = joined
 			trigger = fmt.Sprintf("Pod %s joined epoch %d", joined, maxEpoch)
-		} else if fenced := livePodAt(s.Pods, maxEpoch, s.Synced, true); fenced != "" {
+		} else if fenced, left := livePodAt(s.Pods, maxEpoch, s.Synced, true), leftAt(s.Pods, s.Synced); fenced != "" && left != "" {
+			// A member deleted while its worker ran is a fault of the
+			// group's own, which its lost index would otherwise count
+			// only once no restart is in progress.
+			trigger = fmt.Sprintf("Pod %s joined epoch %d after its agent fenced at epoch %d, and Pod %s was deleted while its worker ran", fenced, maxEpoch, s.Synced, left)
+		} else if fenced != "" {
 			d.Deprecated, d.RestartStarted, d.Fenced = s.Synced, true, true
 			d.Trigger = fmt.Sprintf("Pod %s joined epoch %d after its agent fenced at epoch %d (out of contact with the API server)", fenced, maxEpoch, s.Synced)
 			return d
@@ -322,6 +327,17 @@ func (p Pod) at(e int32) bool {
 func livePodAt(pods []Pod, epoch, synced int32, fenced bool) string {
 	for _, p := range pods {
 		if p.live() && p.at(epoch) && p.fencedAt(synced) == fenced {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// leftAt names the first Pod at epoch that left while its worker ran
+// (Pod.Left), "" if none.
+func leftAt(pods []Pod, epoch int32) string {
+	for _, p := range pods {
+		if p.Left && p.at(epoch) {
 			return p.Name
 		}
 	}

@@ -50,6 +50,12 @@ func TestDecideFencedRestarts(t *testing.T) {
 				Pods: with(fencedAt(at("2", "1", "1"), 0, "1"), 1, func(p *Pod) { p.Failed = true })},
 			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Trigger: "Pod w-1 failed"},
 		},
+		"a fenced Pod and a member deleted while its worker ran, which exited 0: counted": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 3, MaxRestarts: 3,
+				Pods: with(fencedAt(at("2", "1", "1"), 0, "1"), 1, func(p *Pod) { p.Epoch, p.Succeeded, p.Deleting, p.Left = "1", true, true, true })},
+			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true,
+				Trigger: "Pod w-0 joined epoch 2 after its agent fenced at epoch 1, and Pod w-1 was deleted while its worker ran"},
+		},
 		"a fenced Pod and a member being deleted: counted": {
 			snapshot: Snapshot{Synced: 1, ExpectedPods: 3, MaxRestarts: 3,
 				Pods: with(fencedAt(at("2", "1", "1"), 0, "1"), 1, func(p *Pod) { p.Deleting = true })},
