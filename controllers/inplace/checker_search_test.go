@@ -300,6 +300,8 @@ func (s *state) code(c *codec) {
 		c.int8(&p.viewDeprecated, epochBits)
 		c.bool(&p.lost)
 		c.bool(&p.fenced)
+		c.bool(&p.fenceKept)
+		c.bool(&p.fenceRecorded)
 		c.int8(&s.signs[i], epochBits)
 		c.bool(&v.exists)
 		c.int8(&v.slot, 2)
@@ -309,6 +311,7 @@ func (s *state) code(c *codec) {
 		c.int8(&v.annotation, epochBits)
 		c.bool(&v.signal)
 		c.bool(&v.held)
+		c.bool(&v.fenced)
 		c.nextWord()
 	}
 	for slot := range slots {
@@ -330,6 +333,15 @@ func (s *state) code(c *codec) {
 	c.int8(&s.failures, 3)
 	c.int8(&s.disruptions, 3)
 	c.bool(&s.disrupted)
+	for i := range maxObjects {
+		b := s.fencedOut&(1<<i) != 0
+		c.bool(&b)
+		if b {
+			s.fencedOut |= 1 << i
+		}
+	}
+	c.int8(&s.faulted, 3)
+	c.int8(&s.forgiven, 2)
 }
 
 // epochBits bounds the epochs the model reaches.
