@@ -257,17 +257,20 @@ func Decide(s Snapshot) Decision {
 	}
 	// A Pod that joined S+1 after its own fence is no failure; any other
 	// cause beside it is, and counts the restart.
-	trigger, failedInPlace := failureTrigger(s.Pods, s.Synced)
-	if trigger == "" && maxEpoch > s.Synced {
-		if joined := livePodAt(s.Pods, maxEpoch, s.Synced, false); joined != "" {
-			failedInPlace = joined
-			trigger = fmt.Sprintf("Pod %s joined epoch %d", joined, maxEpoch)
-		} else if fenced, left := livePodAt(s.Pods, maxEpoch, s.Synced, true), leftAt(s.Pods, s.Synced); fenced != "" && left != "" {
+	trigger, failedInPlace := "", ""
+	if joined := livePodAt(s.Pods, maxEpoch, s.Synced, false); maxEpoch > s.Synced && joined != "" {
+		failedInPlace = joined
+		trigger = fmt.Sprintf("Pod %s joined epoch %d", joined, maxEpoch)
+	} else {
+		trigger, failedInPlace = failureTrigger(s.Pods, s.Synced)
+	}
+	if fenced := livePodAt(s.Pods, maxEpoch, s.Synced, true); trigger == "" && maxEpoch > s.Synced && fenced != "" {
+		if left := leftAt(s.Pods, s.Synced); left != "" {
 			// A member deleted while its worker ran is a fault of the
 			// group's own, which its lost index would otherwise count
 			// only once no restart is in progress.
 			trigger = fmt.Sprintf("Pod %s joined epoch %d after its agent fenced at epoch %d, and Pod %s was deleted while its worker ran", fenced, maxEpoch, s.Synced, left)
-		} else if fenced != "" {
+		} else {
 			d.Deprecated, d.RestartStarted, d.Fenced = s.Synced, true, true
 			d.Trigger = fmt.Sprintf("Pod %s joined epoch %d after its agent fenced at epoch %d (out of contact with the API server)", fenced, maxEpoch, s.Synced)
 			return d
