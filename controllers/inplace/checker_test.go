@@ -970,7 +970,7 @@ func visibleFault(s state, fresh [maxObjects]cached) *violation {
 	default:
 		return nil
 	}
-	return violated("budget: a fence hid a failure", "a group restart starts uncounted, as if only fences caused it, but %s shows the fault of its own that disrupted the synced group", s.pods[i].name())
+	return violated("budget: a fence hid a failure", "a group restart starts uncounted, as if only fences caused it, but Pod object %d shows the fault of its own that disrupted the synced group (or is gone)", i)
 }
 
 func overCounted(s state) *violation {

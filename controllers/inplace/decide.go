@@ -270,6 +270,10 @@ func Decide(s Snapshot) Decision {
 			// group's own, which its lost index would otherwise count
 			// only once no restart is in progress.
 			trigger = fmt.Sprintf("Pod %s joined epoch %d after its agent fenced at epoch %d, and Pod %s was deleted while its worker ran", fenced, maxEpoch, s.Synced, left)
+		} else if missing := s.ExpectedPods - membersOrFenced(s.Pods, s.Synced); missing > 0 {
+			// A fence keeps its Pod: a member gone (replaced, its failed
+			// Pod collected) is a fault of the group's own.
+			trigger = fmt.Sprintf("Pod %s joined epoch %d after its agent fenced at epoch %d, and %d member(s) of epoch %d are gone", fenced, maxEpoch, s.Synced, missing, s.Synced)
 		} else {
 			d.Deprecated, d.RestartStarted, d.Fenced = s.Synced, true, true
 			d.Trigger = fmt.Sprintf("Pod %s joined epoch %d after its agent fenced at epoch %d (out of contact with the API server)", fenced, maxEpoch, s.Synced)
@@ -345,6 +349,19 @@ func leftAt(pods []Pod, epoch int32) string {
 		}
 	}
 	return ""
+}
+
+// membersOrFenced counts the live Pods still at epoch synced and those that
+// joined the next one after their agent fenced at synced: the members of
+// the synced group that no fault of their own took away.
+func membersOrFenced(pods []Pod, synced int32) int32 {
+	var n int32
+	for _, p := range pods {
+		if p.live() && (p.at(synced) || p.at(synced+1) && p.fencedAt(synced)) {
+			n++
+		}
+	}
+	return n
 }
 
 // allFencedAt: every live Pod at epoch joined it after its agent fenced at

@@ -56,6 +56,12 @@ func TestDecideFencedRestarts(t *testing.T) {
 			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true,
 				Trigger: "Pod w-0 joined epoch 2 after its agent fenced at epoch 1, and Pod w-1 was deleted while its worker ran"},
 		},
+		"a fenced Pod and a member replaced, its failed Pod gone: counted": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 3, MaxRestarts: 3,
+				Pods: append(fencedAt(at("2", "1"), 0, "1"), Pod{Name: "w-2b", Index: "2"})},
+			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true,
+				Trigger: "Pod w-0 joined epoch 2 after its agent fenced at epoch 1, and 1 member(s) of epoch 1 are gone"},
+		},
 		"a fenced Pod and a member being deleted: counted": {
 			snapshot: Snapshot{Synced: 1, ExpectedPods: 3, MaxRestarts: 3,
 				Pods: with(fencedAt(at("2", "1", "1"), 0, "1"), 1, func(p *Pod) { p.Deleting = true })},
