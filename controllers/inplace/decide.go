@@ -351,13 +351,15 @@ func leftAt(pods []Pod, epoch int32) string {
 	return ""
 }
 
-// membersOrFenced counts the live Pods still at epoch synced and those that
-// joined the next one after their agent fenced at synced: the members of
-// the synced group that no fault of their own took away.
+// membersOrFenced counts the live Pods still at epoch synced, those that
+// finished their work there (their Job may not count the index complete
+// yet), and those that joined the next one after their agent fenced at
+// synced: the members of the synced group that no fault of their own took
+// away.
 func membersOrFenced(pods []Pod, synced int32) int32 {
 	var n int32
 	for _, p := range pods {
-		if p.live() && (p.at(synced) || p.at(synced+1) && p.fencedAt(synced)) {
+		if p.live() && (p.at(synced) || p.at(synced+1) && p.fencedAt(synced)) || p.Succeeded && !p.Left && p.at(synced) {
 			n++
 		}
 	}

@@ -62,6 +62,12 @@ func TestDecideFencedRestarts(t *testing.T) {
 			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true,
 				Trigger: "Pod w-0 joined epoch 2 after its agent fenced at epoch 1, and 1 member(s) of epoch 1 are gone"},
 		},
+		"a fenced Pod and a member that finished its work, its index not yet counted complete: uncounted": {
+			snapshot: Snapshot{Synced: 1, ExpectedPods: 3, MaxRestarts: 3,
+				Pods: with(fencedAt(at("2", "1", "1"), 0, "1"), 1, func(p *Pod) { p.Succeeded = true })},
+			want: Decision{Synced: 1, Deprecated: 1, RestartStarted: true, Fenced: true,
+				Trigger: "Pod w-0 joined epoch 2 after its agent fenced at epoch 1 (out of contact with the API server)"},
+		},
 		"a fenced Pod and a member being deleted: counted": {
 			snapshot: Snapshot{Synced: 1, ExpectedPods: 3, MaxRestarts: 3,
 				Pods: with(fencedAt(at("2", "1", "1"), 0, "1"), 1, func(p *Pod) { p.Deleting = true })},
