@@ -67,6 +67,11 @@ type Agent struct {
 	escalated                    bool
 	// tierView is what the process tier reads of the JobSet.
 	tierView tierView
+
+	// fenced is the epoch this Pod's last agent fenced at, to write with
+	// the next join (fence_record.go); used by the goroutine that joins,
+	// and by the fence once that one has stopped.
+	fenced fenceRecord
 }
 
 // tierView is what the process tier reads of the JobSet: whether it asks
@@ -124,6 +129,9 @@ func New(cfg Config, api *kubeclient.Client, opts ...Option) *Agent {
 		kept = &promises{clock: bootClock, until: bootClock() + promiseFor}
 	}
 	a.promises = kept
+	if a.fenced, err = loadFenceRecord(cfg.StateDir); err != nil {
+		klog.ErrorS(err, "Ignoring the fence an earlier agent of this Pod recorded: the group restart it caused may count against maxRestarts")
+	}
 	for _, opt := range opts {
 		opt(a)
 	}
@@ -184,7 +192,11 @@ func (a *Agent) Run(ctx context.Context) int {
 		return a.cfg.RestartExitCode
 	case fenced.Load():
 		// Out of contact: the stop cannot be confirmed, and need not be
-		// (the controller's bound covers a silent agent).
+		// (the controller's bound covers a silent agent). The next agent
+		// of the Pod tells the controller it was a fence.
+		if err := a.fenced.save(a.epoch.Load()); err != nil {
+			klog.ErrorS(err, "Cannot record the fence for the next agent of this Pod: the group restart it causes may count against maxRestarts", "epoch", a.epoch.Load())
+		}
 		a.stopWorker()
 		return a.cfg.RestartExitCode
 	}
@@ -438,6 +450,10 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 	}
 	a.barrier.hold("joining epoch %d: writing the Pod's %s annotation", e, agentspec.EpochAnnotation)
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, agentspec.EpochAnnotation, agentspec.FormatEpoch(e))
+	fenced := a.fenced.annotationFor(e)
+	if fenced != "" {
+		patch = fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q,%q:%q}}}`, agentspec.EpochAnnotation, agentspec.FormatEpoch(e), agentspec.FencedAnnotation, fenced)
+	}
 	for ctx.Err() == nil {
 		sentAt := a.contact.now()
 		err := a.api.MergePatch(ctx, pods, a.cfg.Namespace, a.cfg.PodName, patch)
@@ -446,10 +462,17 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 			a.backoff.reset()
 			a.denials.reset()
 			a.epoch.Store(e)
-			klog.InfoS("Joined epoch", "epoch", e)
+			klog.InfoS("Joined epoch", "epoch", e, "fencedAt", fenced)
+			a.forgetFence()
 			return true, nil
 		}
 		if kubeclient.IsDenied(err) {
+			if fenced != "" {
+				// The next join goes without it: a join must not wait on
+				// how the last restart is counted.
+				klog.InfoS("Writing the fence record with the join was denied: joining without it", "epoch", e, "fencedAt", fenced, "err", err)
+				a.forgetFence()
+			}
 			// Its own backoff: every read of the JobSet resets the other
 			// one, and a denial that lasts (RBAC missing) must not turn
 			// into a read and a write every few milliseconds.
@@ -460,6 +483,13 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 		_ = a.backoff.wait(ctx, err)
 	}
 	return false, nil
+}
+
+// forgetFence drops the fence record once a join wrote it or could not.
+func (a *Agent) forgetFence() {
+	if err := a.fenced.clear(); err != nil {
+		klog.ErrorS(err, "Cannot remove the fence record from the Pod's state directory")
+	}
 }
 
 // setRewatch records how to end the watch being opened.

@@ -182,6 +182,42 @@ var _ = Describe("Agent", func() {
 		Eventually(r.exited, 10*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
 	})
 
+	// A fence is the platform's doing: the Pod's next agent says so with
+	// its join, and the controller counts the group restart against no
+	// budget.
+	It("records its fence in the Pod's state directory, and the Pod's next agent writes it with its join of the next epoch, once", func() {
+		stateDir := GinkgoT().TempDir()
+		env := map[string]string{agentspec.EnvFenceAfterSeconds: "2", agentspec.EnvStateDir: stateDir}
+		r := startWith(env)
+		Eventually(podEpoch).Should(Equal("1"))
+		setEpochs(1, 0)
+		Eventually(barrier(r)).Should(HavePrefix("200"))
+		proxy.cutOff()
+		Eventually(r.exited, 10*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+
+		By("the Pod restarted in place, back in contact: the next agent joins epoch 2 with the record")
+		proxy.reconnect()
+		next := startWith(env)
+		podAnnotations := func() map[string]string {
+			fresh := &corev1.Pod{}
+			Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), fresh)).To(Succeed())
+			return fresh.Annotations
+		}
+		Eventually(podAnnotations).Should(And(HaveKeyWithValue(jobset.EpochKey, "2"), HaveKeyWithValue(agentspec.FencedAnnotation, "1")))
+
+		By("a later restart, no fence: the agent after it writes no record")
+		setEpochs(2, 1)
+		Eventually(barrier(next)).Should(HavePrefix("200"))
+		setEpochs(2, 2)
+		Eventually(next.exited).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+		Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		delete(pod.Annotations, agentspec.FencedAnnotation)
+		Expect(c.Update(ctx, pod)).To(Succeed())
+		startWith(env)
+		Eventually(podAnnotations).Should(HaveKeyWithValue(jobset.EpochKey, "3"))
+		Expect(podAnnotations()).NotTo(HaveKey(agentspec.FencedAnnotation))
+	})
+
 	// Kept as it is, the epoch would lift the barrier once the node came
 	// back and the agent saw it synced, by a group that replaced the Pod
 	// meanwhile; the admission policy refuses an epoch to a Pod marked

@@ -272,6 +272,33 @@ var _ = Describe("The epoch-only admission policy, with real bound ServiceAccoun
 		}
 	})
 
+	// The controller counts a group restart that nothing but fences caused
+	// against no budget (docs/controller.md, "A fence that fires anyway"):
+	// the record must come with the join after the epoch it names, and
+	// name the epoch the Pod showed, so that no record is written ahead of
+	// a failure.
+	It("lets an agent record its fence only with its join of the next epoch, naming the epoch its Pod showed", func(ctx context.Context) {
+		joinFenced := func(epoch, fenced string) string {
+			return fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:%q}}}`, jobset.EpochKey, epoch, agentspec.FencedAnnotation, fenced)
+		}
+		Expect(mergePatch(ctx, asOwn, own, epochPatch("5"))).To(Succeed())
+
+		Expect(mergePatch(ctx, asOwn, own, fmt.Sprintf(`{"metadata":{"annotations":{%q:"5"}}}`, agentspec.FencedAnnotation))).
+			To(ruleDenial("fenced-value"), "a record alone, ahead of a join")
+		Expect(mergePatch(ctx, asOwn, own, joinFenced("6", "4"))).
+			To(And(ruleDenial("fenced-value"), MatchError(ContainSubstring(`shows (5), not "4"`))), "an older epoch")
+		Expect(mergePatch(ctx, asOwn, own, joinFenced("6", "6"))).To(ruleDenial("fenced-value"), "the epoch it joins")
+		Expect(mergePatch(ctx, asOwn, own, joinFenced("5", "5"))).To(ruleDenial("fenced-value"), "with the epoch it shows, written again")
+		Expect(mergePatch(ctx, asOwn, other, joinFenced("6", "5"))).To(ruleDenial("own-pod"))
+		Expect(mergePatch(ctx, asOwn, own, joinFenced("6", "5"))).To(Succeed())
+		Expect(mergePatch(ctx, asOwn, own, fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, agentspec.FencedAnnotation))).
+			To(ruleDenial("fenced-value"), "taken back")
+		Expect(mergePatch(ctx, asOwn, own, epochPatch("7"))).To(Succeed(), "a later join leaves the record, which then names an older epoch")
+		got := &corev1.Pod{}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(own), got)).To(Succeed())
+		Expect(got.Annotations).To(And(HaveKeyWithValue(jobset.EpochKey, "7"), HaveKeyWithValue(agentspec.FencedAnnotation, "5")))
+	})
+
 	// The controller waits for this confirmation from a Pod it marked lost
 	// whose kubelet may be down (docs/controller.md, "The kubelet down
 	// alone"): the one write such a Pod takes, and it must not carry an

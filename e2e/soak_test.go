@@ -42,8 +42,10 @@ import (
 //	       (a worker's exit, an agent's crash, a Pod deleted, a node
 //	       lost), none for what the platform or the user did (an API
 //	       server outage, the controller's leader killed, a suspension and
-//	       resume), and the events that started them number as many; an
-//	       outage or a leader killed restarts no worker either
+//	       resume; a restart only fences caused is counted apart, in
+//	       fencedInPlaceRestarts), and the events that started them number
+//	       as many; an outage or a leader killed restarts no worker either
+//	       where the group has a peer on another node
 //	LIVE   the group trains again after every fault, at a later or equal
 //	       synced epoch, every rank in one running Pod whose worker the
 //	       host sees, within soakRecoveryBound
@@ -335,13 +337,12 @@ func (s *soak) inject(ctx context.Context, kind string, epoch int32) soakFault {
 	case soakAPIServerOutage:
 		// Peers on another node vouch that the outage is shared; a group
 		// whose Pods all run on one node has none, and its workers may
-		// fence, counted (docs/operations.md).
+		// fence: a group restart, but counted in fencedInPlaceRestarts,
+		// not against maxRestarts, and blaming no Pod (docs/operations.md).
 		spread := len(nodesOf(ctx, r.js)) >= 2
 		f.lo, f.hi, f.minEpoch = 0, 0, epoch
 		if spread {
 			f.unharmed = waitForSyncedWorkers(ctx, r.js, s.size)
-		} else {
-			f.hi = 1
 		}
 		outage := time.Duration(10+s.rng.Intn(21)) * time.Second
 		f.detail = fmt.Sprintf("for %.0f s (group on %d nodes)", outage.Seconds(), len(nodesOf(ctx, r.js)))

@@ -309,6 +309,8 @@ func (s *state) code(c *codec) {
 		c.bool(&p.lost)
 		c.bool(&p.fenced)
 		c.bool(&p.stopping)
+		c.bool(&p.fenceKept)
+		c.bool(&p.fenceRecorded)
 		c.int8(&s.signs[i], epochBits)
 		c.bool(&v.exists)
 		c.int8(&v.slot, 2)
@@ -318,6 +320,7 @@ func (s *state) code(c *codec) {
 		c.int8(&v.annotation, epochBits)
 		c.bool(&v.signal)
 		c.bool(&v.held)
+		c.bool(&v.fenced)
 		c.nextWord()
 	}
 	for slot := range slots {
@@ -339,6 +342,15 @@ func (s *state) code(c *codec) {
 	c.int8(&s.failures, 3)
 	c.int8(&s.disruptions, 3)
 	c.bool(&s.disrupted)
+	for i := range maxObjects {
+		b := s.fencedOut&(1<<i) != 0
+		c.bool(&b)
+		if b {
+			s.fencedOut |= 1 << i
+		}
+	}
+	c.int8(&s.faulted, 3)
+	c.int8(&s.forgiven, 2)
 }
 
 // epochBits bounds the epochs the model reaches.

@@ -128,6 +128,14 @@ type pod struct {
 	// worker and waits for its confirmation; until then the worker, or
 	// what its exit left behind, may still run at its epoch.
 	stopping bool
+	// fenceKept: an agent of the Pod stopped its running worker by its
+	// fence at the epoch the Pod shows (it had joined it), recorded in the
+	// Pod's state directory until the next join, which writes the record
+	// (the annotation jobset.sigs.k8s.io/fenced) when it joins the epoch
+	// after it. fenceRecorded: the Pod's record names the epoch before the
+	// one it shows (a later join leaves an older record, which names none
+	// Decide reads).
+	fenceKept, fenceRecorded bool
 }
 
 // processTier: every Pod's agent drives a worker wrapper and restarts
@@ -169,13 +177,15 @@ type cached struct {
 	annotation int8
 	signal     bool
 	held       bool
+	fenced     bool
 }
 
 func (p pod) view() cached {
 	if !p.exists {
 		return cached{}
 	}
-	return cached{exists: true, slot: p.slot, gen: p.gen, phase: p.phase, deleting: p.deleting, annotation: p.annotation, signal: p.signal, held: p.held}
+	return cached{exists: true, slot: p.slot, gen: p.gen, phase: p.phase, deleting: p.deleting, annotation: p.annotation, signal: p.signal, held: p.held,
+		fenced: p.fenceRecorded}
 }
 
 func (c cached) live() bool { return c.exists && c.phase == running && !c.deleting }
@@ -213,10 +223,23 @@ type state struct {
 	suspended, jobsSuspended, regathering, preempted bool
 
 	failures int8 // faults injected so far
-	// disruptions counts the synced groups that lost a member; disrupted
-	// says the current synced group did already.
+	// disruptions counts the synced groups that lost a member to a fault
+	// of the group's own, before a group restart started; disrupted says
+	// the current synced group did already. A fence that stops a worker
+	// owes no restart: it is the platform's doing. fencedOut lists (one
+	// bit a Pod object) the members the current synced group lost to a
+	// fence: a fault of such a Pod afterwards (deleted, evicted, its node
+	// declared lost) is still one of the group's own.
 	disruptions int8
 	disrupted   bool
+	fencedOut   uint8
+	// faulted is the Pod object (+1) whose fault disrupted the current
+	// synced group; forgiven counts the disruptions a restart that fences
+	// started absorbed because the API showed nothing of them when it
+	// started (a worker's exit the kubelet had not reported, the Pod not
+	// rejoined yet): outside what the controller can count.
+	faulted  int8
+	forgiven int8
 }
 
 // initial is the first Pods, held, as if the controller's first reconcile
@@ -265,10 +288,20 @@ func (s *state) member(p pod) bool {
 // disrupt records the ground truth of a fault on Pod i: the first loss of a
 // member since the group synced is one group restart owed.
 func (s *state) disrupt(i int) {
-	if s.member(s.pods[i]) && !s.disrupted {
+	if (s.member(s.pods[i]) || s.fencedOut&(1<<i) != 0) && !s.disrupted && !RestartInProgress(int32(s.synced), int32(s.deprecated)) {
 		s.disruptions++
 		s.disrupted = true
+		s.faulted = int8(i + 1)
 	}
+}
+
+// fence records that Pod i's agent stopped its running worker by its
+// fence: the member leaves the group, and no restart is owed for it.
+func (s *state) fence(i int) {
+	if s.member(s.pods[i]) {
+		s.fencedOut |= 1 << i
+	}
+	s.pods[i].fenceKept = true
 }
 
 // describing turns on step labels, which only traces need: formatting them
@@ -464,7 +497,7 @@ func quiet(s state) []step {
 			n := s
 			q := &n.pods[i]
 			if p.worker != 0 {
-				n.disrupt(i)
+				n.fence(i)
 				restartAll(q)
 				add(n, "agent of %s fences: it exits, every container restarts", p.name())
 			} else {
@@ -599,7 +632,12 @@ func agentStep(s state, i int) (step, bool) {
 			return step{}, false
 		}
 		q.joined, q.annotation = s.synced+1, s.synced+1
-		return step{label: describe("agent of %s joins epoch %d", p.name(), q.joined), next: n}, true
+		// The fence record goes with the join of the epoch after the
+		// fenced one, which the Pod shows (the admission policy admits
+		// it only so); any join clears it from the state directory.
+		q.fenceRecorded = p.fenceKept && p.annotation == s.synced || p.fenceRecorded && p.annotation == q.annotation
+		q.fenceKept = false
+		return step{label: describe("agent of %s joins epoch %d (fence record: %v)", p.name(), q.joined, q.fenceRecorded), next: n}, true
 	case agent.Restart:
 		if processTier {
 			if p.stopping {
@@ -820,6 +858,9 @@ func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot 
 		if c.annotation != 0 {
 			p.Epoch = strconv.Itoa(int(c.annotation))
 		}
+		if c.fenced {
+			p.Fenced = strconv.Itoa(int(c.annotation) - 1)
+		}
 		if c.signal {
 			p.FailureSignal = "a container terminated with exit code 1"
 		}
@@ -893,11 +934,19 @@ func reconcile(s state) (step, bool) {
 		labels = append(labels, describe("fails the JobSet: %s", d.Message))
 	case d.Synced != int32(s.synced) || d.Deprecated != int32(s.deprecated):
 		n.synced, n.deprecated = int8(d.Synced), int8(d.Deprecated)
-		if d.RestartStarted {
+		if d.RestartStarted && !d.Fenced {
 			n.inPlaceRestarts++
 		}
+		if d.RestartStarted && d.Fenced && s.disrupted {
+			// A fault of the group's own came first: the restart counts,
+			// unless the API shows nothing of it yet.
+			if v := visibleFault(s, fresh); v != nil {
+				return step{label: describe("controller starts a group restart, uncounted, as for fences only (%s)", d.Trigger), next: n, violation: v}, true
+			}
+			n.forgiven++
+		}
 		if n.synced != s.synced {
-			n.disrupted, n.regathering = false, false
+			n.disrupted, n.regathering, n.fencedOut, n.faulted = false, false, 0, 0
 			// A Pod of a cut-off node may show the epoch it joined
 			// while its agent, fenced, left it: the group syncs without
 			// the worker, disrupted from the start.
@@ -1002,6 +1051,25 @@ func gatherOf(s state) *Gather {
 
 var jobNames = [...]string{"a", "b"}
 
+// visibleFault: the Pod whose fault disrupted the synced group shows it in
+// the API (fresh) when a group restart that only fences caused starts: it
+// ended or is being deleted, shows a failure signal, or joined the next
+// epoch without a fence record of the synced one. Such a fault must count.
+func visibleFault(s state, fresh [maxObjects]cached) *violation {
+	if s.faulted == 0 {
+		return nil
+	}
+	i := s.faulted - 1
+	c := fresh[i]
+	switch {
+	case !c.exists:
+	case c.phase != running || c.deleting || c.signal || c.annotation == s.synced+1 && !c.fenced:
+	default:
+		return nil
+	}
+	return violated("budget: a fence hid a failure", "a group restart starts uncounted, as if only fences caused it, but Pod object %d shows the fault of its own that disrupted the synced group (or is gone)", i)
+}
+
 func overCounted(s state) *violation {
 	if counted := s.inPlaceRestarts + s.fullRestarts; counted > s.disruptions {
 		return violated("budget: over-counted", "budget: %d restarts counted (%d in place, %d full), but the synced group was disrupted %d times",
@@ -1017,7 +1085,7 @@ func converged(s state) *violation {
 		return violated("liveness: JobSet failed", "liveness: the JobSet failed")
 	}
 	if s.fullRestart {
-		if counted := s.inPlaceRestarts + s.fullRestarts; counted != s.disruptions {
+		if counted := s.inPlaceRestarts + s.fullRestarts + s.forgiven; counted != s.disruptions {
 			return violated("budget: miscounted", "budget: %d restarts counted (%d in place, %d full) for %d disruptions of a synced group",
 				counted, s.inPlaceRestarts, s.fullRestarts, s.disruptions)
 		}
@@ -1038,8 +1106,9 @@ func converged(s state) *violation {
 			return violated("liveness: stalled", "liveness: with no more faults, slot %d has no Pod running its worker at the synced epoch %d", slot, s.synced)
 		}
 	}
-	if s.inPlaceRestarts != s.disruptions {
-		return violated("budget: miscounted", "budget: %d group restarts counted for %d disruptions of a synced group", s.inPlaceRestarts, s.disruptions)
+	if s.inPlaceRestarts+s.forgiven != s.disruptions {
+		return violated("budget: miscounted", "budget: %d group restarts counted (and %d absorbed unseen by a restart fences started) for %d disruptions of a synced group",
+			s.inPlaceRestarts, s.forgiven, s.disruptions)
 	}
 	return nil
 }

@@ -30,6 +30,13 @@
 //     restarted or was replaced before a reconcile saw it) counts then. A
 //     full restart that a group restart in progress escalates to is the
 //     same failure and does not count again.
+//   - Fences: a group restart whose only cause is Pods whose agents fenced
+//     at S (out of contact with the API server, they stopped their
+//     workers; each says so with its join of S+1) is the platform's: it
+//     counts not, and blames no Pod for failing in place. Any other cause
+//     the decision sees beside them (a Pod that joined S+1 without that
+//     record, a member that failed, is being deleted or shows a failure
+//     signal) counts it, as before.
 package inplace
 
 import (
@@ -72,6 +79,11 @@ type Pod struct {
 	// FailureSignal, when not empty, describes a lasting sign that the
 	// Pod's containers failed or are restarting since the group synced.
 	FailureSignal string
+	// Fenced is the raw jobset.sigs.k8s.io/fenced annotation, "" if
+	// absent: the epoch at which the Pod's agent fenced (it lost contact
+	// with the API server and stopped its worker), written with its join of
+	// the next epoch.
+	Fenced string
 	// Unheld: the Pod does not carry the group-member finalizer yet, so
 	// were it deleted now, how it ended could be lost with it. No epoch
 	// syncs until every live Pod is held: a worker runs only in a synced
@@ -104,6 +116,10 @@ type Decision struct {
 	// group restart; Trigger says why.
 	RestartStarted bool
 	Trigger        string
+	// Fenced: the group restart this decision starts has no cause but
+	// Pods whose agents fenced at the synced epoch: it is not counted
+	// against maxRestarts, and FailedInPlace is empty.
+	Fenced bool
 	// FailedInPlace names the Pod whose failure in place (a failure
 	// signal, or its restart into the next epoch) started the group
 	// restart, when one did: the Pod stays, and so does its node.
@@ -208,6 +224,10 @@ func Decide(s Snapshot) Decision {
 		case s.Regathering || s.Synced == 0:
 		case inProgress:
 			d.RestartCompleted = true
+		case allFencedAt(s.Pods, maxEpoch, s.Synced):
+			// Every member restarted after its own fence: the platform's.
+			d.Deprecated, d.RestartStarted, d.RestartCompleted, d.Fenced = s.Synced, true, true, true
+			d.Trigger = fmt.Sprintf("every live Pod joined epoch %d before a group restart was seen to start, each after its agent fenced at epoch %d (out of contact with the API server)", maxEpoch, s.Synced)
 		default:
 			// The epoch moved past a synced group that no reconcile saw
 			// break: every member restarted or was replaced meanwhile.
@@ -235,12 +255,30 @@ func Decide(s Snapshot) Decision {
 		}
 		return d
 	}
+	// A Pod that joined S+1 after its own fence is no failure; any other
+	// cause beside it is, and counts the restart.
 	trigger, failedInPlace := "", ""
-	if maxEpoch > s.Synced {
-		failedInPlace = livePodAt(s.Pods, maxEpoch)
-		trigger = fmt.Sprintf("Pod %s joined epoch %d", failedInPlace, maxEpoch)
+	if joined := livePodAt(s.Pods, maxEpoch, s.Synced, false); maxEpoch > s.Synced && joined != "" {
+		failedInPlace = joined
+		trigger = fmt.Sprintf("Pod %s joined epoch %d", joined, maxEpoch)
 	} else {
 		trigger, failedInPlace = failureTrigger(s.Pods, s.Synced)
+	}
+	if fenced := livePodAt(s.Pods, maxEpoch, s.Synced, true); trigger == "" && maxEpoch > s.Synced && fenced != "" {
+		if left := leftAt(s.Pods, s.Synced); left != "" {
+			// A member deleted while its worker ran is a fault of the
+			// group's own, which its lost index would otherwise count
+			// only once no restart is in progress.
+			trigger = fmt.Sprintf("Pod %s joined epoch %d after its agent fenced at epoch %d, and Pod %s was deleted while its worker ran", fenced, maxEpoch, s.Synced, left)
+		} else if missing := s.ExpectedPods - membersOrFenced(s.Pods, s.Synced); missing > 0 {
+			// A fence keeps its Pod: a member gone (replaced, its failed
+			// Pod collected) is a fault of the group's own.
+			trigger = fmt.Sprintf("Pod %s joined epoch %d after its agent fenced at epoch %d, and %d member(s) of epoch %d are gone", fenced, maxEpoch, s.Synced, missing, s.Synced)
+		} else {
+			d.Deprecated, d.RestartStarted, d.Fenced = s.Synced, true, true
+			d.Trigger = fmt.Sprintf("Pod %s joined epoch %d after its agent fenced at epoch %d (out of contact with the API server)", fenced, maxEpoch, s.Synced)
+			return d
+		}
 	}
 	if trigger == "" {
 		return d
@@ -291,13 +329,55 @@ func (p Pod) at(e int32) bool {
 	return err == nil && got == e
 }
 
-func livePodAt(pods []Pod, epoch int32) string {
+// livePodAt names the first live Pod at epoch whose agent fenced at
+// synced (fenced) or did not (!fenced), "" if none.
+func livePodAt(pods []Pod, epoch, synced int32, fenced bool) string {
 	for _, p := range pods {
-		if p.live() && p.at(epoch) {
+		if p.live() && p.at(epoch) && p.fencedAt(synced) == fenced {
 			return p.Name
 		}
 	}
 	return ""
+}
+
+// leftAt names the first Pod at epoch that left while its worker ran
+// (Pod.Left), "" if none.
+func leftAt(pods []Pod, epoch int32) string {
+	for _, p := range pods {
+		if p.Left && p.at(epoch) {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// membersOrFenced counts the live Pods still at epoch synced, those that
+// finished their work there (their Job may not count the index complete
+// yet), and those that joined the next one after their agent fenced at
+// synced: the members of the synced group that no fault of their own took
+// away.
+func membersOrFenced(pods []Pod, synced int32) int32 {
+	var n int32
+	for _, p := range pods {
+		if p.live() && (p.at(synced) || p.at(synced+1) && p.fencedAt(synced)) || p.Succeeded && !p.Left && p.at(synced) {
+			n++
+		}
+	}
+	return n
+}
+
+// allFencedAt: every live Pod at epoch joined it after its agent fenced at
+// synced.
+func allFencedAt(pods []Pod, epoch, synced int32) bool {
+	return livePodAt(pods, epoch, synced, false) == ""
+}
+
+// fencedAt reports whether the Pod's agent fenced at epoch e. The admission
+// policy admits the record only with the epoch the Pod showed when it was
+// written, so a record of e on a Pod past e is its agent's own.
+func (p Pod) fencedAt(e int32) bool {
+	got, err := agentspec.ParseEpoch(p.Fenced)
+	return err == nil && got == e
 }
 
 // failureTrigger finds the first sign that a member of the synced group (a

@@ -270,6 +270,7 @@ func ReadPod(pod *corev1.Pod, withSignal bool) Pod {
 	p := Pod{
 		Name:      pod.Name,
 		Epoch:     pod.Annotations[jobset.EpochKey],
+		Fenced:    pod.Annotations[agentspec.FencedAnnotation],
 		Succeeded: pod.Status.Phase == corev1.PodSucceeded,
 		Failed:    pod.Status.Phase == corev1.PodFailed || marked,
 		Deleting:  pod.DeletionTimestamp != nil,

@@ -18,6 +18,19 @@ func RestartStartedNote(restart int32, trigger string, deprecated int32) string 
 	return fmt.Sprintf("in-place group restart %d started: %s; every Pod at epoch %d or below restarts in place", restart, trigger, deprecated)
 }
 
+// FencedRestartStartedNote says that a group restart started that only
+// fences caused, which counts toward no budget (fenced is how many such
+// restarts the JobSet had, this one included).
+func FencedRestartStartedNote(fenced int32, trigger string, deprecated int32) string {
+	return fmt.Sprintf("in-place group restart after a fence (%d so far, not counted toward maxRestarts) started: %s; every Pod at epoch %d or below restarts in place", fenced, trigger, deprecated)
+}
+
+// FencedRestartCompletedNote says that a group restart that only fences
+// caused (the fenced-th) completed at epoch synced.
+func FencedRestartCompletedNote(fenced, synced int32) string {
+	return fmt.Sprintf("in-place group restart after a fence (%d so far, not counted toward maxRestarts) completed: every live Pod joined epoch %d", fenced, synced)
+}
+
 // RestartCompletedNote says that group restart number restart completed
 // at epoch synced; RestartCompletedInNote says how long it took too, when
 // its start is known.

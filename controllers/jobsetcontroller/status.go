@@ -169,7 +169,12 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 	if d.Deprecated != s.Deprecated {
 		js.Status.DeprecatedEpoch = ptr.To(d.Deprecated)
 	}
-	if d.RestartStarted {
+	if d.RestartStarted && d.Fenced {
+		js.Status.FencedInPlaceRestarts++
+		note := inplace.FencedRestartStartedNote(js.Status.FencedInPlaceRestarts, d.Trigger, d.Deprecated)
+		u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonFencedRestartStarted, note)
+		u.event(corev1.EventTypeWarning, jobset.ReasonFencedRestartStarted, "RestartInPlace", note)
+	} else if d.RestartStarted {
 		js.Status.InPlaceRestarts++
 		note := inplace.RestartStartedNote(js.Status.InPlaceRestarts, d.Trigger, d.Deprecated)
 		u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonInPlaceRestartStarted, note)
@@ -181,10 +186,18 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 		if d.RestartCompleted {
 			// Its duration is known when its start was recorded by an
 			// earlier reconcile.
+			started := meta.FindStatusCondition(u.original.Status.Conditions, string(jobset.JobSetInPlaceRestarting))
+			fenced := d.Fenced || started != nil && started.Reason == jobset.ReasonFencedRestartStarted
 			note := inplace.RestartCompletedNote(js.Status.InPlaceRestarts, d.Synced)
-			if started := meta.FindStatusCondition(u.original.Status.Conditions, string(jobset.JobSetInPlaceRestarting)); started != nil && started.Status == metav1.ConditionTrue {
+			if fenced {
+				note = inplace.FencedRestartCompletedNote(js.Status.FencedInPlaceRestarts, d.Synced)
+			}
+			if started != nil && started.Status == metav1.ConditionTrue {
 				took := u.now.Sub(started.LastTransitionTime.Time)
 				note = inplace.RestartCompletedInNote(js.Status.InPlaceRestarts, took, d.Synced)
+				if fenced {
+					note = inplace.FencedRestartCompletedNote(js.Status.FencedInPlaceRestarts, d.Synced) + fmt.Sprintf(" (in %.1fs)", took.Seconds())
+				}
 				u.recorded = append(u.recorded, func() { metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds()) })
 			}
 			u.markSynced(jobset.ReasonInPlaceRestartCompleted, note)

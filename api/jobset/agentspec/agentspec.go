@@ -165,6 +165,15 @@ const (
 	RestartTierPod        = "pod"
 )
 
+// FencedAnnotation is the Pod annotation through which an agent reports
+// that it fenced at the epoch it names: out of contact with the API server,
+// it stopped its worker, and the Pod restarted in place. The agent of the
+// next start writes it with its join, naming the epoch the Pod showed (the
+// admission policy admits no other value). The controller counts a group
+// restart caused by nothing but such Pods against no budget, and blames no
+// Pod for it.
+const FencedAnnotation = "jobset.sigs.k8s.io/fenced"
+
 // WorkerStopGraceSeconds is how long the wrapper waits after SIGTERM
 // before it kills what is left of the worker, when the agent stops it to
 // restart the Pod or to fence: the kubelet's own least grace.

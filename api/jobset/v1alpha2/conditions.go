@@ -93,6 +93,10 @@ const (
 	ReasonJobSetSuspended = "JobSetSuspended"
 	// ReasonInPlaceRestartStarted: a Pod left the synced epoch.
 	ReasonInPlaceRestartStarted = "InPlaceRestartStarted"
+	// ReasonFencedRestartStarted: a group restart in place started whose
+	// only cause is Pods whose agents fenced; not counted toward
+	// maxRestarts.
+	ReasonFencedRestartStarted = "FencedRestartStarted"
 	// ReasonInPlaceRestartCompleted: every live Pod joined the new epoch.
 	ReasonInPlaceRestartCompleted = "InPlaceRestartCompleted"
 	// ReasonEpochSynced: every live Pod joined a new epoch, outside a group

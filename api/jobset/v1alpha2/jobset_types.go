@@ -493,6 +493,18 @@ type JobSetStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	InPlaceRestarts int32 `json:"inPlaceRestarts,omitempty"`
 
+	// fencedInPlaceRestarts counts the group restarts done in place that
+	// nothing but fences caused: agents out of contact with the API server
+	// that stopped their workers (an outage with no peer on another node to
+	// vouch for them, or past their defer limit). They are the platform's
+	// doing: not in inPlaceRestarts, not counted against
+	// spec.failurePolicy.maxRestarts, and no Pod is blamed for failing in
+	// place.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	FencedInPlaceRestarts int32 `json:"fencedInPlaceRestarts,omitempty"`
+
 	// syncedEpoch (KEP-467) is the epoch every live Pod has joined: an agent
 	// at this epoch lifts its barrier and lets the worker start. Absent
 	// means 0. Only ever increases.

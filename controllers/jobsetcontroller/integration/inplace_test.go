@@ -1032,6 +1032,56 @@ var _ = Describe("In-place restart", func() {
 			To(ContainSubstring(pods[1].Name + " joined epoch 2"))
 	})
 
+	// An agent out of contact with the API server that fences anyway (no
+	// peer on another node to vouch for it, or past its defer limit) stops
+	// its worker: the platform's doing, not the worker's.
+	agentJoinsAfterFence := func(pod *corev1.Pod, epoch, fencedAt string) {
+		patch := client.MergeFrom(pod.DeepCopy())
+		pod.Annotations[jobset.EpochKey] = epoch
+		pod.Annotations[agentspec.FencedAnnotation] = fencedAt
+		Expect(k8sClient.Patch(ctx, pod, patch)).To(Succeed())
+	}
+	It("counts no group restart that only fences caused and blames no Pod, even three in a row; a real failure beside a fence counts", func() {
+		js := create(workers(1, 2, 1).Obj()) // maxRestarts 1: a counted restart would spend it
+		pods := syncedAtOne(js, 2)
+		for epoch := 2; epoch <= 4; epoch++ {
+			By(fmt.Sprintf("Pod %s fenced at epoch %d and joins %d", pods[0].Name, epoch-1, epoch))
+			agentJoinsAfterFence(pods[0], strconv.Itoa(epoch), strconv.Itoa(epoch-1))
+			eventuallyEpochs(js, int32(epoch-1), int32(epoch-1))
+			agentJoins(pods[1], strconv.Itoa(epoch))
+			eventuallyEpochs(js, int32(epoch), int32(epoch-1))
+		}
+		got := fetch(ctx, js)
+		Expect(got.Status.InPlaceRestarts).To(BeZero(), "no fence counts")
+		Expect(got.Status.FencedInPlaceRestarts).To(BeEquivalentTo(3))
+		Expect(eventReasons(ctx, js)).NotTo(ContainElement(jobset.ReasonInPlaceRestartStarted))
+		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobset.ReasonFencedRestartStarted))
+		Eventually(func() []string { return eventNotes(ctx, js) }).Should(ContainElement(
+			HavePrefix("in-place group restart after a fence (3 so far, not counted toward maxRestarts) completed: every live Pod joined epoch 4")))
+		for _, pod := range pods {
+			p := &corev1.Pod{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), p)).To(Succeed())
+			Expect(p.Annotations).NotTo(HaveKey(jobset.FailuresInPlaceAnnotation), "Pod %s is blamed for no failure in place", p.Name)
+			Expect(p.Status.Phase).NotTo(Equal(corev1.PodFailed), "Pod %s stays on its node", p.Name)
+		}
+
+		By("a fence and a worker's real failure at the same time: counted once, the failed Pod blamed")
+		stopController()
+		agentJoinsAfterFence(pods[0], "5", "4")
+		agentJoins(pods[1], "5")
+		restartController()
+		eventuallyEpochs(js, 5, 4)
+		got = fetch(ctx, js)
+		Expect(got.Status.InPlaceRestarts).To(BeEquivalentTo(1), "the real failure counts")
+		Expect(got.Status.FencedInPlaceRestarts).To(BeEquivalentTo(3))
+
+		By("a stale fence record (epoch 4) on a Pod that now joins 6: a failure, counted; the budget is spent")
+		agentJoins(pods[0], "6")
+		Eventually(func() *metav1.Condition {
+			return meta.FindStatusCondition(fetch(ctx, js).Status.Conditions, string(jobset.JobSetFailed))
+		}).Should(HaveField("Reason", jobset.ReasonReachedMaxRestarts))
+	})
+
 	// Seen on the local cluster. Every rank crashed while
 	// the controller was down; after RestartAllContainers no container
 	// shows the trigger's exit code or any finish time, so the old code's

@@ -77,6 +77,7 @@ const (
 	RuleEpochNoLower    = "epoch-not-lower"
 	RuleEpochAtMostNext = "epoch-at-most-next"
 	RuleStoppedValue    = "worker-stopped-value"
+	RuleFencedValue     = "fenced-value"
 )
 
 // epochOnlyPolicy limits what a ServiceAccount named jobset-agent, in any
@@ -106,8 +107,14 @@ const (
 //     one write such a Pod takes is the confirmation that its worker
 //     stopped, alone, the epoch untouched: the controller waits for it
 //     when the Pod's kubelet may be down;
-//   - epoch-only: nothing on it but the epoch annotation and the
-//     worker-stopped one;
+//   - epoch-only: nothing on it but the epoch annotation, the
+//     worker-stopped one and the fenced one;
+//   - fenced-value: the record that the agent fenced (stopped its worker
+//     out of contact with the API server) comes only with a join of the
+//     epoch after the one the Pod shows, and names the epoch the Pod
+//     shows: the controller counts a group restart that nothing but such
+//     records caused against no budget, so a record may not be written
+//     ahead of a failure, nor name another epoch, nor be taken back;
 //   - worker-stopped-value: the confirmation names the epoch the Pod
 //     shows, and once given is not taken back;
 //   - epoch-value: to a canonical decimal integer in 1..2147483647, the
@@ -203,7 +210,10 @@ func epochOnlyPolicy() []client.Object {
 						"(variables.stoppedKey in variables.oldAnnotations && variables.oldAnnotations[variables.stoppedKey] != variables.newAnnotations[variables.stoppedKey])"},
 					// A confirmation alone: what a Pod that ended or is being
 					// deleted still takes.
-					{Name: "onlyStopped", Expression: "variables.stoppedChanged && !variables.epochChanged"},
+					{Name: "fencedKey", Expression: quoted(agentspec.FencedAnnotation)},
+					{Name: "fencedChanged", Expression: "(variables.fencedKey in variables.oldAnnotations) != (variables.fencedKey in variables.newAnnotations) || " +
+						"(variables.fencedKey in variables.oldAnnotations && variables.oldAnnotations[variables.fencedKey] != variables.newAnnotations[variables.fencedKey])"},
+					{Name: "onlyStopped", Expression: "variables.stoppedChanged && !variables.epochChanged && !variables.fencedChanged"},
 				},
 				Validations: []admissionregistrationv1.Validation{
 					rule(RuleNoSubresource, "request.resource.resource == 'pods' && variables.subresource == ''",
@@ -229,9 +239,9 @@ func epochOnlyPolicy() []client.Object {
 							" && "+unchanged("labels", "{}")+
 							" && "+unchanged("finalizers", "[]")+
 							" && "+unchanged("ownerReferences", "[]")+
-							" && variables.oldAnnotations.all(k, k == variables.epochKey || k == variables.stoppedKey || (k in variables.newAnnotations && variables.newAnnotations[k] == variables.oldAnnotations[k]))"+
-							" && variables.newAnnotations.all(k, k == variables.epochKey || k == variables.stoppedKey || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k]))"),
-						agent+" may change only the Pod annotations "+agentspec.EpochAnnotation+" and "+agentspec.WorkerStoppedAnnotation+" (no label, other annotation, finalizer, owner reference or spec field)", ""),
+							" && variables.oldAnnotations.all(k, k == variables.epochKey || k == variables.stoppedKey || k == variables.fencedKey || (k in variables.newAnnotations && variables.newAnnotations[k] == variables.oldAnnotations[k]))"+
+							" && variables.newAnnotations.all(k, k == variables.epochKey || k == variables.stoppedKey || k == variables.fencedKey || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k]))"),
+						agent+" may change only the Pod annotations "+agentspec.EpochAnnotation+", "+agentspec.WorkerStoppedAnnotation+" and "+agentspec.FencedAnnotation+" (no label, other annotation, finalizer, owner reference or spec field)", ""),
 					rule(RuleEpochValue,
 						podUpdate("!variables.epochChanged || variables.newEpochValid"),
 						"the Pod annotation "+agentspec.EpochAnnotation+" must be a decimal integer from 1 to "+maxEpoch+" without leading zeros",
@@ -251,6 +261,13 @@ func epochOnlyPolicy() []client.Object {
 						"'the Pod annotation "+agentspec.WorkerStoppedAnnotation+" must name the epoch the Pod shows (' + "+
 							"(variables.newEpoch == '' ? 'none' : variables.newEpoch) + '), not ' + "+
 							"(variables.stoppedKey in variables.newAnnotations ? '\"' + variables.newAnnotations[variables.stoppedKey] + '\"' : 'removed')"),
+					rule(RuleFencedValue,
+						podUpdate("!variables.fencedChanged || (variables.fencedKey in variables.newAnnotations && variables.newAnnotations[variables.fencedKey] == variables.oldEpoch && variables.epochBounded && int(variables.newEpoch) == int(variables.oldEpoch) + 1)"),
+						"the Pod annotation "+agentspec.FencedAnnotation+" comes only with a join of the epoch after the one the Pod shows, names the epoch the Pod shows, and may not be removed",
+						"'the Pod annotation "+agentspec.FencedAnnotation+" comes only with a join of the epoch after the one the Pod shows, and names the epoch the Pod shows (' + "+
+							"(variables.oldEpoch == '' ? 'none' : variables.oldEpoch) + '), not ' + "+
+							"(variables.fencedKey in variables.newAnnotations ? '\"' + variables.newAnnotations[variables.fencedKey] + '\"' : 'removed') + "+
+							"' with epoch ' + (variables.newEpoch == '' ? 'none' : variables.newEpoch)"),
 				},
 			},
 		},
