@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/testing/framework"
+	"github.com/fastjobset/jobset/tools/testing/syncbuffer"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -41,29 +41,11 @@ func init() {
 	}
 }
 
-// lockedBuffer is the wrapper's stderr, read while it writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // realWrapper is a wrapper process running a worker that sleeps until it
 // is killed, then exits with the code in the file code.
 type realWrapper struct {
 	cmd     *exec.Cmd
-	stderr  lockedBuffer
+	stderr  syncbuffer.Buffer
 	dir     string
 	control string
 	exited  chan int

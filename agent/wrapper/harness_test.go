@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fastjobset/jobset/agent/wrapper"
+	"github.com/fastjobset/jobset/tools/testing/syncbuffer"
 )
 
 // patience bounds every wait of the tests: generous, since a race-enabled
@@ -31,7 +31,7 @@ type run struct {
 	sock string
 	cmd  *exec.Cmd
 	// stdout and stderr are the wrapper's, and so the worker's.
-	stdout, stderr lockedBuffer
+	stdout, stderr syncbuffer.Buffer
 	done           chan struct{}
 	code           int
 }
@@ -269,21 +269,4 @@ func pidsFrom(t *testing.T, path string) []int {
 		pids = append(pids, atoi(l))
 	}
 	return pids
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

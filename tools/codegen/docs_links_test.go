@@ -38,18 +38,7 @@ func TestDocsLinksInMessagesExist(t *testing.T) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		for _, m := range link.FindAllStringSubmatch(string(src), -1) {
-			found++
-			page, anchor := m[1], strings.TrimPrefix(m[2], "#")
-			text, err := os.ReadFile(filepath.Join(root, "docs", page))
-			if err != nil {
-				t.Errorf("%s links to docs/%s, which does not exist", rel, page)
-				continue
-			}
-			if anchor != "" && !hasAnchor(string(text), anchor) {
-				t.Errorf("%s links to docs/%s#%s, and no heading of that page has that anchor", rel, page, anchor)
-			}
-		}
+		found += checkDocsLinks(t, root, rel, link, src)
 		return nil
 	})
 	if err != nil {
@@ -58,6 +47,26 @@ func TestDocsLinksInMessagesExist(t *testing.T) {
 	if found == 0 {
 		t.Error("no version.Docs link found in the code: is the pattern still the one the code uses?")
 	}
+}
+
+// checkDocsLinks reports each link of src (found by link, whose first
+// group is a page under docs/ and second an optional #anchor) to a page or
+// heading that does not exist, and returns how many links it found.
+func checkDocsLinks(t *testing.T, root, rel string, link *regexp.Regexp, src []byte) int {
+	t.Helper()
+	matches := link.FindAllStringSubmatch(string(src), -1)
+	for _, m := range matches {
+		page, anchor := m[1], strings.TrimPrefix(m[2], "#")
+		text, err := os.ReadFile(filepath.Join(root, "docs", page))
+		if err != nil {
+			t.Errorf("%s links to docs/%s, which does not exist", rel, page)
+			continue
+		}
+		if anchor != "" && !hasAnchor(string(text), anchor) {
+			t.Errorf("%s links to docs/%s#%s, and no heading of that page has that anchor", rel, page, anchor)
+		}
+	}
+	return len(matches)
 }
 
 // hasAnchor: a Markdown heading of text whose anchor, as the code host
@@ -105,17 +114,7 @@ func TestGeneratedFilesLinkTheDocsURL(t *testing.T) {
 			for _, m := range repoPath.FindAllStringSubmatch(string(src), -1) {
 				t.Errorf("%s names the repository path %s: link version.Docs(%q) (%s...) instead", rel, m[2], strings.TrimPrefix(m[2], "docs/"), version.DocsURL)
 			}
-			for _, m := range link.FindAllStringSubmatch(string(src), -1) {
-				page, anchor := m[1], strings.TrimPrefix(m[2], "#")
-				text, err := os.ReadFile(filepath.Join(root, "docs", page))
-				if err != nil {
-					t.Errorf("%s links to docs/%s, which does not exist", rel, page)
-					continue
-				}
-				if anchor != "" && !hasAnchor(string(text), anchor) {
-					t.Errorf("%s links to docs/%s#%s, and no heading of that page has that anchor", rel, page, anchor)
-				}
-			}
+			checkDocsLinks(t, root, rel, link, src)
 			return nil
 		})
 		if err != nil {
