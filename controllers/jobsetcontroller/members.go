@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
@@ -80,11 +81,14 @@ func releasable(js *jobset.JobSet, pod *corev1.Pod, jobs map[string]*batchv1.Job
 		return true
 	}
 	switch {
-	case markedLost(pod) && !replaced(pod):
+	case markedLost(pod) && !replaced(pod) && !ptr.Deref(job.Spec.Suspend, false):
 		// Held until its Job created its replacement: the Pod webhook keeps
 		// the replacement off the lost node by this Pod's mark, which it
 		// must find (the node's taint may have been refused), and a Pod
 		// deleted with no grace period goes once its finalizers are off.
+		// A suspended Job creates none, and whoever suspended the JobSet
+		// (Kueue preempting it) waits until its Pods are gone: held, the
+		// Pod would make that wait endless.
 		return false
 	case pod.Status.Phase == corev1.PodFailed:
 		return true // its Job replaces it

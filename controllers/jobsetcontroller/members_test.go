@@ -175,7 +175,6 @@ func TestReleasesHoldAPodMarkedLostUntilItsReplacementExists(t *testing.T) {
 	js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).
 		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
 	js.UID = "uid-1"
-	jobs := []*batchv1.Job{{ObjectMeta: metav1.ObjectMeta{Name: "js-workers-0"}}}
 	created := metav1.NewTime(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	pod := func(name, index string, age time.Duration, mutate ...func(*corev1.Pod)) corev1.Pod {
 		p := corev1.Pod{
@@ -197,18 +196,22 @@ func TestReleasesHoldAPodMarkedLostUntilItsReplacementExists(t *testing.T) {
 	}
 	failed := func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }
 	cases := map[string]struct {
-		pods []corev1.Pod
-		want []string
+		pods      []corev1.Pod
+		want      []string
+		suspended bool
 	}{
-		"marked lost, not replaced yet: held": {[]corev1.Pod{pod("w-1-a", "1", 0, lost), pod("w-0", "0", time.Hour)}, nil},
-		"marked lost, its replacement exists": {[]corev1.Pod{pod("w-1-a", "1", 0, lost), pod("w-1-b", "1", time.Hour)}, []string{"w-1-a"}},
+		"marked lost, not replaced yet: held": {[]corev1.Pod{pod("w-1-a", "1", 0, lost), pod("w-0", "0", time.Hour)}, nil, false},
+		"marked lost, its replacement exists": {[]corev1.Pod{pod("w-1-a", "1", 0, lost), pod("w-1-b", "1", time.Hour)}, []string{"w-1-a"}, false},
 		"marked lost, only an older Pod of its index": {[]corev1.Pod{pod("w-1-a", "1", 0, lost), pod("w-1-0", "1", -time.Hour, failed)},
-			[]string{"w-1-0"}},
-		"marked lost with no index: nothing would tell its replacement": {[]corev1.Pod{pod("w-1-a", "", 0, lost)}, []string{"w-1-a"}},
-		"failed otherwise: released at once":                            {[]corev1.Pod{pod("w-1-a", "1", 0, failed)}, []string{"w-1-a"}},
+			[]string{"w-1-0"}, false},
+		"marked lost with no index: nothing would tell its replacement": {[]corev1.Pod{pod("w-1-a", "", 0, lost)}, []string{"w-1-a"}, false},
+		"failed otherwise: released at once":                            {[]corev1.Pod{pod("w-1-a", "1", 0, failed)}, []string{"w-1-a"}, false},
+		"marked lost, its Job suspended: no replacement comes, released": {[]corev1.Pod{pod("w-1-a", "1", 0, lost), pod("w-0", "0", time.Hour)},
+			[]string{"w-1-a"}, true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			jobs := []*batchv1.Job{{ObjectMeta: metav1.ObjectMeta{Name: "js-workers-0"}, Spec: batchv1.JobSpec{Suspend: ptr.To(tc.suspended)}}}
 			release, _ := releases(js, tc.pods, jobs, nodeLoss{}, time.Now())
 			var got []string
 			for _, p := range release {
