@@ -49,8 +49,8 @@ if ! $local_cluster || [ "$JOBSET_CLUSTER_NODES" -lt 3 ]; then
 fi
 # The soak (a node spec too) runs for JOBSET_SOAK_DURATION (default 150 s)
 # with the seed JOBSET_SOAK_SEED (default: a new one, reported), when asked
-# for (JOBSET_E2E_SOAK=1 or its target): a Pod its node's loss left held
-# keeps a suspension from ending (docs/benchmarks.md, "Soak").
+# for (JOBSET_E2E_SOAK=1 or its target), until a seeded short run passes
+# in the default run (docs/benchmarks.md, "Soak").
 if [ "${JOBSET_E2E_SOAK:-0}" != 1 ] && [[ "$target" != *:soak_* ]]; then
   not_asked+=(soak)
 fi
