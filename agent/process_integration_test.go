@@ -108,10 +108,16 @@ func (w *realWrapper) workerGroup() int { return w.worker() }
 // kill kills the worker's sleep: the worker exits with the code in code.
 func (w *realWrapper) kill(code int) {
 	Expect(os.WriteFile(w.file("code"), []byte(strconv.Itoa(code)), 0o644)).To(Succeed())
-	raw, err := os.ReadFile(w.file("sleep"))
-	Expect(err).NotTo(HaveOccurred())
-	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	Expect(err).NotTo(HaveOccurred())
+	// The worker's shell writes its sleep's PID once the sleep started:
+	// the file may be there and still empty.
+	var pid int
+	Eventually(func() (err error) {
+		raw, err := os.ReadFile(w.file("sleep"))
+		if err == nil {
+			pid, err = strconv.Atoi(strings.TrimSpace(string(raw)))
+		}
+		return err
+	}).Should(Succeed())
 	Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
 }
 
