@@ -24,6 +24,7 @@ import (
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
+	"github.com/fastjobset/jobset/controllers/nodeloss"
 )
 
 // apply does what decide decided, in an order that keeps every step safe to
@@ -270,11 +271,6 @@ func (r *Reconciler) releaseMember(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-// NodeLostTaint keeps replacements off a node the controller declared lost,
-// from then until the node's kubelet renews its Lease again; Kubernetes'
-// own taint for an unreachable node comes only later.
-const NodeLostTaint = "jobset.sigs.k8s.io/node-lost"
-
 // ReasonNodeLost is the reason of the DisruptionTarget condition and the
 // event of a member marked Failed because its node was lost: the API's.
 const ReasonNodeLost = jobset.PodReasonNodeLost
@@ -300,11 +296,11 @@ func (r *Reconciler) markLost(ctx context.Context, js *jobset.JobSet, lost []los
 	for _, m := range lost {
 		if !tainted[m.node] {
 			tainted[m.node] = true
-			if err := r.taintLost(ctx, m.node); err != nil {
+			if err := nodeloss.SetTaint(ctx, r.apiReader, r.client, m.node, true); err != nil {
 				ctrl.LoggerFrom(ctx).Error(err, "Tainting a lost node; the Pod webhook keeps the replacements off it instead", "node", m.node)
 				r.recorder.Eventf(js, nil, corev1.EventTypeWarning, ReasonNodeNotTainted, "TaintNode",
 					"Node %s, lost, could not be tainted %s (%v): the Pod webhook keeps the replacement of Pod %s off it instead",
-					m.node, NodeLostTaint, err, m.pod.Name)
+					m.node, nodeloss.Taint, err, m.pod.Name)
 			}
 		}
 		if err := r.markFailed(ctx, m.pod, corev1.DisruptionTarget, ReasonNodeLost, m.why, m.lastHeard); err != nil {
@@ -346,35 +342,6 @@ func (r *Reconciler) deleteLostAgain(ctx context.Context, pods []*corev1.Pod) er
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// taintLost puts NodeLostTaint on the node, unless it is there.
-func (r *Reconciler) taintLost(ctx context.Context, name string) error {
-	return setNodeLostTaint(ctx, r.apiReader, r.client, name, true)
-}
-
-// setNodeLostTaint puts NodeLostTaint on the node (tainted) or takes it
-// off, reading the node from the API server (the cache holds no Node) and
-// writing only when that changes it; a node that is gone needs nothing.
-func setNodeLostTaint(ctx context.Context, reader client.Reader, c client.Client, name string, tainted bool) error {
-	node := &corev1.Node{}
-	if err := reader.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("reading node %s: %w", name, err))
-	}
-	isLost := func(t corev1.Taint) bool { return t.Key == NodeLostTaint }
-	if slices.ContainsFunc(node.Spec.Taints, isLost) == tainted {
-		return nil
-	}
-	changed := node.DeepCopy()
-	if tainted {
-		changed.Spec.Taints = append(changed.Spec.Taints, corev1.Taint{Key: NodeLostTaint, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr.To(metav1.Now())})
-	} else {
-		changed.Spec.Taints = slices.DeleteFunc(changed.Spec.Taints, isLost)
-	}
-	if err := c.Patch(ctx, changed, client.MergeFromWithOptions(node, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("setting taint %s on node %s to %t: %w", NodeLostTaint, name, tainted, err)
-	}
-	return nil
 }
 
 // recordFailureInPlace writes a Pod's failures in place, once the group

@@ -23,11 +23,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/fastjobset/jobset/api/features"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
+	"github.com/fastjobset/jobset/controllers/nodeloss"
 )
 
 // writeParallelism bounds the concurrent child writes of one reconcile.
@@ -103,8 +103,8 @@ func CacheOptions() cache.Options {
 		&corev1.Service{}:               selector,
 		&corev1.Pod{}:                   selector,
 		&corev1.PersistentVolumeClaim{}: selector,
-		// The kubelets' Leases, one a node: how the controller tells a
-		// lost node (node_loss.go).
+		// The kubelets' Leases, one a node: how the node-loss
+		// controller tells a lost node (controllers/nodeloss).
 		&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{corev1.NamespaceNodeLease: {}}},
 	}}
 }
@@ -114,15 +114,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	r.apiReader = mgr.GetAPIReader()
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.nodeLoss.threshold > 0 {
-		watch := newNodeLossWatch(mgr.GetClient(), r.apiReader)
-		if r.nodeLoss.silence == nil {
-			r.nodeLoss.silence, r.nodeLoss.ended = watch.tracker.Silence, watch.tracker.Ended
-		}
-		if err := mgr.Add(watch); err != nil {
+		// Node loss is a controller of its own; this one declares the
+		// members lost, from the silence it tracks.
+		nodes := nodeloss.NewController(mgr.GetClient(), r.apiReader)
+		if err := nodes.SetupWithManager(mgr); err != nil {
 			return err
 		}
-		b = b.Watches(&coordinationv1.Lease{}, watch.leaseHandler()).
-			WatchesRawSource(source.Channel(watch.suspects, &handler.EnqueueRequestForObject{}))
+		if r.nodeLoss.silence == nil {
+			r.nodeLoss.silence, r.nodeLoss.ended = nodes.Tracker.Silence, nodes.Tracker.Ended
+		}
+		b = b.WatchesRawSource(nodes.Suspects(handler.EnqueueRequestsFromMapFunc(r.jobSetsOnNode)))
 	}
 	return b.
 		For(&jobset.JobSet{}).
@@ -135,6 +136,28 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Watches(&corev1.Pod{}, r.pacer.handler()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
+}
+
+// jobSetsOnNode maps a node that the node-loss controller found suspect to
+// the JobSets with Pods on it, each once, so that each looks at its
+// members there. The cache's index answers without the API server.
+func (r *Reconciler) jobSetsOnNode(ctx context.Context, node client.Object) []ctrl.Request {
+	var pods corev1.PodList
+	if err := r.client.List(ctx, &pods, client.MatchingFields{PodNodeNameIndex: node.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Finding the JobSets with Pods on a suspect node", "node", node.GetName())
+		return nil
+	}
+	var requests []ctrl.Request
+	sent := map[client.ObjectKey]bool{}
+	for _, pod := range pods.Items {
+		key := client.ObjectKey{Namespace: pod.Namespace, Name: pod.Labels[jobset.JobSetNameKey]}
+		if key.Name == "" || sent[key] {
+			continue
+		}
+		sent[key] = true
+		requests = append(requests, ctrl.Request{NamespacedName: key})
+	}
+	return requests
 }
 
 // +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets,verbs=get;list;watch;delete

@@ -53,7 +53,12 @@ func Lost(silence, alone, bound, deferred time.Duration, silentNodes, witnesses 
 // Suspect: a node silent for more than a renew interval and a half missed
 // a renewal; it may be lost.
 func Suspect(silence, renewInterval time.Duration) bool {
-	return silence > renewInterval+renewInterval/2
+	return silence > SuspectAfter(renewInterval)
+}
+
+// SuspectAfter is the longest silence that is not yet Suspect.
+func SuspectAfter(renewInterval time.Duration) time.Duration {
+	return renewInterval + renewInterval/2
 }
 
 // Alone is how long a member's node has been silent since its silence was

@@ -1,15 +1,3 @@
-// Package nodeloss tells how long each node's kubelet has been silent, as
-// the controller observes the nodes' Leases (namespace kube-node-lease),
-// each renewed by its kubelet every quarter of its duration.
-//
-// Silence is measured on the controller's own clock, from when it saw the
-// Lease last renewed: no node's clock is read. And it counts only while
-// the controller itself could see renewals: when the API server is down
-// (or the controller's watch is), no kubelet renews and no renewal is seen,
-// and every node would look silent once it is back. So a quiet spell of
-// QuietGap or more, with no renewal of any Lease seen, ends the
-// controller's contact: silence then counts from the first renewal seen
-// after it.
 package nodeloss
 
 import (

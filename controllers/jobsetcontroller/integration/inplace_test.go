@@ -27,6 +27,7 @@ import (
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/internal/metrics"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
+	"github.com/fastjobset/jobset/controllers/nodeloss"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -745,12 +746,12 @@ var _ = Describe("In-place restart", func() {
 		startPodsOn(js, ok, 1, "2")
 		eventuallyEpochs(js, 2, 1)
 		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobsetcontroller.ReasonNodeLost))
-		Eventually(func() []corev1.Taint { return nodeTaints(lost) }).Should(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
+		Eventually(func() []corev1.Taint { return nodeTaints(lost) }).Should(ContainElement(HaveField("Key", nodeloss.Taint)))
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(healthy), &corev1.Pod{})).To(Succeed(), "the member on the healthy node stays")
 
 		By("the node renews again: its taint goes")
 		renewing(lost, true)
-		Eventually(func() []corev1.Taint { return nodeTaints(lost) }, 10*time.Second).ShouldNot(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
+		Eventually(func() []corev1.Taint { return nodeTaints(lost) }, 10*time.Second).ShouldNot(ContainElement(HaveField("Key", nodeloss.Taint)))
 	})
 
 	// The controller marks a lost member Failed, then deletes it: two
@@ -844,7 +845,7 @@ var _ = Describe("In-place restart", func() {
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Pod %s is still there: phase %s, being deleted since %v", stuck.Name, p.Status.Phase, p.DeletionTimestamp)
 		}, 30*time.Second).Should(Succeed())
 		Eventually(func() []string { return eventNotes(ctx, js) }).Should(ContainElement(ContainSubstring(stuck.Name)))
-		Eventually(func() []corev1.Taint { return nodeTaints(lost) }).Should(ContainElement(HaveField("Key", jobsetcontroller.NodeLostTaint)))
+		Eventually(func() []corev1.Taint { return nodeTaints(lost) }).Should(ContainElement(HaveField("Key", nodeloss.Taint)))
 
 		By("the garbage collector ends the Job's deletion: the new attempt's Job is created")
 		finishDeletion(ctx, &job)

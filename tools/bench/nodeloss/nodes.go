@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
+	"github.com/fastjobset/jobset/controllers/nodeloss"
 )
 
 // outOfService is the taint an administrator applies to a node that is
@@ -26,7 +26,7 @@ var outOfService = corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodes
 
 // faultTaints are the taints a lost node carries until it is whole again,
 // and then loses: Kubernetes', ours and the administrator's.
-var faultTaints = []string{corev1.TaintNodeUnreachable, corev1.TaintNodeNotReady, jobsetcontroller.NodeLostTaint, corev1.TaintNodeOutOfService}
+var faultTaints = []string{corev1.TaintNodeUnreachable, corev1.TaintNodeNotReady, nodeloss.Taint, corev1.TaintNodeOutOfService}
 
 // setOutOfService puts the out-of-service taint on the node or takes it
 // off.
