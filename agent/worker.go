@@ -126,6 +126,9 @@ type worker struct {
 	// exited receives the code of a worker that ended on its own with a
 	// code that restarts it in place.
 	exited chan int
+	// started is when the running attempt started, as the agent learnt
+	// it; zero while none runs (hang.go).
+	started time.Time
 }
 
 // workerWant is what the agent wants of its worker.
@@ -181,6 +184,26 @@ func (w *worker) stopDone(r stopResult) {
 		w.stop = nil
 		w.want.stopping = false
 	}
+}
+
+// setRunning records whether an attempt runs: the start of one the agent
+// has not seen start is when it learns of it.
+func (w *worker) setRunning(running bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case !running:
+		w.started = time.Time{}
+	case w.started.IsZero():
+		w.started = time.Now()
+	}
+}
+
+// runningSince is when the running attempt started; zero while none runs.
+func (w *worker) runningSince() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.started
 }
 
 func (w *worker) wanted() workerWant {
@@ -301,6 +324,12 @@ func (w *worker) follow(ctx context.Context, conn *wrapper.Conn) {
 			}
 			if m.Code != nil {
 				exitCode = *m.Code
+			}
+			if m.Type == wrapper.TypeStarted {
+				w.setRunning(false)
+			}
+			if m.Type != wrapper.TypeError {
+				w.setRunning(view.State == wrapper.StateRunning)
 			}
 		}
 	}
