@@ -186,17 +186,11 @@ func (w *worker) stopDone(r stopResult) {
 	}
 }
 
-// setRunning records whether an attempt runs: the start of one the agent
-// has not seen start is when it learns of it.
-func (w *worker) setRunning(running bool) {
+// setStarted records when the running attempt started; zero: none runs.
+func (w *worker) setStarted(at time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	switch {
-	case !running:
-		w.started = time.Time{}
-	case w.started.IsZero():
-		w.started = time.Now()
-	}
+	w.started = at
 }
 
 // runningSince is when the running attempt started; zero while none runs.
@@ -264,6 +258,7 @@ func (w *worker) follow(ctx context.Context, conn *wrapper.Conn) {
 	}()
 	view := WorkerView{}
 	var exitCode, attempt int
+	var startSent time.Time
 	for {
 		want := w.wanted()
 		view.Lifted, view.MustStop = want.lifted, want.stopping
@@ -271,6 +266,7 @@ func (w *worker) follow(ctx context.Context, conn *wrapper.Conn) {
 		var err error
 		switch NextWorker(view) {
 		case WorkerStart:
+			startSent = time.Now()
 			err, view.Asked = conn.Start(attempt+1), true
 			if attempt > 0 {
 				klog.InfoS("Starting the worker again in place", "attempt", attempt+1)
@@ -325,11 +321,16 @@ func (w *worker) follow(ctx context.Context, conn *wrapper.Conn) {
 			if m.Code != nil {
 				exitCode = *m.Code
 			}
-			if m.Type == wrapper.TypeStarted {
-				w.setRunning(false)
-			}
-			if m.Type != wrapper.TypeError {
-				w.setRunning(view.State == wrapper.StateRunning)
+			// An attempt starts no later than the agent's word: a
+			// progress report after that word is the attempt's own.
+			switch {
+			case m.Type == wrapper.TypeStarted && !startSent.IsZero():
+				w.setStarted(startSent)
+			case m.Type == wrapper.TypeError:
+			case view.State != wrapper.StateRunning:
+				w.setStarted(time.Time{})
+			case w.runningSince().IsZero():
+				w.setStarted(time.Now())
 			}
 		}
 	}
