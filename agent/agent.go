@@ -67,6 +67,11 @@ type Agent struct {
 	escalated                    bool
 	// tierView is what the process tier reads of the JobSet.
 	tierView tierView
+	// hang says why the worker is hung, until the agent acts on it
+	// (hang.go); hungAt is the epoch the agent left on a hang, to record
+	// with its join of the next (0: none).
+	hang   string
+	hungAt atomic.Int32
 
 	// fenced is the epoch this Pod's last agent fenced at, to write with
 	// the next join (fence_record.go); used by the goroutine that joins,
@@ -181,6 +186,7 @@ func (a *Agent) Run(ctx context.Context) int {
 	if a.worker != nil {
 		go a.worker.drive(workerCtx)
 		go a.watchWorkerExits(ctx)
+		go a.watchHangs(ctx)
 	}
 	restart := a.follow(ctx)
 	switch {
@@ -218,6 +224,19 @@ func (a *Agent) follow(ctx context.Context) bool {
 			// join the next epoch.
 			resourceVersion = ""
 		}
+		if why := a.takeHang(); why != "" {
+			if !a.inProcessTier() {
+				klog.InfoS("The worker is hung: restarting the Pod in place (the Pod tier)", "why", why)
+				return true
+			}
+			e := a.epoch.Load()
+			if !a.leaveEpoch(why) {
+				a.escalated = true
+				return true
+			}
+			a.hungAt.Store(e)
+			resourceVersion = ""
+		}
 		watchCtx, endWatch := context.WithCancel(ctx)
 		a.setRewatch(endWatch)
 		sentAt := a.contact.now()
@@ -243,7 +262,7 @@ func (a *Agent) follow(ctx context.Context) bool {
 		}
 		resourceVersion = next
 		switch {
-		case ctx.Err() != nil, a.workerExited.Load() != 0:
+		case ctx.Err() != nil, a.workerExited.Load() != 0, a.hangPending():
 		case err != nil:
 			klog.InfoS("JobSet watch reported an error; resuming", "err", err)
 			_ = a.backoff.wait(ctx, err)
@@ -449,10 +468,19 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 		return false, nil
 	}
 	a.barrier.hold("joining epoch %d: writing the Pod's %s annotation", e, agentspec.EpochAnnotation)
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, agentspec.EpochAnnotation, agentspec.FormatEpoch(e))
+	annotations := map[string]string{agentspec.EpochAnnotation: agentspec.FormatEpoch(e)}
 	fenced := a.fenced.annotationFor(e)
 	if fenced != "" {
-		patch = fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q,%q:%q}}}`, agentspec.EpochAnnotation, agentspec.FormatEpoch(e), agentspec.FencedAnnotation, fenced)
+		annotations[agentspec.FencedAnnotation] = fenced
+	}
+	// The hang's record names the epoch the agent left, and comes only
+	// with the join of the one after it.
+	if hung := a.hungAt.Swap(0); hung != 0 && e == hung+1 {
+		annotations[agentspec.HungAnnotation] = agentspec.FormatEpoch(hung)
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return false, err
 	}
 	for ctx.Err() == nil {
 		sentAt := a.contact.now()
@@ -462,7 +490,7 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 			a.backoff.reset()
 			a.denials.reset()
 			a.epoch.Store(e)
-			klog.InfoS("Joined epoch", "epoch", e, "fencedAt", fenced)
+			klog.InfoS("Joined epoch", "epoch", e, "fencedAt", fenced, "hungAt", annotations[agentspec.HungAnnotation])
 			a.forgetFence()
 			return true, nil
 		}

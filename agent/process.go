@@ -100,12 +100,13 @@ func (a *Agent) leaveEpoch(why string) bool {
 		klog.InfoS("The worker's stop was not confirmed: restarting the Pod in place instead", "epoch", e)
 		return false
 	}
-	// An exit of the worker reported meanwhile is part of this restart:
-	// nothing of that worker is left.
+	// An exit or a hang of the worker reported meanwhile is part of this
+	// restart: nothing of that worker is left.
 	select {
 	case <-a.worker.exited:
 	default:
 	}
+	a.takeHang()
 	a.workerExited.Store(0)
 	a.barrier.drop("the worker restarts in place: the agent left epoch %d and joins the next", e)
 	a.epoch.Store(0)

@@ -299,6 +299,30 @@ var _ = Describe("The epoch-only admission policy, with real bound ServiceAccoun
 		Expect(got.Annotations).To(And(HaveKeyWithValue(jobset.EpochKey, "7"), HaveKeyWithValue(agentspec.FencedAnnotation, "5")))
 	})
 
+	// The hang's record only names why the join it comes with restarts
+	// the group: it may not come ahead of the join, nor name another
+	// epoch, nor be taken back.
+	It("lets an agent record its worker's hang only with its join of the next epoch, naming the epoch its Pod showed", func(ctx context.Context) {
+		joinHung := func(epoch, hung string) string {
+			return fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:%q}}}`, jobset.EpochKey, epoch, agentspec.HungAnnotation, hung)
+		}
+		Expect(mergePatch(ctx, asOwn, own, epochPatch("5"))).To(Succeed())
+
+		Expect(mergePatch(ctx, asOwn, own, fmt.Sprintf(`{"metadata":{"annotations":{%q:"5"}}}`, agentspec.HungAnnotation))).
+			To(ruleDenial("hung-value"), "a record alone, ahead of a join")
+		Expect(mergePatch(ctx, asOwn, own, joinHung("6", "4"))).
+			To(And(ruleDenial("hung-value"), MatchError(ContainSubstring(`shows (5), not "4"`))), "an older epoch")
+		Expect(mergePatch(ctx, asOwn, own, joinHung("6", "6"))).To(ruleDenial("hung-value"), "the epoch it joins")
+		Expect(mergePatch(ctx, asOwn, other, joinHung("6", "5"))).To(ruleDenial("own-pod"))
+		Expect(mergePatch(ctx, asOwn, own, joinHung("6", "5"))).To(Succeed())
+		Expect(mergePatch(ctx, asOwn, own, fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, agentspec.HungAnnotation))).
+			To(ruleDenial("hung-value"), "taken back")
+		Expect(mergePatch(ctx, asOwn, own, joinHung("7", "6"))).To(Succeed(), "a later hang names the epoch it left")
+		got := &corev1.Pod{}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(own), got)).To(Succeed())
+		Expect(got.Annotations).To(And(HaveKeyWithValue(jobset.EpochKey, "7"), HaveKeyWithValue(agentspec.HungAnnotation, "6")))
+	})
+
 	// The controller waits for this confirmation from a Pod it marked lost
 	// whose kubelet may be down (docs/controller.md, "The kubelet down
 	// alone"): the one write such a Pod takes, and it must not carry an

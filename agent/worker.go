@@ -126,6 +126,9 @@ type worker struct {
 	// exited receives the code of a worker that ended on its own with a
 	// code that restarts it in place.
 	exited chan int
+	// started is when the running attempt started, as the agent learnt
+	// it; zero while none runs (hang.go).
+	started time.Time
 }
 
 // workerWant is what the agent wants of its worker.
@@ -181,6 +184,20 @@ func (w *worker) stopDone(r stopResult) {
 		w.stop = nil
 		w.want.stopping = false
 	}
+}
+
+// setStarted records when the running attempt started; zero: none runs.
+func (w *worker) setStarted(at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.started = at
+}
+
+// runningSince is when the running attempt started; zero while none runs.
+func (w *worker) runningSince() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.started
 }
 
 func (w *worker) wanted() workerWant {
@@ -241,6 +258,7 @@ func (w *worker) follow(ctx context.Context, conn *wrapper.Conn) {
 	}()
 	view := WorkerView{}
 	var exitCode, attempt int
+	var startSent time.Time
 	for {
 		want := w.wanted()
 		view.Lifted, view.MustStop = want.lifted, want.stopping
@@ -248,6 +266,7 @@ func (w *worker) follow(ctx context.Context, conn *wrapper.Conn) {
 		var err error
 		switch NextWorker(view) {
 		case WorkerStart:
+			startSent = time.Now()
 			err, view.Asked = conn.Start(attempt+1), true
 			if attempt > 0 {
 				klog.InfoS("Starting the worker again in place", "attempt", attempt+1)
@@ -301,6 +320,17 @@ func (w *worker) follow(ctx context.Context, conn *wrapper.Conn) {
 			}
 			if m.Code != nil {
 				exitCode = *m.Code
+			}
+			// An attempt starts no later than the agent's word: a
+			// progress report after that word is the attempt's own.
+			switch {
+			case m.Type == wrapper.TypeStarted && !startSent.IsZero():
+				w.setStarted(startSent)
+			case m.Type == wrapper.TypeError:
+			case view.State != wrapper.StateRunning:
+				w.setStarted(time.Time{})
+			case w.runningSince().IsZero():
+				w.setStarted(time.Now())
 			}
 		}
 	}

@@ -84,6 +84,10 @@ type Pod struct {
 	// with the API server and stopped its worker), written with its join of
 	// the next epoch.
 	Fenced string
+	// Hung is the raw jobset.sigs.k8s.io/hung annotation, "" if absent:
+	// the epoch at which the Pod's agent stopped its worker for making no
+	// progress, written with its join of the next epoch.
+	Hung string
 	// Unheld: the Pod does not carry the group-member finalizer yet, so
 	// were it deleted now, how it ended could be lost with it. No epoch
 	// syncs until every live Pod is held: a worker runs only in a synced
@@ -120,6 +124,11 @@ type Decision struct {
 	// Pods whose agents fenced at the synced epoch: it is not counted
 	// against maxRestarts, and FailedInPlace is empty.
 	Fenced bool
+	// Hang: the group restart this decision starts was caused by a
+	// member whose worker made no progress within the JobSet's timeouts
+	// (its agent stopped it and joined the next epoch); counted as any
+	// failure, only its reason differs.
+	Hang bool
 	// FailedInPlace names the Pod whose failure in place (a failure
 	// signal, or its restart into the next epoch) started the group
 	// restart, when one did: the Pod stays, and so does its node.
@@ -236,6 +245,10 @@ func Decide(s Snapshot) Decision {
 			if s.RestartsUsed >= s.MaxRestarts {
 				return d.exceedBudget(s, trigger)
 			}
+			if hung := hungAt(s.Pods, maxEpoch, s.Synced); hung != "" {
+				trigger = fmt.Sprintf("every live Pod joined epoch %d before a group restart was seen to start (its members restarted or were replaced); Pod %s's worker made no progress at epoch %d", maxEpoch, hung, s.Synced)
+				d.Hang = true
+			}
 			d.Deprecated, d.RestartStarted, d.RestartCompleted, d.Trigger = s.Synced, true, true, trigger
 		}
 		d.Synced = maxEpoch
@@ -261,6 +274,11 @@ func Decide(s Snapshot) Decision {
 	if joined := livePodAt(s.Pods, maxEpoch, s.Synced, false); maxEpoch > s.Synced && joined != "" {
 		failedInPlace = joined
 		trigger = fmt.Sprintf("Pod %s joined epoch %d", joined, maxEpoch)
+		if hung := hungAt(s.Pods, maxEpoch, s.Synced); hung != "" {
+			failedInPlace = hung
+			trigger = fmt.Sprintf("Pod %s joined epoch %d after its worker made no progress within the JobSet's timeouts at epoch %d", hung, maxEpoch, s.Synced)
+			d.Hang = true
+		}
 	} else {
 		trigger, failedInPlace = failureTrigger(s.Pods, s.Synced)
 	}
@@ -370,6 +388,19 @@ func membersOrFenced(pods []Pod, synced int32) int32 {
 // synced.
 func allFencedAt(pods []Pod, epoch, synced int32) bool {
 	return livePodAt(pods, epoch, synced, false) == ""
+}
+
+// hungAt names the first live Pod at epoch that joined it after its
+// agent stopped its worker for a hang at synced, "" if none. As with the
+// fence's record, the admission policy admits the record only with the
+// join after the epoch it names.
+func hungAt(pods []Pod, epoch, synced int32) string {
+	for _, p := range pods {
+		if got, err := agentspec.ParseEpoch(p.Hung); p.live() && p.at(epoch) && err == nil && got == synced {
+			return p.Name
+		}
+	}
+	return ""
 }
 
 // fencedAt reports whether the Pod's agent fenced at epoch e. The admission

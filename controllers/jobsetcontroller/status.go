@@ -177,9 +177,16 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 	} else if d.RestartStarted {
 		js.Status.InPlaceRestarts++
 		note := inplace.RestartStartedNote(js.Status.InPlaceRestarts, d.Trigger, d.Deprecated)
-		u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonInPlaceRestartStarted, note)
-		u.event(corev1.EventTypeWarning, jobset.ReasonInPlaceRestartStarted, "RestartInPlace", note)
-		u.recorded = append(u.recorded, func() { metrics.InPlaceRestarts.WithLabelValues(ns).Inc() })
+		reason, cause := jobset.ReasonInPlaceRestartStarted, metrics.CauseFailure
+		if d.Hang {
+			reason, cause = jobset.ReasonHang, metrics.CauseHang
+		}
+		u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, reason, note)
+		u.event(corev1.EventTypeWarning, reason, "RestartInPlace", note)
+		u.recorded = append(u.recorded, func() {
+			metrics.InPlaceRestarts.WithLabelValues(ns).Inc()
+			metrics.InPlaceRestartsByCause.WithLabelValues(ns, cause).Inc()
+		})
 	}
 	if d.Synced != s.Synced {
 		js.Status.SyncedEpoch = ptr.To(d.Synced)

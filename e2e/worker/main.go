@@ -21,6 +21,12 @@
 //	                      process group), none ever waited for; each runs
 //	                      as "worker-stray T", for a test to find on the
 //	                      node
+//	GET /hang             stop reporting progress and keep running: a hung
+//	                      worker (a deadlocked collective)
+//
+// Under the worker wrapper, it reports progress every half second by
+// touching the file JOBSET_PROGRESS_FILE names, as a training loop would
+// after each step.
 package main
 
 import (
@@ -49,7 +55,19 @@ func main() {
 	}
 
 	exit := make(chan int, 1)
+	hang := make(chan struct{})
+	if progress := os.Getenv("JOBSET_PROGRESS_FILE"); progress != "" {
+		go reportProgress(progress, hang)
+	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case <-hang:
+		default:
+			close(hang)
+		}
+		fmt.Fprintln(w, "no more progress")
+	})
 	mux.HandleFunc("/starts", func(w http.ResponseWriter, _ *http.Request) {
 		data, err := os.ReadFile(startLog)
 		if err != nil {
@@ -145,6 +163,24 @@ func main() {
 	_ = server.Shutdown(ctx)
 	fmt.Printf("worker: exiting with %d\n", code)
 	os.Exit(code)
+}
+
+// reportProgress touches path every half second until hang is closed.
+func reportProgress(path string, hang <-chan struct{}) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		now := time.Now()
+		if err := os.Chtimes(path, now, now); os.IsNotExist(err) {
+			_ = os.WriteFile(path, nil, 0o644)
+		}
+		select {
+		case <-hang:
+			fmt.Println("worker: no more progress reports")
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // strayName is the argv[0] of the processes /stray starts.

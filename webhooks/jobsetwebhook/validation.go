@@ -69,6 +69,7 @@ func Validate(js *jobset.JobSet, gates features.Gates) field.ErrorList {
 		errs = append(errs, validateManagedBy(*m, spec.Child("managedBy"))...)
 	}
 	errs = append(errs, validateVolumeClaimPolicies(js, spec)...)
+	errs = append(errs, validateHangTimeouts(js)...)
 	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
 		errs = append(errs, validateInPlaceRestart(js)...)
 	}

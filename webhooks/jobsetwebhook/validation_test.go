@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/fastjobset/jobset/api/features"
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/version"
@@ -109,6 +110,32 @@ func TestValidate(t *testing.T) {
 				js.Spec.Coordinator = &jobset.Coordinator{ReplicatedJob: "workers", JobIndex: 2, PodIndex: 4}
 			}),
 			want: []string{"FieldValueInvalid spec.coordinator.jobIndex", "FieldValueInvalid spec.coordinator.podIndex"},
+		},
+		"hang timeouts": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				js.Annotations = map[string]string{agentspec.FirstProgressTimeoutAnnotation: "20m", agentspec.ProgressTimeoutAnnotation: "2m"}
+			}),
+		},
+		"hang timeouts that are no durations the agent can keep": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				js.Annotations = map[string]string{agentspec.FirstProgressTimeoutAnnotation: "600", agentspec.ProgressTimeoutAnnotation: "100ms"}
+			}),
+			want: []string{
+				"FieldValueInvalid metadata.annotations[jobset.sigs.k8s.io/first-progress-timeout]",
+				"FieldValueInvalid metadata.annotations[jobset.sigs.k8s.io/progress-timeout]",
+			},
+		},
+		"a hang timeout without an in-place restart": {
+			js: mutate(wrappers.MakeJobSet("trainer", "ns").ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj(), func(js *jobset.JobSet) {
+				js.Annotations = map[string]string{agentspec.ProgressTimeoutAnnotation: "2m"}
+			}),
+			want: []string{"FieldValueInvalid metadata.annotations[jobset.sigs.k8s.io/progress-timeout]"},
+		},
+		"a hang timeout without the worker wrapper": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				js.Annotations = map[string]string{agentspec.ProgressTimeoutAnnotation: "2m", jobset.WorkerWrapperKey: "false"}
+			}),
+			want: []string{"FieldValueInvalid metadata.annotations[jobset.sigs.k8s.io/progress-timeout]"},
 		},
 		"managedBy that is not a domain-prefixed path": {
 			js:   mutate(inPlace().Obj(), func(js *jobset.JobSet) { js.Spec.ManagedBy = ptr.To("kueue") }),

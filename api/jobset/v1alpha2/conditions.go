@@ -97,6 +97,10 @@ const (
 	// only cause is Pods whose agents fenced; not counted toward
 	// maxRestarts.
 	ReasonFencedRestartStarted = "FencedRestartStarted"
+	// ReasonHang: a group restart in place started because a member's
+	// worker made no progress within the JobSet's hang timeouts (its
+	// agent stopped it); counted toward maxRestarts as any failure.
+	ReasonHang = "Hang"
 	// ReasonInPlaceRestartCompleted: every live Pod joined the new epoch.
 	ReasonInPlaceRestartCompleted = "InPlaceRestartCompleted"
 	// ReasonEpochSynced: every live Pod joined a new epoch, outside a group

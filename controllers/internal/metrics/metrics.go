@@ -58,6 +58,15 @@ var (
 		Help:      "In-place group restarts started, counted when status.inPlaceRestarts was persisted.",
 	}, []string{"namespace"})
 
+	// InPlaceRestartsByCause counts the same restarts by their cause
+	// (CauseFailure, CauseHang), under a name of its own so that the
+	// labels of jobset_inplace_restarts_total stay as they are.
+	InPlaceRestartsByCause = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: "jobset",
+		Name:      "inplace_restarts_by_cause_total",
+		Help:      "In-place group restarts started (counted toward maxRestarts), by cause: Failure (a member failed or restarted) or Hang (a member's worker made no progress within the JobSet's hang timeouts).",
+	}, []string{"namespace", "cause"})
+
 	// InPlaceRestartDuration measures group restarts from the first sign of
 	// failure (deprecation) to the sync of the new epoch.
 	InPlaceRestartDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -122,7 +131,7 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(BuildInfo, JobSetsCompleted, JobSetsFailed, JobSetsFailedByReason, JobSetRestarts,
-		InPlaceRestarts, InPlaceRestartDuration, NodeLossReplacements, RepeatedFailureReplacements, SyncedEpoch, DeprecatedEpoch,
+		InPlaceRestarts, InPlaceRestartsByCause, InPlaceRestartDuration, NodeLossReplacements, RepeatedFailureReplacements, SyncedEpoch, DeprecatedEpoch,
 		GatherStalled, RestartsUsed, MaxRestarts)
 	BuildInfo.WithLabelValues(version.Version, runtime.Version()).Set(1)
 }
@@ -172,3 +181,9 @@ func ForgetJobSet(namespace, name string) {
 		g.DeleteLabelValues(namespace, name)
 	}
 }
+
+// The causes of InPlaceRestartsByCause.
+const (
+	CauseFailure = "Failure"
+	CauseHang    = "Hang"
+)

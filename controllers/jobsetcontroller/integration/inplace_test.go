@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -1031,6 +1032,28 @@ var _ = Describe("In-place restart", func() {
 		eventuallyEpochs(js, 1, 1)
 		Expect(eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionTrue).Message).
 			To(ContainSubstring(pods[1].Name + " joined epoch 2"))
+	})
+
+	// An agent that stopped its hung worker joins the next epoch with the
+	// record of the hang: a failure like any other, with its own reason.
+	It("gives a group restart that a hung worker started the reason Hang, counted as any failure", func() {
+		js := create(workers(1, 2, 1).Obj())
+		pods := syncedAtOne(js, 2)
+		hangs := metrics.InPlaceRestartsByCause.WithLabelValues(js.Namespace, metrics.CauseHang)
+		before := testutil.ToFloat64(hangs)
+		patch := client.MergeFrom(pods[0].DeepCopy())
+		pods[0].Annotations[jobset.EpochKey] = "2"
+		pods[0].Annotations[agentspec.HungAnnotation] = "1"
+		Expect(k8sClient.Patch(ctx, pods[0], patch)).To(Succeed())
+		eventuallyEpochs(js, 1, 1)
+		c := eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionTrue)
+		Expect(c.Reason).To(Equal(jobset.ReasonHang))
+		Expect(c.Message).To(ContainSubstring(pods[0].Name + " joined epoch 2 after its worker made no progress"))
+		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobset.ReasonHang))
+		Expect(fetch(ctx, js).Status.InPlaceRestarts).To(BeEquivalentTo(1), "counted toward maxRestarts")
+		Eventually(func() float64 { return testutil.ToFloat64(hangs) }).Should(Equal(before + 1))
+		agentJoins(pods[1], "2")
+		eventuallyEpochs(js, 2, 1)
 	})
 
 	// An agent out of contact with the API server that fences anyway (no

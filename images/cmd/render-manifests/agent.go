@@ -78,6 +78,7 @@ const (
 	RuleEpochAtMostNext = "epoch-at-most-next"
 	RuleStoppedValue    = "worker-stopped-value"
 	RuleFencedValue     = "fenced-value"
+	RuleHungValue       = "hung-value"
 )
 
 // epochOnlyPolicy limits what a ServiceAccount named jobset-agent, in any
@@ -108,13 +109,18 @@ const (
 //     stopped, alone, the epoch untouched: the controller waits for it
 //     when the Pod's kubelet may be down;
 //   - epoch-only: nothing on it but the epoch annotation, the
-//     worker-stopped one and the fenced one;
+//     worker-stopped one, the fenced one and the hung one;
 //   - fenced-value: the record that the agent fenced (stopped its worker
 //     out of contact with the API server) comes only with a join of the
 //     epoch after the one the Pod shows, and names the epoch the Pod
 //     shows: the controller counts a group restart that nothing but such
 //     records caused against no budget, so a record may not be written
 //     ahead of a failure, nor name another epoch, nor be taken back;
+//   - hung-value: the record that the agent stopped its worker for
+//     making no progress, by the same rule as the fenced one: only with
+//     a join of the next epoch, naming the epoch the Pod shows, never
+//     taken back. It changes only the reason the controller gives the
+//     group restart, which the join starts anyway;
 //   - worker-stopped-value: the confirmation names the epoch the Pod
 //     shows, and once given is not taken back;
 //   - epoch-value: to a canonical decimal integer in 1..2147483647, the
@@ -213,7 +219,10 @@ func epochOnlyPolicy() []client.Object {
 					{Name: "fencedKey", Expression: quoted(agentspec.FencedAnnotation)},
 					{Name: "fencedChanged", Expression: "(variables.fencedKey in variables.oldAnnotations) != (variables.fencedKey in variables.newAnnotations) || " +
 						"(variables.fencedKey in variables.oldAnnotations && variables.oldAnnotations[variables.fencedKey] != variables.newAnnotations[variables.fencedKey])"},
-					{Name: "onlyStopped", Expression: "variables.stoppedChanged && !variables.epochChanged && !variables.fencedChanged"},
+					{Name: "hungKey", Expression: quoted(agentspec.HungAnnotation)},
+					{Name: "hungChanged", Expression: "(variables.hungKey in variables.oldAnnotations) != (variables.hungKey in variables.newAnnotations) || " +
+						"(variables.hungKey in variables.oldAnnotations && variables.oldAnnotations[variables.hungKey] != variables.newAnnotations[variables.hungKey])"},
+					{Name: "onlyStopped", Expression: "variables.stoppedChanged && !variables.epochChanged && !variables.fencedChanged && !variables.hungChanged"},
 				},
 				Validations: []admissionregistrationv1.Validation{
 					rule(RuleNoSubresource, "request.resource.resource == 'pods' && variables.subresource == ''",
@@ -239,9 +248,9 @@ func epochOnlyPolicy() []client.Object {
 							" && "+unchanged("labels", "{}")+
 							" && "+unchanged("finalizers", "[]")+
 							" && "+unchanged("ownerReferences", "[]")+
-							" && variables.oldAnnotations.all(k, k == variables.epochKey || k == variables.stoppedKey || k == variables.fencedKey || (k in variables.newAnnotations && variables.newAnnotations[k] == variables.oldAnnotations[k]))"+
-							" && variables.newAnnotations.all(k, k == variables.epochKey || k == variables.stoppedKey || k == variables.fencedKey || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k]))"),
-						agent+" may change only the Pod annotations "+agentspec.EpochAnnotation+", "+agentspec.WorkerStoppedAnnotation+" and "+agentspec.FencedAnnotation+" (no label, other annotation, finalizer, owner reference or spec field)", ""),
+							" && variables.oldAnnotations.all(k, k == variables.epochKey || k == variables.stoppedKey || k == variables.fencedKey || k == variables.hungKey || (k in variables.newAnnotations && variables.newAnnotations[k] == variables.oldAnnotations[k]))"+
+							" && variables.newAnnotations.all(k, k == variables.epochKey || k == variables.stoppedKey || k == variables.fencedKey || k == variables.hungKey || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k]))"),
+						agent+" may change only the Pod annotations "+agentspec.EpochAnnotation+", "+agentspec.WorkerStoppedAnnotation+", "+agentspec.FencedAnnotation+" and "+agentspec.HungAnnotation+" (no label, other annotation, finalizer, owner reference or spec field)", ""),
 					rule(RuleEpochValue,
 						podUpdate("!variables.epochChanged || variables.newEpochValid"),
 						"the Pod annotation "+agentspec.EpochAnnotation+" must be a decimal integer from 1 to "+maxEpoch+" without leading zeros",
@@ -267,6 +276,13 @@ func epochOnlyPolicy() []client.Object {
 						"'the Pod annotation "+agentspec.FencedAnnotation+" comes only with a join of the epoch after the one the Pod shows, and names the epoch the Pod shows (' + "+
 							"(variables.oldEpoch == '' ? 'none' : variables.oldEpoch) + '), not ' + "+
 							"(variables.fencedKey in variables.newAnnotations ? '\"' + variables.newAnnotations[variables.fencedKey] + '\"' : 'removed') + "+
+							"' with epoch ' + (variables.newEpoch == '' ? 'none' : variables.newEpoch)"),
+					rule(RuleHungValue,
+						podUpdate("!variables.hungChanged || (variables.hungKey in variables.newAnnotations && variables.newAnnotations[variables.hungKey] == variables.oldEpoch && variables.epochBounded && int(variables.newEpoch) == int(variables.oldEpoch) + 1)"),
+						"the Pod annotation "+agentspec.HungAnnotation+" comes only with a join of the epoch after the one the Pod shows, names the epoch the Pod shows, and may not be removed",
+						"'the Pod annotation "+agentspec.HungAnnotation+" comes only with a join of the epoch after the one the Pod shows, and names the epoch the Pod shows (' + "+
+							"(variables.oldEpoch == '' ? 'none' : variables.oldEpoch) + '), not ' + "+
+							"(variables.hungKey in variables.newAnnotations ? '\"' + variables.newAnnotations[variables.hungKey] + '\"' : 'removed') + "+
 							"' with epoch ' + (variables.newEpoch == '' ? 'none' : variables.newEpoch)"),
 				},
 			},

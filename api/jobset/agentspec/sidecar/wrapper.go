@@ -51,7 +51,8 @@ func Wrapped(pod corev1.PodSpec) bool {
 //     the worker's own command; its args stay args, so the wrapper gets
 //     the command followed by the args, as the container would have run
 //     them;
-//   - the worker mounts the volume, where the wrapper makes its socket,
+//   - the worker mounts the volume, where the wrapper makes its socket
+//     and the worker reports its progress (agentspec.EnvProgressFile),
 //     and the agent mounts it read-only with the socket's path in
 //     agentspec.EnvWrapperControl.
 //
@@ -82,6 +83,7 @@ func InjectWrapper(pod *corev1.PodSpec, o Options) bool {
 	w := &pod.Containers[worker]
 	w.Command = append([]string{agentspec.WrapperBinary, "-control=" + agentspec.WrapperControl, "--"}, w.Command...)
 	w.VolumeMounts = append(w.VolumeMounts, corev1.VolumeMount{Name: agentspec.WrapperVolumeName, MountPath: agentspec.WrapperMountPath})
+	w.Env = append(w.Env, corev1.EnvVar{Name: agentspec.EnvProgressFile, Value: agentspec.ProgressFile})
 	if !slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == agentspec.WrapperVolumeName }) {
 		pod.Volumes = append(pod.Volumes, WrapperVolume())
 	}
