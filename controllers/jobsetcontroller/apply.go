@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -38,7 +39,13 @@ func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Re
 		return ctrl.Result{}, err
 	}
 	if a.converge != nil {
-		if err := r.convergeChildren(ctx, o.js, o.children, *a.converge); err != nil {
+		if err := r.convergeChildren(ctx, o.js, o.children, *a.converge); errors.Is(err, errChildrenNotCached) {
+			// Nothing failed: the rest of this reconcile would act on
+			// children the cache does not show yet. The Job's event in
+			// the cache reconciles again; the requeue is a backstop.
+			ctrl.LoggerFrom(ctx).V(2).Info("Stopping the reconcile: the cache does not show yet a Job this JobSet created", "err", err)
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		} else if err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -94,16 +101,28 @@ func (r *Reconciler) convergeChildren(ctx context.Context, js *jobset.JobSet, ch
 	if len(plan.create) > 0 {
 		ctrl.LoggerFrom(ctx).V(2).Info("Creating Jobs", "count", len(plan.create))
 	}
+	var notCached atomic.Bool
 	if err := r.forEach(ctx, plan.create, func(job *batchv1.Job) error {
-		if err := r.client.Create(ctx, job); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("creating Job %s: the name is taken by a Job this JobSet does not own (another JobSet's, or one still being deleted): %w", job.Name, err)
-			}
+		err := r.client.Create(ctx, job)
+		switch {
+		case err == nil:
+			return nil
+		case !apierrors.IsAlreadyExists(err):
 			return fmt.Errorf("creating Job %s: %w", job.Name, err)
 		}
-		return nil
+		switch owned, err := r.createdByThisJobSet(ctx, js, job); {
+		case err != nil:
+			return fmt.Errorf("creating Job %s: the name is taken, and reading the Job that holds it failed: %w", job.Name, err)
+		case owned:
+			notCached.Store(true)
+			return nil
+		}
+		return fmt.Errorf("creating Job %s: the name is taken by a Job this JobSet does not own (another JobSet's, or one of an earlier JobSet of this name still being deleted): %w", job.Name, err)
 	}); err != nil {
 		return err
+	}
+	if notCached.Load() {
+		return errChildrenNotCached
 	}
 	if err := r.forEach(ctx, jobsOf(plan.rescale), func(job *batchv1.Job) error {
 		scaled := plan.rescale[job]
@@ -153,6 +172,21 @@ func (r *Reconciler) ensureExists(ctx context.Context, what string, obj client.O
 		return fmt.Errorf("ensuring %s %s: %w", what, obj.GetName(), err)
 	}
 	return nil
+}
+
+// errChildrenNotCached: a Job to create exists already, created for this
+// JobSet by an earlier reconcile whose create the cache has not shown yet
+// (the informer lags the API server, and more so on a loaded machine).
+var errChildrenNotCached = errors.New("a Job this JobSet created is not in the cache yet")
+
+// createdByThisJobSet reads the Job that holds job's name from the API
+// server (the cache does not show it) and reports whether js controls it.
+func (r *Reconciler) createdByThisJobSet(ctx context.Context, js *jobset.JobSet, job *batchv1.Job) (bool, error) {
+	var existing batchv1.Job
+	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(job), &existing); err != nil {
+		return false, err
+	}
+	return metav1.IsControlledBy(&existing, js) && existing.DeletionTimestamp == nil, nil
 }
 
 // deleteJobs deletes in the foreground: a Job stays visible, holding its
