@@ -213,7 +213,7 @@ func ManagedFieldsRead(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFiel
 			continue
 		}
 		kept = append(kept, metav1.ManagedFieldsEntry{Manager: f.Manager, Operation: f.Operation, APIVersion: f.APIVersion,
-			Time: f.Time, FieldsType: f.FieldsType, FieldsV1: &metav1.FieldsV1{Raw: fieldsOf(paths)}, Subresource: f.Subresource})
+			Time: f.Time, FieldsType: f.FieldsType, FieldsV1: metav1.NewFieldsV1(string(fieldsOf(paths))), Subresource: f.Subresource})
 	}
 	return kept
 }
