@@ -139,11 +139,7 @@ func statusPredatesJoin(pod *corev1.Pod) bool {
 	joined := EpochWritten(pod)
 	var posted time.Time
 	for _, f := range pod.ManagedFields {
-		if f.Time == nil || f.FieldsV1 == nil {
-			continue
-		}
-		if f.Subresource == "status" && (ownsField(f.FieldsV1.GetRawBytes(), "f:status", "f:containerStatuses") ||
-			ownsField(f.FieldsV1.GetRawBytes(), "f:status", "f:initContainerStatuses")) {
+		if postsContainerStatuses(f) {
 			posted = later(posted, f.Time.Time)
 		}
 	}
@@ -164,12 +160,80 @@ func statusPredatesJoin(pod *corev1.Pod) bool {
 func EpochWritten(pod *corev1.Pod) time.Time {
 	var joined time.Time
 	for _, f := range pod.ManagedFields {
-		if f.Time != nil && f.FieldsV1 != nil && f.Subresource == "" &&
-			ownsField(f.FieldsV1.GetRawBytes(), "f:metadata", "f:annotations", "f:"+agentspec.EpochAnnotation) {
+		if writesEpoch(f) {
 			joined = later(joined, f.Time.Time)
 		}
 	}
 	return joined
+}
+
+// The managedFields paths the decisions read: who last wrote the epoch
+// annotation (EpochWritten) and the containers' statuses
+// (statusPredatesJoin).
+var (
+	epochPath                 = []string{"f:metadata", "f:annotations", "f:" + agentspec.EpochAnnotation}
+	containerStatusesPath     = []string{"f:status", "f:containerStatuses"}
+	initContainerStatusesPath = []string{"f:status", "f:initContainerStatuses"}
+)
+
+// writesEpoch: a dated write of the Pod's epoch annotation.
+func writesEpoch(f metav1.ManagedFieldsEntry) bool {
+	return f.Time != nil && f.FieldsV1 != nil && f.Subresource == "" && ownsField(f.FieldsV1.GetRawBytes(), epochPath...)
+}
+
+// postsContainerStatuses: a dated status write that set containers'
+// statuses, as the kubelet posts them.
+func postsContainerStatuses(f metav1.ManagedFieldsEntry) bool {
+	return f.Time != nil && f.FieldsV1 != nil && f.Subresource == "status" &&
+		(ownsField(f.FieldsV1.GetRawBytes(), containerStatusesPath...) || ownsField(f.FieldsV1.GetRawBytes(), initContainerStatusesPath...))
+}
+
+// ManagedFieldsRead returns the entries of a Pod's managedFields that the
+// decisions read, each cut down to the paths they look for, with its
+// manager, operation, subresource and time: EpochWritten and
+// FailureSignal read the same from them as from all of managedFields.
+// A controller that caches Pods keeps these only (a few hundred bytes,
+// where a Pod's managedFields are kilobytes). Applying it again changes
+// nothing.
+func ManagedFieldsRead(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	var kept []metav1.ManagedFieldsEntry
+	for _, f := range entries {
+		var paths [][]string
+		if writesEpoch(f) {
+			paths = append(paths, epochPath)
+		}
+		if postsContainerStatuses(f) {
+			for _, path := range [][]string{containerStatusesPath, initContainerStatusesPath} {
+				if ownsField(f.FieldsV1.GetRawBytes(), path...) {
+					paths = append(paths, path)
+				}
+			}
+		}
+		if len(paths) == 0 {
+			continue
+		}
+		kept = append(kept, metav1.ManagedFieldsEntry{Manager: f.Manager, Operation: f.Operation, APIVersion: f.APIVersion,
+			Time: f.Time, FieldsType: f.FieldsType, FieldsV1: metav1.NewFieldsV1(string(fieldsOf(paths))), Subresource: f.Subresource})
+	}
+	return kept
+}
+
+// fieldsOf is the fieldsV1 that owns paths, and nothing else.
+func fieldsOf(paths [][]string) []byte {
+	root := map[string]any{}
+	for _, path := range paths {
+		node := root
+		for _, key := range path {
+			next, ok := node[key].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				node[key] = next
+			}
+			node = next
+		}
+	}
+	raw, _ := json.Marshal(root) // maps of maps always marshal
+	return raw
 }
 
 // ownsField reports whether a managedFields entry's fieldsV1 holds path.

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -244,6 +245,71 @@ func TestFailureSignal(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := FailureSignal(tc.pod); (got != "") != tc.want {
 				t.Errorf("FailureSignal = %q, want a sign: %v", got, tc.want)
+			}
+			// A cache keeps only the managedFields the decisions read.
+			trimmed := tc.pod.DeepCopy()
+			trimmed.ManagedFields = ManagedFieldsRead(trimmed.ManagedFields)
+			if got, want := FailureSignal(trimmed), FailureSignal(tc.pod); got != want {
+				t.Errorf("FailureSignal with the managedFields a cache keeps = %q, with all of them %q", got, want)
+			}
+		})
+	}
+}
+
+func TestManagedFieldsRead(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 11, 24, 17, 6, 47, 0, time.UTC))
+	entry := func(manager, subresource, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+			Time: &at, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields), Subresource: subresource}
+	}
+	epoch := `{"f:metadata":{"f:annotations":{"f:` + agentspec.EpochAnnotation + `":{}}}}`
+	cases := map[string]struct {
+		in, want []metav1.ManagedFieldsEntry
+	}{
+		"none": {},
+		"the agent's epoch write, cut to the epoch": {
+			in: []metav1.ManagedFieldsEntry{entry("jobset-agent", "",
+				`{"f:metadata":{"f:annotations":{"f:`+agentspec.EpochAnnotation+`":{},"f:`+agentspec.FencedAnnotation+`":{}}}}`)},
+			want: []metav1.ManagedFieldsEntry{entry("jobset-agent", "", epoch)},
+		},
+		"the kubelet's status write, cut to the containers' statuses": {
+			in: []metav1.ManagedFieldsEntry{entry("kubelet", "status",
+				`{"f:status":{"f:conditions":{".":{},"k:{\"type\":\"Ready\"}":{}},"f:containerStatuses":{},"f:initContainerStatuses":{},"f:podIP":{}}}`)},
+			want: []metav1.ManagedFieldsEntry{entry("kubelet", "status", `{"f:status":{"f:containerStatuses":{},"f:initContainerStatuses":{}}}`)},
+		},
+		"a status write of init containers only": {
+			in:   []metav1.ManagedFieldsEntry{entry("kubelet", "status", `{"f:status":{"f:initContainerStatuses":{},"f:phase":{}}}`)},
+			want: []metav1.ManagedFieldsEntry{entry("kubelet", "status", `{"f:status":{"f:initContainerStatuses":{}}}`)},
+		},
+		"what no decision reads goes": {
+			in: []metav1.ManagedFieldsEntry{
+				entry("kube-controller-manager", "", `{"f:metadata":{"f:labels":{},"f:ownerReferences":{}},"f:spec":{"f:containers":{}}}`),
+				entry("kube-scheduler", "status", `{"f:status":{"f:conditions":{}}}`),
+				entry("jobset-controller", "", `{"f:metadata":{"f:finalizers":{}}}`),
+				// containers' statuses written as the Pod, not its status:
+				// not the kubelet's post
+				entry("someone", "", `{"f:status":{"f:containerStatuses":{}}}`),
+				// the epoch annotation in a status write: not the agent's join
+				entry("someone", "status", epoch),
+			},
+		},
+		"undated entries go: no decision reads them": {
+			in: []metav1.ManagedFieldsEntry{{Manager: "jobset-agent", FieldsV1: metav1.NewFieldsV1(epoch)}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ManagedFieldsRead(tc.in)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ManagedFieldsRead (-want +got):\n%s", diff)
+			}
+			if again := ManagedFieldsRead(got); !cmp.Equal(got, again) {
+				t.Errorf("ManagedFieldsRead is not idempotent: %v, then %v", got, again)
+			}
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ManagedFields: tc.in}}
+			trimmed := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ManagedFields: got}}
+			if !EpochWritten(pod).Equal(EpochWritten(trimmed)) || statusPredatesJoin(pod) != statusPredatesJoin(trimmed) {
+				t.Errorf("the decisions read the trimmed managedFields differently")
 			}
 		})
 	}

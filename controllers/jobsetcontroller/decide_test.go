@@ -281,6 +281,17 @@ func TestDecide(t *testing.T) {
 			if diff := cmp.Diff(tc.want, summarize(decide(o, DefaultGatherStallThreshold))); diff != "" {
 				t.Errorf("decide (-want +got):\n%s", diff)
 			}
+			// The same from the Pods as the manager's cache keeps them.
+			cached := &observed{js: w.js, children: classifyJobs(w.js, w.jobs, false), now: now}
+			for _, pod := range w.pods(w.jobs) {
+				cached.pods = append(cached.pods, *cachedPod(&pod))
+			}
+			if w.fresh != nil {
+				cached.fresh = w.fresh(w.jobs)
+			}
+			if diff := cmp.Diff(tc.want, summarize(decide(cached, DefaultGatherStallThreshold))); diff != "" {
+				t.Errorf("decide on the cached Pods (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

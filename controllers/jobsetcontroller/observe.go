@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -166,16 +167,48 @@ func (r *Reconciler) readFresh(ctx context.Context, js *jobset.JobSet) (*freshCh
 		client.MatchingLabels{jobset.JobSetUIDKey: string(js.UID)}); err != nil {
 		return nil, fmt.Errorf("reading the Jobs of JobSet %s from the API server: %w", js.Name, err)
 	}
-	var pods corev1.PodList
-	if err := r.apiReader.List(ctx, &pods, client.InNamespace(js.Namespace),
-		client.MatchingLabels{jobset.JobSetUIDKey: string(js.UID)}); err != nil {
-		return nil, fmt.Errorf("reading the Pods of JobSet %s from the API server: %w", js.Name, err)
+	pods, err := r.readFreshPods(ctx, js)
+	if err != nil {
+		return nil, err
 	}
-	fresh := &freshChildren{pods: pods.Items}
+	fresh := &freshChildren{pods: pods}
 	for i := range jobs.Items {
 		if job := &jobs.Items[i]; job.DeletionTimestamp == nil && restartAttempt(job) == js.Status.Restarts {
 			fresh.jobs = append(fresh.jobs, job)
 		}
 	}
 	return fresh, nil
+}
+
+// freshPageSize is how many Pods a page of the fresh read holds: the
+// controller holds one page of whole Pods at a time.
+const freshPageSize = 500
+
+// readFreshPods lists the JobSet's Pods from the API server page by page,
+// each Pod kept as the cache keeps it (cachedPod), which the decisions
+// read alike: at thousands of Pods, the whole Pods of one list were the
+// largest part of the controller's peak memory. The pages are one
+// snapshot, as one list is: the API server serves every page at the
+// resourceVersion of the first (and answers 410 Gone, an error here, once
+// that is compacted), so the read is as fresh as a single list, and comes
+// after the Jobs' read all the same.
+func (r *Reconciler) readFreshPods(ctx context.Context, js *jobset.JobSet) ([]corev1.Pod, error) {
+	var pods []corev1.Pod
+	opts := []client.ListOption{client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetUIDKey: string(js.UID)}, client.Limit(freshPageSize)}
+	for {
+		var page corev1.PodList
+		if err := r.apiReader.List(ctx, &page, opts...); err != nil {
+			return nil, fmt.Errorf("reading the Pods of JobSet %s from the API server: %w", js.Name, err)
+		}
+		if pods == nil {
+			pods = make([]corev1.Pod, 0, len(page.Items)+int(ptr.Deref(page.RemainingItemCount, 0)))
+		}
+		for i := range page.Items {
+			pods = append(pods, *cachedPod(&page.Items[i]))
+		}
+		if page.Continue == "" {
+			return pods, nil
+		}
+		opts = append(opts[:3], client.Continue(page.Continue))
+	}
 }

@@ -95,18 +95,27 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts ...Optio
 // CacheOptions restricts the manager's cache to the objects a JobSet owns:
 // Jobs, Services, Pods and shared claims that carry the JobSet name label.
 // The controller's memory then grows with JobSet workloads, not with the
-// cluster.
+// cluster. Of a Pod the cache keeps only what the decisions read
+// (cachedPod), and of every other object all but its managedFields, which
+// only a Pod's are read: no object is written back from the cache whole
+// (an update), only patched from a copy of it, which leaves what the
+// cache dropped as it is.
 func CacheOptions() cache.Options {
 	selector := cache.ByObject{Label: jobset.ChildrenSelector()}
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&batchv1.Job{}:                  selector,
-		&corev1.Service{}:               selector,
-		&corev1.Pod{}:                   selector,
-		&corev1.PersistentVolumeClaim{}: selector,
-		// The kubelets' Leases, one a node: how the node-loss
-		// controller tells a lost node (controllers/nodeloss).
-		&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{corev1.NamespaceNodeLease: {}}},
-	}}
+	pods := selector
+	pods.Transform = cachePod
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&batchv1.Job{}:                  selector,
+			&corev1.Service{}:               selector,
+			&corev1.Pod{}:                   pods,
+			&corev1.PersistentVolumeClaim{}: selector,
+			// The kubelets' Leases, one a node: how the node-loss
+			// controller tells a lost node (controllers/nodeloss).
+			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{corev1.NamespaceNodeLease: {}}},
+		},
+	}
 }
 
 // SetupWithManager registers the reconciler with the manager.

@@ -325,7 +325,34 @@ func deployment(name, image string, args []string) *appsv1.Deployment {
 // so that operators see and tune them (leadership's defaults say why the
 // lease's values).
 func controllerDeployment(img images) *appsv1.Deployment {
-	return deployment(ControllerName, img.Controller, args(sharedSettings, controllerSettings))
+	d := deployment(ControllerName, img.Controller, args(sharedSettings, controllerSettings))
+	d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = controllerMemoryLimit(ControllerSizedForPods)
+	return d
+}
+
+// The controller's memory grows with the Pods of JobSets (its cache, and
+// the fresh reads of an in-place group's Pods), so its limit is sized by
+// a rule: a base plus a share per Pod, for the most Pods of JobSets a
+// cluster runs at once. The share per Pod is the peak measured by B2
+// (docs/benchmarks.md) with headroom; docs/operations.md gives the rule
+// for other sizes.
+const (
+	// ControllerSizedForPods is the count of JobSet Pods the shipped limit
+	// is sized for.
+	ControllerSizedForPods = 10000
+	// controllerMemoryBaseMiB: the process without Pods (client, scheme,
+	// caches of JobSets, Jobs and node Leases).
+	controllerMemoryBaseMiB = 64
+	// controllerMemoryPerPodKiB: a Pod's share of the peak.
+	controllerMemoryPerPodKiB = 80
+)
+
+// controllerMemoryLimit is the controller's memory limit for pods Pods of
+// JobSets, rounded up to a whole 64 MiB.
+func controllerMemoryLimit(pods int) resource.Quantity {
+	mib := controllerMemoryBaseMiB + (pods*controllerMemoryPerPodKiB+1023)/1024
+	mib = (mib + 63) / 64 * 64
+	return *resource.NewQuantity(int64(mib)<<20, resource.BinarySI)
 }
 
 // webhookDrain is how long a stopping webhook Pod keeps serving: the API

@@ -297,3 +297,30 @@ func TestInstallHeaderLinksTheDocs(t *testing.T) {
 		t.Errorf("install.yaml's header does not link %s:\n%s", want, header)
 	}
 }
+
+// The controller's memory limit follows the documented rule: a base plus a
+// share per Pod, rounded up to 64 MiB, for the Pods it is sized for.
+func TestControllerMemoryLimit(t *testing.T) {
+	cases := map[string]struct {
+		pods int
+		want string
+	}{
+		"no Pods: the base":            {0, "64Mi"},
+		"one Pod rounds up to 64 MiB":  {1, "128Mi"},
+		"1000 Pods":                    {1000, "192Mi"},
+		"the shipped size, 10000 Pods": {10000, "896Mi"},
+		"a larger fleet, 50000 Pods":   {50000, "4032Mi"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := controllerMemoryLimit(tc.pods); got.String() != tc.want {
+				t.Errorf("controllerMemoryLimit(%d) = %s, want %s", tc.pods, got.String(), tc.want)
+			}
+		})
+	}
+	d := controllerDeployment(images{Controller: "c"})
+	want := controllerMemoryLimit(ControllerSizedForPods)
+	if got := d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]; got.Cmp(want) != 0 {
+		t.Errorf("the controller's Deployment limits its memory to %s, want %s (%d Pods)", got.String(), want.String(), ControllerSizedForPods)
+	}
+}
