@@ -308,8 +308,8 @@ func TestControllerMemoryLimit(t *testing.T) {
 		"no Pods: the base":            {0, "64Mi"},
 		"one Pod rounds up to 64 MiB":  {1, "128Mi"},
 		"1000 Pods":                    {1000, "192Mi"},
-		"the shipped size, 10000 Pods": {10000, "896Mi"},
-		"a larger fleet, 50000 Pods":   {50000, "4032Mi"},
+		"the shipped size, 10000 Pods": {10000, "1088Mi"},
+		"a larger fleet, 50000 Pods":   {50000, "4992Mi"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
