@@ -21,6 +21,11 @@
 //	                      process group), none ever waited for; each runs
 //	                      as "worker-stray T", for a test to find on the
 //	                      node
+//
+// "/worker -orphan T" starts one such stray and exits at once, leaving it
+// to the reaper of its PID namespace: a test starts it in the worker's
+// container from outside (as another user, through the runtime), and the
+// worker wrapper, PID 1 there, inherits a child it may not signal.
 package main
 
 import (
@@ -40,6 +45,15 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[0] == strayName {
 		stray()
+	}
+	if len(os.Args) > 2 && os.Args[1] == "-orphan" {
+		// The stray holds no stream of the runtime's exec open: that exec
+		// ends with this process.
+		os.Stdout, os.Stderr = nil, nil
+		if _, err := startStray(os.Args[2], false); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	dataDir := envOr("DATA_DIR", "/data")
 	startLog := filepath.Join(dataDir, "starts")
