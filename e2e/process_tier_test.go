@@ -106,7 +106,10 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		// get nothing out of a process in uninterruptible sleep. The
 		// wrapper never confirms the stop, the agent escalates after its
 		// bound, and the kubelet's restart of the Pod ends the PID
-		// namespace and the stray with it.
+		// namespace and the stray with it. (Re-parented, not an exec
+		// session: the wrapper finds a process outside its tree through
+		// the container's cgroup only, which it reads on cgroup v2 alone,
+		// and the local cluster runs cgroup v1.)
 		victim := names[1]
 		node := getPod(ctx, ns, victim).Spec.NodeName
 		rootTag := tag + "-root"
