@@ -27,6 +27,11 @@
 // Under the worker wrapper, it reports progress every half second by
 // touching the file JOBSET_PROGRESS_FILE names, as a training loop would
 // after each step.
+//
+// "/worker -orphan T" starts one such stray and exits at once, leaving it
+// to the reaper of its PID namespace: a test starts it in the worker's
+// container from outside (as another user, through the runtime), and the
+// worker wrapper, PID 1 there, inherits a child it may not signal.
 package main
 
 import (
@@ -46,6 +51,15 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[0] == strayName {
 		stray()
+	}
+	if len(os.Args) > 2 && os.Args[1] == "-orphan" {
+		// The stray holds no stream of the runtime's exec open: that exec
+		// ends with this process.
+		os.Stdout, os.Stderr = nil, nil
+		if _, err := startStray(os.Args[2], false); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	dataDir := envOr("DATA_DIR", "/data")
 	startLog := filepath.Join(dataDir, "starts")
