@@ -121,64 +121,99 @@ func (w *realWrapper) kill(code int) {
 	Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
 }
 
+// wrappedAgent is an agent on the one Pod of a JobSet whose worker runs
+// under a real wrapper (the test binary, re-executed), as injection leaves
+// it: the worker's rule restarts it in place on any exit code but those
+// the spec keeps.
+type wrappedAgent struct {
+	c   client.Client
+	ns  string
+	js  *jobset.JobSet
+	pod *corev1.Pod
+	w   *realWrapper
+	a   *agent.Agent
+	// exited receives the agent's exit code.
+	exited chan int
+}
+
+// startWrappedAgent creates the JobSet, with annotations, and the Pod in a
+// namespace of its own, and runs the agent until the spec ends; exit codes
+// in kept are not restarted in place (a FailJob code of the Job's
+// podFailurePolicy).
+func startWrappedAgent(ctx context.Context, namespace string, annotations map[string]string, kept ...int32) *wrappedAgent {
+	t := &wrappedAgent{c: env.Client, exited: make(chan int, 1)}
+	t.ns = framework.TestNamespace(ctx, t.c, namespace)
+	rj := wrappers.MakeReplicatedJob("workers").Obj()
+	spec := &rj.Template.Spec.Template.Spec
+	spec.InitContainers = []corev1.Container{{Name: agentspec.ContainerName, Image: "registry.k8s.io/pause:3.10",
+		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways), RestartPolicyRules: sidecar.AgentRestartRules()}}
+	spec.Containers[0].Command = []string{agentspec.WrapperBinary, "-control=" + agentspec.WrapperControl, "--", "train"}
+	spec.Containers[0].RestartPolicyRules = []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestartAllContainers,
+		ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: append([]int32{0}, kept...)}}}
+	t.js = wrappers.MakeJobSet("trainer", t.ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).ReplicatedJob(rj).Obj()
+	t.js.Annotations = annotations
+	Expect(t.c.Create(ctx, t.js)).To(Succeed())
+	t.pod = &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "trainer-workers-0-0", Namespace: t.ns,
+			Annotations: map[string]string{jobset.JobSetNameKey: "trainer"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}}},
+	}
+	Expect(t.c.Create(ctx, t.pod)).To(Succeed())
+
+	t.w = startRealWrapper()
+	environment := map[string]string{agentspec.EnvNamespace: t.ns, agentspec.EnvPodName: t.pod.Name,
+		agentspec.EnvJobSetName: "trainer", agentspec.EnvWrapperControl: t.w.control}
+	cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
+	Expect(err).NotTo(HaveOccurred())
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	proxy := startProxy(env.Config)
+	DeferCleanup(proxy.close)
+	t.a = agent.New(cfg, proxy.client(), agent.WithListener(listener))
+	runCtx, cancel := context.WithCancel(ctx)
+	DeferCleanup(cancel)
+	go func() { t.exited <- t.a.Run(runCtx) }()
+	return t
+}
+
+// setEpochs writes the JobSet's epochs, as the controller would.
+func (t *wrappedAgent) setEpochs(ctx context.Context, synced, deprecated int32) {
+	Eventually(func() error {
+		fresh := &jobset.JobSet{}
+		if err := t.c.Get(ctx, client.ObjectKeyFromObject(t.js), fresh); err != nil {
+			return err
+		}
+		patch := client.MergeFrom(fresh.DeepCopy())
+		fresh.Status.SyncedEpoch, fresh.Status.DeprecatedEpoch = ptr.To(synced), ptr.To(deprecated)
+		return t.c.Status().Patch(ctx, fresh, patch)
+	}).Should(Succeed())
+}
+
+// annotations reads the Pod's annotations.
+func (t *wrappedAgent) annotations(ctx context.Context) func() map[string]string {
+	return func() map[string]string {
+		fresh := &corev1.Pod{}
+		Expect(t.c.Get(ctx, client.ObjectKeyFromObject(t.pod), fresh)).To(Succeed())
+		return fresh.Annotations
+	}
+}
+
 var _ = Describe("Agent in the process tier", func() {
 	var (
-		c       client.Client
-		ns      string
-		js      *jobset.JobSet
-		pod     *corev1.Pod
-		w       *realWrapper
-		a       *agent.Agent
-		exited  chan int
-		started = func(ctx context.Context, annotations map[string]string) {
-			c = env.Client
-			ns = framework.TestNamespace(ctx, c, "agent-process")
-			rj := wrappers.MakeReplicatedJob("workers").Obj()
-			spec := &rj.Template.Spec.Template.Spec
-			spec.InitContainers = []corev1.Container{{Name: agentspec.ContainerName, Image: "registry.k8s.io/pause:3.10",
-				RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways), RestartPolicyRules: sidecar.AgentRestartRules()}}
-			// The worker as injection leaves it: under the wrapper, with
-			// its rule (42 is a FailJob code of its podFailurePolicy).
-			spec.Containers[0].Command = []string{agentspec.WrapperBinary, "-control=" + agentspec.WrapperControl, "--", "train"}
-			spec.Containers[0].RestartPolicyRules = []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestartAllContainers,
-				ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0, 42}}}}
-			js = wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).ReplicatedJob(rj).Obj()
-			js.Annotations = annotations
-			Expect(c.Create(ctx, js)).To(Succeed())
-			pod = &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "trainer-workers-0-0", Namespace: ns,
-					Annotations: map[string]string{jobset.JobSetNameKey: "trainer"}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}}},
-			}
-			Expect(c.Create(ctx, pod)).To(Succeed())
-
-			w = startRealWrapper()
-			environment := map[string]string{agentspec.EnvNamespace: ns, agentspec.EnvPodName: pod.Name,
-				agentspec.EnvJobSetName: "trainer", agentspec.EnvWrapperControl: w.control}
-			cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
-			Expect(err).NotTo(HaveOccurred())
-			listener, err := net.Listen("tcp", "127.0.0.1:0")
-			Expect(err).NotTo(HaveOccurred())
-			proxy := startProxy(env.Config)
-			DeferCleanup(proxy.close)
-			a = agent.New(cfg, proxy.client(), agent.WithListener(listener))
-			exited = make(chan int, 1)
-			runCtx, cancel := context.WithCancel(ctx)
-			DeferCleanup(cancel)
-			go func() { exited <- a.Run(runCtx) }()
-		}
+		c      client.Client
+		pod    *corev1.Pod
+		w      *realWrapper
+		a      *agent.Agent
+		exited chan int
+		t      *wrappedAgent
 	)
-	setEpochs := func(ctx context.Context, synced, deprecated int32) {
-		Eventually(func() error {
-			fresh := &jobset.JobSet{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(js), fresh); err != nil {
-				return err
-			}
-			patch := client.MergeFrom(fresh.DeepCopy())
-			fresh.Status.SyncedEpoch, fresh.Status.DeprecatedEpoch = ptr.To(synced), ptr.To(deprecated)
-			return c.Status().Patch(ctx, fresh, patch)
-		}).Should(Succeed())
+	// started runs the agent; 42 is a FailJob code of the Job's
+	// podFailurePolicy.
+	started := func(ctx context.Context, annotations map[string]string) {
+		t = startWrappedAgent(ctx, "agent-process", annotations, 42)
+		c, pod, w, a, exited = t.c, t.pod, t.w, t.a, t.exited
 	}
+	setEpochs := func(ctx context.Context, synced, deprecated int32) { t.setEpochs(ctx, synced, deprecated) }
 	epoch := func(ctx context.Context) func() string {
 		return func() string {
 			fresh := &corev1.Pod{}
