@@ -165,6 +165,20 @@ func epochOnlyPolicy() []client.Object {
 		}
 		return v
 	}
+	// joinRecord is the rule of an annotation that records why an agent
+	// left its epoch (a fence, a hang): written only with its join of the
+	// epoch after the one the Pod shows, naming that epoch, never removed.
+	// variable is the prefix of the record's variables (key, changed).
+	joinRecord := func(name, annotation, variable string) admissionregistrationv1.Validation {
+		key := "variables." + variable + "Key"
+		return rule(name,
+			podUpdate("!variables."+variable+"Changed || ("+key+" in variables.newAnnotations && variables.newAnnotations["+key+"] == variables.oldEpoch && variables.epochBounded && int(variables.newEpoch) == int(variables.oldEpoch) + 1)"),
+			"the Pod annotation "+annotation+" comes only with a join of the epoch after the one the Pod shows, names the epoch the Pod shows, and may not be removed",
+			"'the Pod annotation "+annotation+" comes only with a join of the epoch after the one the Pod shows, and names the epoch the Pod shows (' + "+
+				"(variables.oldEpoch == '' ? 'none' : variables.oldEpoch) + '), not ' + "+
+				"("+key+" in variables.newAnnotations ? '\"' + variables.newAnnotations["+key+"] + '\"' : 'removed') + "+
+				"' with epoch ' + (variables.newEpoch == '' ? 'none' : variables.newEpoch)")
+	}
 	return []client.Object{
 		&admissionregistrationv1.ValidatingAdmissionPolicy{
 			TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
@@ -270,20 +284,8 @@ func epochOnlyPolicy() []client.Object {
 						"'the Pod annotation "+agentspec.WorkerStoppedAnnotation+" must name the epoch the Pod shows (' + "+
 							"(variables.newEpoch == '' ? 'none' : variables.newEpoch) + '), not ' + "+
 							"(variables.stoppedKey in variables.newAnnotations ? '\"' + variables.newAnnotations[variables.stoppedKey] + '\"' : 'removed')"),
-					rule(RuleFencedValue,
-						podUpdate("!variables.fencedChanged || (variables.fencedKey in variables.newAnnotations && variables.newAnnotations[variables.fencedKey] == variables.oldEpoch && variables.epochBounded && int(variables.newEpoch) == int(variables.oldEpoch) + 1)"),
-						"the Pod annotation "+agentspec.FencedAnnotation+" comes only with a join of the epoch after the one the Pod shows, names the epoch the Pod shows, and may not be removed",
-						"'the Pod annotation "+agentspec.FencedAnnotation+" comes only with a join of the epoch after the one the Pod shows, and names the epoch the Pod shows (' + "+
-							"(variables.oldEpoch == '' ? 'none' : variables.oldEpoch) + '), not ' + "+
-							"(variables.fencedKey in variables.newAnnotations ? '\"' + variables.newAnnotations[variables.fencedKey] + '\"' : 'removed') + "+
-							"' with epoch ' + (variables.newEpoch == '' ? 'none' : variables.newEpoch)"),
-					rule(RuleHungValue,
-						podUpdate("!variables.hungChanged || (variables.hungKey in variables.newAnnotations && variables.newAnnotations[variables.hungKey] == variables.oldEpoch && variables.epochBounded && int(variables.newEpoch) == int(variables.oldEpoch) + 1)"),
-						"the Pod annotation "+agentspec.HungAnnotation+" comes only with a join of the epoch after the one the Pod shows, names the epoch the Pod shows, and may not be removed",
-						"'the Pod annotation "+agentspec.HungAnnotation+" comes only with a join of the epoch after the one the Pod shows, and names the epoch the Pod shows (' + "+
-							"(variables.oldEpoch == '' ? 'none' : variables.oldEpoch) + '), not ' + "+
-							"(variables.hungKey in variables.newAnnotations ? '\"' + variables.newAnnotations[variables.hungKey] + '\"' : 'removed') + "+
-							"' with epoch ' + (variables.newEpoch == '' ? 'none' : variables.newEpoch)"),
+					joinRecord(RuleFencedValue, agentspec.FencedAnnotation, "fenced"),
+					joinRecord(RuleHungValue, agentspec.HungAnnotation, "hung"),
 				},
 			},
 		},
