@@ -31,6 +31,10 @@ const (
 	// stamps the count on its Jobs and Pod templates (alpha, off; community
 	// JobSet's from v0.13.0).
 	ExecutionAttemptsTracking Feature = "ExecutionAttemptsTracking"
+	// JobSetActiveDeadlineSeconds lets spec.activeDeadlineSeconds bound
+	// how long a JobSet may be active, counted from status.startTime
+	// (alpha, off; community JobSet's KEP-1186).
+	JobSetActiveDeadlineSeconds Feature = "JobSetActiveDeadlineSeconds"
 	// InPlaceRestart is community's gate for the restart strategy
 	// InPlaceRestart. Here the strategy is the point of the controller:
 	// the gate is always on, and accepted so that community's flags work.
@@ -54,14 +58,16 @@ type spec struct {
 }
 
 // known are the gates, with community JobSet's defaults (v0.12.0's, and
-// v0.13.0's for ExecutionAttemptsTracking, which v0.12.0 lacks) but for
+// v0.13.0's for ExecutionAttemptsTracking, which v0.12.0 lacks, and its
+// KEP-1186's for JobSetActiveDeadlineSeconds) but for
 // InPlaceRestart, which this controller always runs.
 var known = map[Feature]spec{
-	TLSOptions:                {enabled: true, stage: Beta},
-	RestartJob:                {enabled: false, stage: Alpha},
-	ElasticJobSet:             {enabled: false, stage: Alpha},
-	ExecutionAttemptsTracking: {enabled: false, stage: Alpha},
-	InPlaceRestart:            {enabled: true, stage: GA, locked: true},
+	TLSOptions:                  {enabled: true, stage: Beta},
+	RestartJob:                  {enabled: false, stage: Alpha},
+	ElasticJobSet:               {enabled: false, stage: Alpha},
+	ExecutionAttemptsTracking:   {enabled: false, stage: Alpha},
+	JobSetActiveDeadlineSeconds: {enabled: false, stage: Alpha},
+	InPlaceRestart:              {enabled: true, stage: GA, locked: true},
 }
 
 // Gates is the state of every gate: the defaults, changed by Set. The

@@ -6,11 +6,12 @@ import (
 )
 
 // The defaults are community JobSet's (its pkg/features: v0.12.0's, and
-// v0.13.0's for ExecutionAttemptsTracking), written out so that a change of
+// v0.13.0's for ExecutionAttemptsTracking; its KEP-1186 for
+// JobSetActiveDeadlineSeconds), written out so that a change of
 // ours cannot pass unnoticed.
 func TestDefaultsAreCommunitys(t *testing.T) {
 	var g Gates
-	for f, want := range map[Feature]bool{TLSOptions: true, RestartJob: false, ElasticJobSet: false, ExecutionAttemptsTracking: false} {
+	for f, want := range map[Feature]bool{TLSOptions: true, RestartJob: false, ElasticJobSet: false, ExecutionAttemptsTracking: false, JobSetActiveDeadlineSeconds: false} {
 		if got := g.Enabled(f); got != want {
 			t.Errorf("%s: default %t, community's is %t", f, got, want)
 		}
@@ -35,6 +36,10 @@ func TestSet(t *testing.T) {
 			values: []string{"ExecutionAttemptsTracking=true"},
 			want:   map[Feature]bool{ExecutionAttemptsTracking: true, RestartJob: false},
 		},
+		"JobSetActiveDeadlineSeconds, by community's name": {
+			values: []string{"JobSetActiveDeadlineSeconds=true"},
+			want:   map[Feature]bool{JobSetActiveDeadlineSeconds: true, ExecutionAttemptsTracking: false},
+		},
 		"InPlaceRestart=true, as community's flags set it": {
 			values: []string{"InPlaceRestart=true"},
 			want:   map[Feature]bool{InPlaceRestart: true},
@@ -45,7 +50,7 @@ func TestSet(t *testing.T) {
 		},
 		"an unknown gate is named, with the known ones": {
 			values:  []string{"RestartJobs=true"},
-			wantErr: `unknown gate "RestartJobs"; the gates are ElasticJobSet, ExecutionAttemptsTracking, InPlaceRestart, RestartJob, TLSOptions`,
+			wantErr: `unknown gate "RestartJobs"; the gates are ElasticJobSet, ExecutionAttemptsTracking, InPlaceRestart, JobSetActiveDeadlineSeconds, RestartJob, TLSOptions`,
 		},
 		"a value that is not a bool": {
 			values:  []string{"RestartJob=yes"},

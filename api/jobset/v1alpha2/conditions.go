@@ -67,6 +67,9 @@ const (
 	// ReasonFailJobSetAction: a failure policy rule with action FailJobSet
 	// matched.
 	ReasonFailJobSetAction = "FailJobSetFailurePolicyAction"
+	// ReasonDeadlineExceeded: the JobSet was active longer than
+	// spec.activeDeadlineSeconds, as batch/v1 Jobs name it.
+	ReasonDeadlineExceeded = "DeadlineExceeded"
 	// ReasonRestartJobAction and ReasonRestartJobAndIgnoreMaxRestartsAction
 	// are the event reasons of a failure policy rule that recreates only
 	// the failed Job, as community JobSet names them.

@@ -109,6 +109,18 @@ type JobSetSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 
+	// activeDeadlineSeconds, when set, bounds how long the JobSet may be
+	// active, counted from status.startTime: once over, the JobSet fails
+	// with reason DeadlineExceeded and its active Jobs are deleted. The
+	// time does not run while the JobSet is suspended, and starts again at
+	// a full restart; an in-place group restart and the restart of one Job
+	// leave it running. It needs the JobSetActiveDeadlineSeconds feature
+	// gate (alpha, off).
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
 	// volumeClaimPolicies are PersistentVolumeClaims shared by the Pods of
 	// the JobSet, created from templates named <claim>-<jobset>.
 	//
@@ -458,6 +470,15 @@ type JobSetStatus struct {
 	//
 	// +optional
 	ExecutionAttempts *int32 `json:"executionAttempts,omitempty"`
+
+	// startTime is when the JobSet's current execution started: its first
+	// run, its last full restart, or its last resume from suspension. It
+	// is absent while the JobSet is suspended, and while the
+	// JobSetActiveDeadlineSeconds feature gate is off; an in-place group
+	// restart leaves it. spec.activeDeadlineSeconds counts from it.
+	//
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
 
 	// terminalState is Completed or Failed once the JobSet finished.
 	//

@@ -201,6 +201,11 @@ func (in *JobSetSpec) DeepCopyInto(out *JobSetSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.ActiveDeadlineSeconds != nil {
+		in, out := &in.ActiveDeadlineSeconds, &out.ActiveDeadlineSeconds
+		*out = new(int64)
+		**out = **in
+	}
 	if in.VolumeClaimPolicies != nil {
 		in, out := &in.VolumeClaimPolicies, &out.VolumeClaimPolicies
 		*out = make([]VolumeClaimPolicy, len(*in))
@@ -234,6 +239,10 @@ func (in *JobSetStatus) DeepCopyInto(out *JobSetStatus) {
 		in, out := &in.ExecutionAttempts, &out.ExecutionAttempts
 		*out = new(int32)
 		**out = **in
+	}
+	if in.StartTime != nil {
+		in, out := &in.StartTime, &out.StartTime
+		*out = (*in).DeepCopy()
 	}
 	if in.ReplicatedJobsStatus != nil {
 		in, out := &in.ReplicatedJobsStatus, &out.ReplicatedJobsStatus
