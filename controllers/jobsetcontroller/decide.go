@@ -52,7 +52,8 @@ type actions struct {
 	release []*corev1.Pod
 	// expired: the finished JobSet's ttlSecondsAfterFinished is over.
 	expired bool
-	// requeueAfter: when to look again (a gather that may stall, a TTL).
+	// requeueAfter: when to look again (a gather that may stall, a TTL,
+	// an active deadline).
 	requeueAfter time.Duration
 	// gather is what the in-place group is left gathering at (nil: in
 	// sync), valid when gatherKnown; the Pod event pacer weighs the next
@@ -90,6 +91,16 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 		plan.rescale = rescaled(js, o.children.active)
 	}
 	d := policyDecision(js, o.children, restartJobGate)
+	// Under JobSetActiveDeadlineSeconds, when the current execution
+	// started; nothing is stored or bounded when off.
+	deadlineGate := o.gates.Enabled(features.JobSetActiveDeadlineSeconds)
+	var start *metav1.Time
+	if deadlineGate {
+		start = executionStart(js, o.now)
+		if pastDeadline(js, start, o.now, o.children) {
+			d = deadlineDecision(js)
+		}
+	}
 	a := actions{deleteJobs: plan.delete}
 	update := newStatusUpdate(js, metav1.NewTime(o.now))
 	update.js.Status.ReplicatedJobsStatus = status
@@ -142,6 +153,13 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	update.setSuspended()
 	if attempt != nil {
 		update.countExecutions(*attempt, started, d)
+	}
+	if deadlineGate {
+		start = startAfter(start, d, o.now)
+		update.js.Status.StartTime = start
+		if left, ok := deadlineLeft(js, start, o.now); ok && (d.kind.keepsRunning() || d.kind == restartJobSet) {
+			a.requeueAfter = sooner(a.requeueAfter, max(left, time.Second))
+		}
 	}
 	a.status = update
 
