@@ -119,3 +119,31 @@ var _ = Describe("ElasticJobSet", func() {
 			ContainSubstring("replicatedJob workers is in the in-place group, whose size is fixed")))
 	})
 })
+
+// The suite's webhook runs with the JobSetActiveDeadlineSeconds feature
+// gate on.
+var _ = Describe("JobSetActiveDeadlineSeconds", func() {
+	ctx := context.Background()
+	var ns string
+	BeforeEach(func() {
+		ns = framework.TestNamespace(ctx, k8sClient, "deadline")
+	})
+	withDeadline := func(name string, seconds int64) *jobset.JobSet {
+		js := wrappers.MakeJobSet(name, ns).ReplicatedJob(wrappers.MakeReplicatedJob("workers").Obj()).Obj()
+		js.Spec.ActiveDeadlineSeconds = ptr.To(seconds)
+		return js
+	}
+
+	It("admits an activeDeadlineSeconds, and a change of it", func() {
+		js := withDeadline("bounded", 600)
+		Expect(k8sClient.Create(ctx, js)).To(Succeed())
+		js.Spec.ActiveDeadlineSeconds = ptr.To[int64](1200)
+		Expect(k8sClient.Update(ctx, js)).To(Succeed())
+	})
+
+	It("rejects an activeDeadlineSeconds below 1, naming the field", func() {
+		err := k8sClient.Create(ctx, withDeadline("zero", 0))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring("spec.activeDeadlineSeconds"))
+	})
+})

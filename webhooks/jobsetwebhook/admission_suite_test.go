@@ -55,10 +55,12 @@ var _ = BeforeSuite(func() {
 	env, err = framework.Start(framework.WithWebhooks())
 	Expect(err).NotTo(HaveOccurred())
 	stopManager, err = env.StartManager(ctrl.Options{}.Cache, func(mgr ctrl.Manager) error {
-		// The alpha RestartJob and ElasticJobSet gates on, as a cluster
-		// that uses them runs them; the validation tests cover them off.
+		// The alpha RestartJob, ElasticJobSet and JobSetActiveDeadlineSeconds
+		// gates on, as a cluster that uses them runs them; the validation
+		// tests cover them off.
 		return jobsetwebhook.SetupWithManager(mgr, sidecar.Options{Image: "jobset-agent:test", RestartExitCode: 88},
-			features.Gates{}.With(features.RestartJob, true).With(features.ElasticJobSet, true))
+			features.Gates{}.With(features.RestartJob, true).With(features.ElasticJobSet, true).
+				With(features.JobSetActiveDeadlineSeconds, true))
 	})
 	Expect(err).NotTo(HaveOccurred())
 	cfg := rest.CopyConfig(env.Config)

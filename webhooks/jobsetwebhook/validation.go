@@ -57,6 +57,7 @@ func Validate(js *jobset.JobSet, gates features.Gates) field.ErrorList {
 		errs = append(errs, validateFailurePolicy(fp, names, spec.Child("failurePolicy"))...)
 		errs = append(errs, validateOneJobRestarts(js, gates)...)
 	}
+	errs = append(errs, validateActiveDeadline(js, gates)...)
 	if n := js.Spec.Network; n != nil && n.Subdomain != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(n.Subdomain) {
 			errs = append(errs, field.Invalid(spec.Child("network", "subdomain"), n.Subdomain, msg))
