@@ -1188,6 +1188,38 @@ var _ = Describe("In-place restart", func() {
 		}
 	})
 
+	// The active deadline counts the execution, not the Pods: a group
+	// restart in place is no new execution.
+	It("leaves status.startTime, and the deadline counted from it, through an in-place group restart", func() {
+		w := workers(1, 2, 3)
+		w.Spec.ActiveDeadlineSeconds = ptr.To[int64](7200)
+		js := create(w.Obj())
+		eventuallyJobs(ctx, js, "0", "trainer-workers-0")
+		Eventually(func() *metav1.Time { return fetch(ctx, js).Status.StartTime }).ShouldNot(BeNil())
+		start := metav1.NewTime(time.Now().Add(-time.Hour)).Rfc3339Copy()
+		Eventually(func() error {
+			fresh := fetch(ctx, js)
+			fresh.Status.StartTime = &start
+			return k8sClient.Status().Update(ctx, fresh)
+		}).Should(Succeed())
+		history := statusHistory(ctx, js)
+		pods := startPods(js, "1", "1")
+		eventuallyEpochs(js, 1, 0)
+
+		agentJoins(pods[0], "2")
+		eventuallyEpochs(js, 1, 1)
+		agentJoins(pods[1], "2")
+		eventuallyEpochs(js, 2, 1)
+		got := fetch(ctx, js)
+		Expect(got.Status.InPlaceRestarts).To(BeEquivalentTo(1))
+		Expect(got.Status.Restarts).To(BeZero())
+		Expect(got.Status.StartTime).To(HaveValue(HaveField("Time", BeTemporally("==", start.Time))))
+		Expect(got.Status.TerminalState).To(BeEmpty())
+		for i, st := range history() {
+			Expect(st.StartTime).To(HaveValue(HaveField("Time", BeTemporally("==", start.Time))), "status %d", i)
+		}
+	})
+
 	It("converges when the controller restarts in the middle of a group restart", func() {
 		js := create(workers(1, 3, 3).Obj())
 		pods := syncedAtOne(js, 3)

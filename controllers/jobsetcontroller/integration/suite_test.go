@@ -51,12 +51,13 @@ var _ = BeforeSuite(func() {
 })
 
 // suiteGates are the feature gates of the suite's controller: the alpha
-// RestartJob, ElasticJobSet and ExecutionAttemptsTracking on, as a cluster
-// that uses them runs them; with them off, only RestartJob's label and the
-// execution-attempt annotation on the Jobs, and status.executionAttempts,
-// differ.
+// RestartJob, ElasticJobSet, ExecutionAttemptsTracking and
+// JobSetActiveDeadlineSeconds on, as a cluster that uses them runs them;
+// with them off, only RestartJob's label and the execution-attempt
+// annotation on the Jobs, status.executionAttempts and status.startTime
+// differ (no spec but the active deadline's sets activeDeadlineSeconds).
 var suiteGates = features.Gates{}.With(features.RestartJob, true).With(features.ElasticJobSet, true).
-	With(features.ExecutionAttemptsTracking, true)
+	With(features.ExecutionAttemptsTracking, true).With(features.JobSetActiveDeadlineSeconds, true)
 
 // startController runs the JobSet reconciler in a manager, as the binary
 // does, with the suite's gates.
