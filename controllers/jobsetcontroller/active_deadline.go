@@ -62,9 +62,10 @@ func deadlineDecision(js *jobset.JobSet) decision {
 }
 
 // startAfter is the startTime to store once the decision is applied: a full
-// restart starts a new execution.
+// restart starts a new execution, unless the JobSet is suspended (start
+// nil), whose new Jobs start only at the resume.
 func startAfter(start *metav1.Time, d decision, now time.Time) *metav1.Time {
-	if d.kind == restartJobSet {
+	if d.kind == restartJobSet && start != nil {
 		return ptr.To(metav1.NewTime(now).Rfc3339Copy())
 	}
 	return start

@@ -169,6 +169,10 @@ func TestDecideActiveDeadline(t *testing.T) {
 			world: world{js: workers(at(time.Hour), true, false), jobs: jobsOf(workers(nil, false, false)), gates: on},
 			want:  deadlineOutcome{},
 		},
+		"being suspended as a Job fails: the full restart starts no time until the resume": {
+			world: world{js: workers(at(time.Minute), true, false), jobs: jobsOf(workers(nil, false, false), failed), gates: on},
+			want:  deadlineOutcome{Restarts: 1},
+		},
 		"resumed: the execution starts now, whatever start is stored": {
 			world: world{js: workers(at(time.Hour), false, true), jobs: jobsOf(workers(nil, true, true)), gates: on},
 			want:  deadlineOutcome{StartTime: at(0), RequeueAfter: deadline},
