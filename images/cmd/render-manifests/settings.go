@@ -82,7 +82,7 @@ func (s setting) optional() bool { return s.def == "" }
 // policy that differed between them would make no sense.
 var sharedSettings = []setting{
 	{flag: "feature-gates", path: "featureGates", kind: kindString, def: "",
-		doc: "Feature gates of the controller and the webhook, as Name=true,Other=false: community JobSet's gates TLSOptions (on), RestartJob and ElasticJobSet (off). Empty: the defaults."},
+		doc: "Feature gates of the controller and the webhook, as Name=true,Other=false: community JobSet's gates TLSOptions (on), RestartJob, ElasticJobSet, ExecutionAttemptsTracking and JobSetActiveDeadlineSeconds (off). Empty: the defaults."},
 	{flag: "tls-min-version", path: "tls.minVersion", kind: kindString, def: "",
 		doc: "Minimum TLS version of the admission and metrics servers: VersionTLS12 or VersionTLS13. Empty: VersionTLS12. Needs the TLSOptions gate."},
 	{flag: "tls-cipher-suites", path: "tls.cipherSuites", kind: kindString, def: "",
