@@ -64,8 +64,9 @@ type actions struct {
 
 // decide is the reconciler's one decision: from what a reconcile observed,
 // every action, by the policies in order. A finished JobSet only stops
-// what still runs. Otherwise a failed Job goes to the failure policy, then
-// the success policy; a lost index of the in-place group comes before the
+// what still runs. Otherwise a JobSet past its active deadline fails,
+// unless its success policy is met (active_deadline.go); a failed Job goes
+// to the failure policy, then the success policy; a lost index of the in-place group comes before the
 // success policy (its Job may count complete only because the index's
 // worker was stopped) and answers with a full restart; a JobSet that keeps
 // running converges its children, and its in-place group follows the
