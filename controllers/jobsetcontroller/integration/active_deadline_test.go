@@ -136,4 +136,3 @@ var _ = Describe("Active deadline", func() {
 		Expect(childJobs(ctx, js)).To(HaveEach(HaveField("DeletionTimestamp", BeNil())))
 	})
 })
-
