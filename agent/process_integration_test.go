@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -90,12 +91,7 @@ func (w *realWrapper) worker() int {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) > 2 && fields[0] != "Z" && fields[1] == strconv.Itoa(w.cmd.Process.Pid) {
+		if parentOf(pid) == w.cmd.Process.Pid {
 			return pid
 		}
 	}
@@ -109,16 +105,37 @@ func (w *realWrapper) workerGroup() int { return w.worker() }
 func (w *realWrapper) kill(code int) {
 	Expect(os.WriteFile(w.file("code"), []byte(strconv.Itoa(code)), 0o644)).To(Succeed())
 	// The worker's shell writes its sleep's PID once the sleep started:
-	// the file may be there and still empty.
+	// the file may be there and still empty, or still name the sleep of
+	// the attempt before, until this attempt's shell rewrites it.
 	var pid int
-	Eventually(func() (err error) {
+	Eventually(func() error {
 		raw, err := os.ReadFile(w.file("sleep"))
-		if err == nil {
-			pid, err = strconv.Atoi(strings.TrimSpace(string(raw)))
+		if err != nil {
+			return err
 		}
-		return err
+		if pid, err = strconv.Atoi(strings.TrimSpace(string(raw))); err != nil {
+			return err
+		}
+		if parent, shell := parentOf(pid), w.worker(); parent == 0 || parent != shell {
+			return fmt.Errorf("process %d is not the sleep of the running worker %d", pid, shell)
+		}
+		return nil
 	}).Should(Succeed())
 	Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+}
+
+// parentOf is the parent's PID of a live process, or 0.
+func parentOf(pid int) int {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) < 2 || fields[0] == "Z" {
+		return 0
+	}
+	parent, _ := strconv.Atoi(fields[1])
+	return parent
 }
 
 // wrappedAgent is an agent on the one Pod of a JobSet whose worker runs
