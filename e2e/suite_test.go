@@ -149,6 +149,71 @@ func waitForInstall(ctx context.Context) {
 	Eventually(func() error { return dryRunJobSet(ctx) }).Should(Succeed())
 }
 
+// Every spec starts on an installation that serves. A spec that rolled,
+// scaled or reinstalled the components waits for them itself; if they
+// still do not serve, the next spec fails here, saying what is wrong with
+// them, rather than on an admission error of its own.
+var _ = BeforeEach(func(ctx context.Context) {
+	Eventually(func() error { return dryRunJobSet(ctx) }).
+		Should(Succeed(), func() string { return "the webhook does not admit JobSets; " + installationState(ctx) })
+})
+
+// A failed spec records the state of the components as it found them
+// (before its cleanup): the first failure of a run that failed many times
+// says whether a spec broke them for the others.
+var _ = AfterEach(func(ctx context.Context) {
+	if CurrentSpecReport().Failed() {
+		AddReportEntry("installation", ReportEntryVisibilityFailureOrVerbose, installationState(ctx))
+	}
+})
+
+// installationState is the components' state on one line: each
+// Deployment's replicas, each of their Pods' phase, node, readiness,
+// restarts and last termination, and the nodes under pressure.
+func installationState(ctx context.Context) string {
+	var parts []string
+	var deployments appsv1.DeploymentList
+	if err := k8sClient.List(ctx, &deployments, client.InNamespace("jobset-system")); err != nil {
+		return "listing Deployments: " + err.Error()
+	}
+	for _, d := range deployments.Items {
+		parts = append(parts, fmt.Sprintf("deployment %s: %d wanted, %d updated, %d available",
+			d.Name, ptr.Deref(d.Spec.Replicas, 1), d.Status.UpdatedReplicas, d.Status.AvailableReplicas))
+	}
+	var pods corev1.PodList
+	if err := k8sClient.List(ctx, &pods, client.InNamespace("jobset-system")); err != nil {
+		return strings.Join(append(parts, "listing Pods: "+err.Error()), "; ")
+	}
+	for _, p := range pods.Items {
+		state := fmt.Sprintf("pod %s on %q: %s %s", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Reason)
+		if p.DeletionTimestamp != nil {
+			state += " deleting"
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			state += fmt.Sprintf(", %s ready=%t restarts=%d", cs.Name, cs.Ready, cs.RestartCount)
+			if w := cs.State.Waiting; w != nil {
+				state += " waiting " + w.Reason
+			}
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				state += fmt.Sprintf(" last ended %s (%d) at %s", t.Reason, t.ExitCode, t.FinishedAt.Format(time.TimeOnly))
+			}
+		}
+		parts = append(parts, state)
+	}
+	var nodes corev1.NodeList
+	if err := k8sClient.List(ctx, &nodes); err != nil {
+		return strings.Join(append(parts, "listing Nodes: "+err.Error()), "; ")
+	}
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if (c.Type == corev1.NodeReady) != (c.Status == corev1.ConditionTrue) {
+				parts = append(parts, fmt.Sprintf("node %s: %s=%s %s", n.Name, c.Type, c.Status, c.Reason))
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // dryRunJobSet asks for the admission of an InPlaceRestart JobSet, storing
 // nothing: it succeeds once the webhook serves.
 func dryRunJobSet(ctx context.Context) error {

@@ -92,6 +92,9 @@ func countSuite(c *counts, r types.Report) error {
 			c.passed++
 		case s.State.Is(types.SpecStateFailureStates):
 			c.fail("%s: %s: %s", name, s.State, message(s))
+			if c.firstFailureState == "" {
+				c.firstFailureState = failureState(name, s)
+			}
 		case !labelsMatch(slices.Concat(r.SuiteLabels, s.Labels())):
 			c.notAsked = append(c.notAsked, fmt.Sprintf("%s [%s; --ginkgo.label-filter=%s]", name, strings.Join(s.Labels(), ", "), cfg.LabelFilter))
 		case skipped(text):
@@ -126,4 +129,25 @@ func message(s types.SpecReport) string {
 		m += fmt.Sprintf(" (%s:%d)", filepath.Base(loc.FileName), loc.LineNumber)
 	}
 	return m
+}
+
+// failureState is what a failed spec recorded for its failure alone
+// (report entries of ReportEntryVisibilityFailureOrVerbose: the state of
+// what it ran on), on one line, or "" when it recorded nothing. A spec
+// that fails because an earlier one broke what they share says so there.
+func failureState(name string, s types.SpecReport) string {
+	var entries []string
+	for _, e := range s.ReportEntries {
+		if e.Visibility == types.ReportEntryVisibilityFailureOrVerbose {
+			entries = append(entries, e.Name+": "+strings.Join(strings.Fields(e.StringRepresentation()), " "))
+		}
+	}
+	if len(entries) == 0 {
+		return ""
+	}
+	m := strings.Join(entries, "; ")
+	if len(m) > 1500 {
+		m = m[:1500] + "..."
+	}
+	return name + ": " + m
 }

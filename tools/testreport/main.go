@@ -7,8 +7,9 @@
 //	testreport ginkgo REPORT.json
 //	    Ginkgo's JSON report (--ginkgo.json-report). Prints a FAIL line per
 //	    failure, a "skipped (not asked for this run)" line per spec that the
-//	    run's label filter or skip strings left out, and last
-//	    "N passed, N failed, N skipped". Specs outside the run's focus are
+//	    run's label filter or skip strings left out, what the first failed
+//	    spec recorded of the state it failed in (its report entries shown
+//	    on failure), and last "N passed, N failed, N skipped". Specs outside the run's focus are
 //	    outside the run: a focused target counts only its own specs.
 //
 //	testreport junit-skips TARGET=TEST.XML ...
@@ -68,6 +69,9 @@ type counts struct {
 	failures []string
 	// notAsked names what the run left out on purpose; they are the skipped.
 	notAsked []string
+	// firstFailureState is what the first failed spec recorded of the state
+	// it failed in, if anything.
+	firstFailureState string
 }
 
 func (c *counts) fail(format string, args ...any) {
@@ -79,6 +83,10 @@ func (c counts) print(w io.Writer) {
 	c.printFailures(w)
 	for _, s := range c.notAsked {
 		fmt.Fprintln(w, "skipped (not asked for this run):", s)
+	}
+	// Last but the counts, where a log cut to its end still shows it.
+	if c.firstFailureState != "" {
+		fmt.Fprintln(w, "at the first failure:", c.firstFailureState)
 	}
 	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", c.passed, c.failed, len(c.notAsked))
 }

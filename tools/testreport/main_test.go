@@ -44,6 +44,12 @@ func it(text string, state types.SpecState, labels ...string) types.SpecReport {
 	}
 }
 
+func failedWith(text string, entries ...types.ReportEntry) types.SpecReport {
+	s := it(text, types.SpecStateFailed)
+	s.ReportEntries = entries
+	return s
+}
+
 func TestGinkgoCounts(t *testing.T) {
 	skippedAtRunTime := it("needs a GPU", types.SpecStateSkipped)
 	skippedAtRunTime.Failure.Message = "no GPU"
@@ -53,6 +59,8 @@ func TestGinkgoCounts(t *testing.T) {
 		failures     []string
 		notAsked     []string
 		wantNotAsked int
+		// firstFailureState is what the first failed spec recorded.
+		firstFailureState string
 	}{
 		"every spec passed": {
 			report: types.Report{SuiteSucceeded: true, SpecReports: types.SpecReports{
@@ -132,6 +140,18 @@ func TestGinkgoCounts(t *testing.T) {
 				"scenario b: skipped without running (the suite stopped before it)",
 			},
 		},
+		"the first failed spec's state at failure is kept; entries shown always are not": {
+			report: types.Report{SuiteSucceeded: false, SpecReports: types.SpecReports{
+				it("a", types.SpecStatePassed),
+				failedWith("b", types.ReportEntry{Name: "timing", Visibility: types.ReportEntryVisibilityAlways, Value: types.WrapEntryValue("3 s")}),
+				failedWith("c", types.ReportEntry{Name: "installation", Visibility: types.ReportEntryVisibilityFailureOrVerbose,
+					Value: types.WrapEntryValue("webhook 0/1 ready;\n  pod jobset-webhook-x: Evicted")}),
+				failedWith("d", types.ReportEntry{Name: "installation", Visibility: types.ReportEntryVisibilityFailureOrVerbose, Value: types.WrapEntryValue("later")}),
+			}},
+			passed:            1,
+			failures:          []string{"scenario b: failed: (no message)", "scenario c: failed: (no message)", "scenario d: failed: (no message)"},
+			firstFailureState: "scenario c: installation: webhook 0/1 ready; pod jobset-webhook-x: Evicted",
+		},
 		"a suite that failed without a failed spec fails once": {
 			report: types.Report{
 				SuiteDescription:           "suite",
@@ -155,7 +175,8 @@ func TestGinkgoCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := counts{passed: tc.passed, failed: len(tc.failures), failures: tc.failures, notAsked: tc.notAsked}
+			want := counts{passed: tc.passed, failed: len(tc.failures), failures: tc.failures, notAsked: tc.notAsked,
+				firstFailureState: tc.firstFailureState}
 			if diff := cmp.Diff(want, got, cmp.AllowUnexported(counts{})); diff != "" {
 				t.Errorf("counts (-want +got):\n%s", diff)
 			}
