@@ -68,15 +68,14 @@ type Agent struct {
 	// tierView is what the process tier reads of the JobSet.
 	tierView tierView
 	// hang says why the worker is hung, until the agent acts on it
-	// (hang.go); hungAt is the epoch the agent left on a hang, to record
-	// with its join of the next (0: none).
-	hang   string
-	hungAt atomic.Int32
+	// (hang.go).
+	hang string
 
-	// fenced is the epoch this Pod's last agent fenced at, to write with
-	// the next join (fence_record.go); used by the goroutine that joins,
-	// and by the fence once that one has stopped.
-	fenced fenceRecord
+	// fenced and hung are the epochs this Pod's agents left on a fence
+	// and on a hang, to write with the next join (epoch_record.go); used
+	// by the goroutine that joins, and by the fence once that one has
+	// stopped.
+	fenced, hung epochRecord
 }
 
 // tierView is what the process tier reads of the JobSet: whether it asks
@@ -134,8 +133,11 @@ func New(cfg Config, api *kubeclient.Client, opts ...Option) *Agent {
 		kept = &promises{clock: bootClock, until: bootClock() + promiseFor}
 	}
 	a.promises = kept
-	if a.fenced, err = loadFenceRecord(cfg.StateDir); err != nil {
+	if a.fenced, err = loadEpochRecord(cfg.StateDir, fenceRecordFile); err != nil {
 		klog.ErrorS(err, "Ignoring the fence an earlier agent of this Pod recorded: the group restart it caused may count against maxRestarts")
+	}
+	if a.hung, err = loadEpochRecord(cfg.StateDir, hangRecordFile); err != nil {
+		klog.ErrorS(err, "Ignoring the hang an earlier agent of this Pod recorded: the group restart it caused is not given the reason Hang")
 	}
 	for _, opt := range opts {
 		opt(a)
@@ -225,16 +227,18 @@ func (a *Agent) follow(ctx context.Context) bool {
 			resourceVersion = ""
 		}
 		if why := a.takeHang(); why != "" {
+			e := a.epoch.Load()
+			if err := a.hung.save(e); err != nil {
+				klog.ErrorS(err, "Cannot record the hang for the next agent of this Pod: the group restart it causes is not given the reason Hang", "epoch", e)
+			}
 			if !a.inProcessTier() {
 				klog.InfoS("The worker is hung: restarting the Pod in place (the Pod tier)", "why", why)
 				return true
 			}
-			e := a.epoch.Load()
 			if !a.leaveEpoch(why) {
 				a.escalated = true
 				return true
 			}
-			a.hungAt.Store(e)
 			resourceVersion = ""
 		}
 		watchCtx, endWatch := context.WithCancel(ctx)
@@ -473,10 +477,9 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 	if fenced != "" {
 		annotations[agentspec.FencedAnnotation] = fenced
 	}
-	// The hang's record names the epoch the agent left, and comes only
-	// with the join of the one after it.
-	if hung := a.hungAt.Swap(0); hung != 0 && e == hung+1 {
-		annotations[agentspec.HungAnnotation] = agentspec.FormatEpoch(hung)
+	hung := a.hung.annotationFor(e)
+	if hung != "" {
+		annotations[agentspec.HungAnnotation] = hung
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
@@ -490,16 +493,16 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 			a.backoff.reset()
 			a.denials.reset()
 			a.epoch.Store(e)
-			klog.InfoS("Joined epoch", "epoch", e, "fencedAt", fenced, "hungAt", annotations[agentspec.HungAnnotation])
-			a.forgetFence()
+			klog.InfoS("Joined epoch", "epoch", e, "fencedAt", fenced, "hungAt", hung)
+			a.forgetRecords()
 			return true, nil
 		}
 		if kubeclient.IsDenied(err) {
-			if fenced != "" {
-				// The next join goes without it: a join must not wait on
-				// how the last restart is counted.
-				klog.InfoS("Writing the fence record with the join was denied: joining without it", "epoch", e, "fencedAt", fenced, "err", err)
-				a.forgetFence()
+			if fenced != "" || hung != "" {
+				// The next join goes without them: a join must not wait
+				// on how the last restart is counted.
+				klog.InfoS("Writing the records of why the agent left its epoch with the join was denied: joining without them", "epoch", e, "fencedAt", fenced, "hungAt", hung, "err", err)
+				a.forgetRecords()
 			}
 			// Its own backoff: every read of the JobSet resets the other
 			// one, and a denial that lasts (RBAC missing) must not turn
@@ -513,10 +516,13 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 	return false, nil
 }
 
-// forgetFence drops the fence record once a join wrote it or could not.
-func (a *Agent) forgetFence() {
-	if err := a.fenced.clear(); err != nil {
-		klog.ErrorS(err, "Cannot remove the fence record from the Pod's state directory")
+// forgetRecords drops the records of why the agent left its last epoch
+// once a join wrote them, could not, or made them stale.
+func (a *Agent) forgetRecords() {
+	for _, r := range []*epochRecord{&a.fenced, &a.hung} {
+		if err := r.clear(); err != nil {
+			klog.ErrorS(err, "Cannot remove a record from the Pod's state directory", "path", r.path)
+		}
 	}
 }
 

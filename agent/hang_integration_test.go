@@ -53,6 +53,23 @@ var _ = Describe("Agent with hang timeouts", func() {
 		Consistently(annotations(ctx), 3*time.Second).Should(HaveKeyWithValue(jobset.EpochKey, "2"))
 	})
 
+	It("in the Pod tier, restarts the Pod, and its next agent joins the next epoch with the record of the hang", func(ctx SpecContext) {
+		start(ctx, map[string]string{jobset.RestartTierKey: jobset.RestartTierPod, agentspec.FirstProgressTimeoutAnnotation: "2s"})
+		Eventually(annotations(ctx)).Should(HaveKeyWithValue(jobset.EpochKey, "1"))
+		setEpochs(ctx, 1, 0)
+		Eventually(w.worker).ShouldNot(BeZero())
+
+		By("no progress within the first-progress timeout: the agent stops the worker and exits for the kubelet to restart the Pod")
+		Eventually(t.exited, 20*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+		Expect(w.worker()).To(BeZero())
+		Expect(annotations(ctx)()).NotTo(HaveKey(agentspec.HungAnnotation), "the record comes only with the join of the next epoch")
+
+		By("the controller deprecates epoch 1; the Pod's next agent joins epoch 2, naming the epoch its predecessor left on a hang")
+		setEpochs(ctx, 1, 1)
+		t.restart(ctx)
+		Eventually(annotations(ctx), 20*time.Second).Should(And(HaveKeyWithValue(jobset.EpochKey, "2"), HaveKeyWithValue(agentspec.HungAnnotation, "1")))
+	})
+
 	It("never declares hung a worker that never reported progress when the JobSet sets no first-progress timeout", func(ctx SpecContext) {
 		start(ctx, map[string]string{agentspec.ProgressTimeoutAnnotation: "1s"})
 		Eventually(annotations(ctx)).Should(HaveKeyWithValue(jobset.EpochKey, "1"))

@@ -151,6 +151,8 @@ type wrappedAgent struct {
 	a   *agent.Agent
 	// exited receives the agent's exit code.
 	exited chan int
+	// stateDir is the Pod's state directory, which outlives the agent.
+	stateDir string
 }
 
 // startWrappedAgent creates the JobSet, with annotations, and the Pod in a
@@ -176,10 +178,18 @@ func startWrappedAgent(ctx context.Context, namespace string, annotations map[st
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}}},
 	}
 	Expect(t.c.Create(ctx, t.pod)).To(Succeed())
+	t.stateDir = GinkgoT().TempDir()
+	t.restart(ctx)
+	return t
+}
 
+// restart starts the Pod's containers again, as the kubelet does on the
+// agent's restart exit: a new wrapper and a new agent, the state
+// directory kept.
+func (t *wrappedAgent) restart(ctx context.Context) {
 	t.w = startRealWrapper()
 	environment := map[string]string{agentspec.EnvNamespace: t.ns, agentspec.EnvPodName: t.pod.Name,
-		agentspec.EnvJobSetName: "trainer", agentspec.EnvWrapperControl: t.w.control}
+		agentspec.EnvJobSetName: "trainer", agentspec.EnvWrapperControl: t.w.control, agentspec.EnvStateDir: t.stateDir}
 	cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
 	Expect(err).NotTo(HaveOccurred())
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
@@ -190,7 +200,6 @@ func startWrappedAgent(ctx context.Context, namespace string, annotations map[st
 	runCtx, cancel := context.WithCancel(ctx)
 	DeferCleanup(cancel)
 	go func() { t.exited <- t.a.Run(runCtx) }()
-	return t
 }
 
 // setEpochs writes the JobSet's epochs, as the controller would.
