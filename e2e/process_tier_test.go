@@ -37,7 +37,7 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		ns = agentNamespace(ctx)
 	})
 
-	It("climbs the ladder in the process tier: strays killed before the next epoch, an unkillable process, a killed wrapper and a killed agent each escalated to the Pod tier, every group restart counted once", func(ctx context.Context) {
+	It("climbs the ladder in the process tier: strays and an exec session killed before the next epoch, an unkillable process, a killed wrapper and a killed agent each escalated to the Pod tier, every group restart counted once", func(ctx context.Context) {
 		js := example(ns, "story1-injected.yaml")
 		// The worker runs as a user of its own without capabilities, as
 		// the restricted Pod Security Standard has it: then the wrapper
@@ -63,28 +63,8 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		epoch := syncedEpoch(ctx, js)
 		start := time.Now()
 		exitWorker(ctx, ns, names[0], 1)
-		// Each look reads the epoch first: a process of an old tree seen
-		// in a look that found the epoch synced, or a worker of the next
-		// attempt running, ran beside the next epoch.
-		Eventually(func(g Gomega) {
-			synced := syncedEpoch(ctx, js) > epoch
-			now := workerTrees(slices.Collect(maps.Values(workers)), tag)
-			var left, next []string
-			for id, argv := range now {
-				if _, ok := old[id]; ok {
-					left = append(left, id+" "+argv)
-				} else if argv == "/worker" {
-					next = append(next, id)
-				}
-			}
-			if (synced || len(next) > 0) && len(left) > 0 {
-				StopTrying(fmt.Sprintf("processes of the old trees %v run beside the next epoch (synced %t, next workers %v)", left, synced, next)).Now()
-			}
-			g.Expect(synced).To(BeTrue())
-			g.Expect(next).To(HaveLen(4), "the next attempt's workers")
-		}).WithTimeout(2 * time.Minute).WithPolling(50 * time.Millisecond).Should(Succeed())
+		expectOldGoneBeforeNext(ctx, js, epoch, workers, tag, old)
 		took := time.Since(start)
-		Expect(syncedEpoch(ctx, js)).To(Equal(epoch + 1))
 		By("containerd lists none of the old processes in the worker containers, which did not restart")
 		for _, name := range names {
 			pids := taskPIDs(ctx, plane, getPod(ctx, ns, name).Spec.NodeName, workers[name])
@@ -98,7 +78,25 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		AddReportEntry("ladder (1) strays", ReportEntryVisibilityAlways,
 			fmt.Sprintf("process_tier_strays_exit_to_synced_s=%.1f", took.Seconds()))
 
-		By("(2) a process the wrapper cannot kill in " + names[1] + "'s worker container, and a peer's worker exits 1")
+		By("(2) an exec session in " + names[0] + "'s worker container, as the worker's user, and a peer's worker exits 1")
+		// Started through the node's containerd, as kubectl exec is: its
+		// parent is the runtime's shim, outside the container, so it is
+		// neither the wrapper's descendant nor in the worker's process
+		// group. The wrapper, PID 1 of the container's PID namespace,
+		// finds it there, on cgroup v1 as on v2.
+		sessionTag := tag + "-session"
+		plane.ctr(ctx, getPod(ctx, ns, names[0]).Spec.NodeName, "tasks", "exec", "--detach", "--user", "1000:1000",
+			"--exec-id", "session-"+strconv.FormatInt(time.Now().UnixNano(), 36), workers[names[0]], "/worker", "-session", sessionTag)
+		Eventually(func() []string { return nodeProcesses(nil, sessionTag) }).Should(HaveLen(1), "the exec session in %s's worker container", names[0])
+		old = workerTrees(slices.Collect(maps.Values(workers)), sessionTag)
+		Expect(old).To(HaveLen(4+1), "the workers and the exec session, as the host sees them: %v", old)
+		epoch = syncedEpoch(ctx, js)
+		exitWorker(ctx, ns, names[3], 1)
+		expectOldGoneBeforeNext(ctx, js, epoch, workers, sessionTag, old)
+		after = expectProcessTierRestart(ctx, js, after)
+		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(2)))
+
+		By("(3) a process the wrapper cannot kill in " + names[1] + "'s worker container, and a peer's worker exits 1")
 		// A stray of root's, started through the node's containerd in the
 		// worker's container, whose parent exits at once: it re-parents
 		// to the wrapper, PID 1 of the container's PID namespace, which,
@@ -106,10 +104,7 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		// get nothing out of a process in uninterruptible sleep. The
 		// wrapper never confirms the stop, the agent escalates after its
 		// bound, and the kubelet's restart of the Pod ends the PID
-		// namespace and the stray with it. (Re-parented, not an exec
-		// session: the wrapper finds a process outside its tree through
-		// the container's cgroup only, which it reads on cgroup v2 alone,
-		// and the local cluster runs cgroup v1.)
+		// namespace and the stray with it.
 		victim := names[1]
 		node := getPod(ctx, ns, victim).Spec.NodeName
 		rootTag := tag + "-root"
@@ -131,11 +126,11 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		after = expectEscalated(ctx, js, after, victim)
 		Expect(nodeProcesses(nil, rootTag)).To(BeEmpty(), "the kubelet's restart ended the process the wrapper could not")
 		Expect(agentLog.wait()).To(ContainSubstring("The worker's wrapper did not confirm the stop in time"), "the agent of %s escalated for the stop it could not confirm", victim)
-		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(2)))
-		AddReportEntry("ladder (2) unkillable", ReportEntryVisibilityAlways,
+		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(3)))
+		AddReportEntry("ladder (3) unkillable", ReportEntryVisibilityAlways,
 			fmt.Sprintf("process_tier_unkillable_exit_to_synced_s=%.1f", took.Seconds()))
 
-		By("(3) the wrapper of " + names[2] + " killed (SIGKILL through the node's containerd)")
+		By("(4) the wrapper of " + names[2] + " killed (SIGKILL through the node's containerd)")
 		victim = names[2]
 		epoch, start = syncedEpoch(ctx, js), time.Now()
 		pod := getPod(ctx, ns, victim)
@@ -143,11 +138,11 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		Eventually(func() int32 { return syncedEpoch(ctx, js) }).WithTimeout(2 * time.Minute).Should(Equal(epoch + 1))
 		took = time.Since(start)
 		after = expectEscalated(ctx, js, after, victim)
-		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(3)))
-		AddReportEntry("ladder (3) wrapper killed", ReportEntryVisibilityAlways,
+		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(4)))
+		AddReportEntry("ladder (4) wrapper killed", ReportEntryVisibilityAlways,
 			fmt.Sprintf("process_tier_wrapper_killed_to_synced_s=%.1f", took.Seconds()))
 
-		By("(4) the agent of " + names[3] + " killed (SIGKILL through the node's containerd)")
+		By("(5) the agent of " + names[3] + " killed (SIGKILL through the node's containerd)")
 		victim = names[3]
 		epoch, start = syncedEpoch(ctx, js), time.Now()
 		pod = getPod(ctx, ns, victim)
@@ -155,8 +150,8 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		Eventually(func() int32 { return syncedEpoch(ctx, js) }).WithTimeout(2 * time.Minute).Should(Equal(epoch + 1))
 		took = time.Since(start)
 		expectEscalated(ctx, js, after, victim)
-		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(4)))
-		AddReportEntry("ladder (4) agent killed", ReportEntryVisibilityAlways,
+		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(5)))
+		AddReportEntry("ladder (5) agent killed", ReportEntryVisibilityAlways,
 			fmt.Sprintf("process_tier_agent_killed_to_synced_s=%.1f", took.Seconds()))
 	})
 
@@ -225,6 +220,33 @@ func processTierStory2(ns string) *jobset.JobSet {
 	pod.Volumes = slices.DeleteFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == "jobset-agent-token" })
 	pod.Containers[0].Command = []string{"/worker"}
 	return js
+}
+
+// expectOldGoneBeforeNext waits until the group synced past epoch and
+// every worker container runs the next attempt, and fails at once if a
+// look finds a process of old beside either. Each look reads the epoch
+// first: a process of old seen in a look that found the epoch synced, or
+// a worker of the next attempt running, ran beside the next epoch.
+func expectOldGoneBeforeNext(ctx context.Context, js *jobset.JobSet, epoch int32, workers map[string]string, tag string, old map[string]string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		synced := syncedEpoch(ctx, js) > epoch
+		now := workerTrees(slices.Collect(maps.Values(workers)), tag)
+		var left, next []string
+		for id, argv := range now {
+			if _, ok := old[id]; ok {
+				left = append(left, id+" "+argv)
+			} else if argv == "/worker" {
+				next = append(next, id)
+			}
+		}
+		if (synced || len(next) > 0) && len(left) > 0 {
+			StopTrying(fmt.Sprintf("processes of the old trees %v run beside the next epoch (synced %t, next workers %v)", left, synced, next)).Now()
+		}
+		g.Expect(synced).To(BeTrue())
+		g.Expect(next).To(HaveLen(len(workers)), "the next attempt's workers")
+	}).WithTimeout(2 * time.Minute).WithPolling(50 * time.Millisecond).Should(Succeed())
+	Expect(syncedEpoch(ctx, js)).To(Equal(epoch + 1))
 }
 
 // expectProcessTierRestart waits until the Pods of before run again, the

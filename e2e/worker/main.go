@@ -32,6 +32,9 @@
 // to the reaper of its PID namespace: a test starts it in the worker's
 // container from outside (as another user, through the runtime), and the
 // worker wrapper, PID 1 there, inherits a child it may not signal.
+// "/worker -session T" becomes such a stray itself: started through the
+// runtime as an exec session, it is no process of the worker's tree, and
+// its parent is outside the container.
 package main
 
 import (
@@ -51,6 +54,16 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[0] == strayName {
 		stray()
+	}
+	if len(os.Args) > 2 && os.Args[1] == "-session" {
+		// Become the stray: the runtime's exec session itself, whose
+		// parent is outside the container.
+		self, err := os.Executable()
+		if err == nil {
+			err = syscall.Exec(self, []string{strayName, os.Args[2]}, os.Environ())
+		}
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
 	}
 	if len(os.Args) > 2 && os.Args[1] == "-orphan" {
 		// The stray holds no stream of the runtime's exec open: that exec
