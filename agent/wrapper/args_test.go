@@ -33,6 +33,14 @@ func TestParseArgs(t *testing.T) {
 			args: []string{"-cgroup=off", "python"},
 			want: Config{Command: []string{"python"}, AgentWait: DefaultAgentWait},
 		},
+		"a PID namespace's proc filesystem": {
+			args: []string{"-pid-namespace=/host/proc", "python"},
+			want: Config{Command: []string{"python"}, AgentWait: DefaultAgentWait, PIDNamespace: "/host/proc"},
+		},
+		"PID namespace off": {
+			args: []string{"-pid-namespace=off", "python"},
+			want: Config{Command: []string{"python"}, AgentWait: DefaultAgentWait},
+		},
 		"the command's flags are its own": {
 			args: []string{"-agent-wait=1s", "--", "-dash"},
 			want: Config{Command: []string{"-dash"}, AgentWait: time.Second},
@@ -58,8 +66,9 @@ func TestParseArgs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// auto: this test does not run as PID 1, so there is no cgroup
-			// to use; the detection has its own test.
+			// auto: this test does not run as PID 1, so there is neither a
+			// cgroup nor a PID namespace to use; the detections have their
+			// own tests.
 			got.Log = nil
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("config (-want +got):\n%s", diff)

@@ -4,7 +4,7 @@
 // copies the static binary (agent/cmd/jobset-wrapper) into a volume the
 // worker container mounts, and the worker's command becomes
 //
-//	jobset-wrapper [-control=PATH] [-agent-wait=10s] [-cgroup=auto] -- command [arg ...]
+//	jobset-wrapper [-control=PATH] [-agent-wait=10s] [-cgroup=auto] [-pid-namespace=auto] -- command [arg ...]
 //
 // The init container runs it from the agent's image as
 //
@@ -119,10 +119,15 @@
 //     wrapper knows it (-cgroup=auto: cgroup v2's
 //     /sys/fs/cgroup/cgroup.procs, used only when the wrapper is PID 1 at
 //     the root of its own cgroup namespace, where that file is the
-//     container's; the agent is another container and not listed).
+//     container's; the agent is another container and not listed);
+//   - the container's PID namespace holds no process but the wrapper,
+//     when the wrapper is its init (-pid-namespace=auto: PID 1, where
+//     /proc lists that namespace alone, on cgroup v1 as on v2; not with
+//     shareProcessNamespace or hostPID, where the wrapper is not PID 1).
 //
 // Until then it polls, and once the grace is over it sends SIGKILL on
 // every poll to the process group, to every descendant (from /proc) and to
-// every other process of the cgroup. So an exec session in the worker
-// container ends with a stop, as it would with a container restart.
+// every other process of the cgroup and of the PID namespace. So an exec
+// session in the worker container ends with a stop, as it would with a
+// container restart.
 package wrapper

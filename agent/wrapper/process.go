@@ -157,6 +157,36 @@ func livingOthers(cgroupProcs, procRoot string, self int) ([]int, error) {
 	return others, nil
 }
 
+// namespaceOthers are the living processes other than self that the proc
+// filesystem at listRoot lists, read at procRoot. With the wrapper PID 1
+// of the container's PID namespace, /proc lists that namespace alone: the
+// worker's tree and every exec session in the container, whatever the
+// cgroup version, and nothing of another container (the agent is one).
+func namespaceOthers(listRoot, procRoot string, self int) []int {
+	var others []int
+	for _, p := range readProcs(listRoot) {
+		if p.pid == self {
+			continue
+		}
+		if live, ok := readProc(procRoot, p.pid); ok && !live.zombie {
+			others = append(others, p.pid)
+		}
+	}
+	return others
+}
+
+// detectPIDNamespace returns the proc filesystem that lists the
+// container's processes alone, or "" when the wrapper cannot be sure: only
+// as PID 1 is it the init of a PID namespace of the container's own (not
+// with shareProcessNamespace, where the Pod's pause process is, nor with
+// hostPID).
+func detectPIDNamespace(pid int) string {
+	if pid != 1 {
+		return ""
+	}
+	return "/proc"
+}
+
 // The container's cgroup, as cgroup v2 shows it to a container with its
 // own cgroup namespace (containerd's and CRI-O's default on v2).
 const (

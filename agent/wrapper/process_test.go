@@ -135,6 +135,48 @@ func TestLivingOthers(t *testing.T) {
 	}
 }
 
+func TestNamespaceOthers(t *testing.T) {
+	// The namespace's listing: the wrapper (1), a live exec session, a
+	// zombie, and a process that ended since it was listed. Liveness is
+	// read at procRoot, as the kernel has it now.
+	list, procRoot := t.TempDir(), t.TempDir()
+	writeStat := func(root, pid, stat string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(root, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "stat"), []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for pid, stat := range map[string]string{
+		"1":  "1 (jobset-wrapper) S 0 1 1 0 -1",
+		"20": "20 (bash) S 0 20 20 0 -1",
+		"21": "21 (defunct) S 1 21 21 0 -1",
+		"22": "22 (sleep) S 20 20 20 0 -1",
+	} {
+		writeStat(list, pid, stat)
+	}
+	writeStat(procRoot, "1", "1 (jobset-wrapper) S 0 1 1 0 -1")
+	writeStat(procRoot, "20", "20 (bash) S 0 20 20 0 -1")
+	writeStat(procRoot, "21", "21 (defunct) Z 1 21 21 0 -1")
+	if got, want := namespaceOthers(list, procRoot, 1), []int{20}; !slices.Equal(got, want) {
+		t.Errorf("namespace's others = %v, want %v", got, want)
+	}
+	if got := namespaceOthers(filepath.Join(list, "absent"), procRoot, 1); len(got) != 0 {
+		t.Errorf("others of an absent proc filesystem = %v, want none", got)
+	}
+}
+
+func TestDetectPIDNamespace(t *testing.T) {
+	if got := detectPIDNamespace(1); got != "/proc" {
+		t.Errorf("as PID 1: %q, want /proc", got)
+	}
+	if got := detectPIDNamespace(7); got != "" {
+		t.Errorf("as PID 7 (a shared or the host's PID namespace): %q, want none", got)
+	}
+}
+
 func TestReadProcsSeesThisProcess(t *testing.T) {
 	procs := readProcs("/proc")
 	i := slices.IndexFunc(procs, func(p proc) bool { return p.pid == os.Getpid() })

@@ -53,6 +53,10 @@ type Config struct {
 	// cgroup.procs); empty: the wrapper knows the worker's processes from
 	// its process group and its children only.
 	CgroupProcs string
+	// PIDNamespace is a proc filesystem that lists the container's
+	// processes alone (/proc, when the wrapper is PID 1 of the container's
+	// PID namespace); empty: unknown.
+	PIDNamespace string
 	// Log receives the wrapper's own lines; the worker writes to the
 	// wrapper's standard streams directly.
 	Log io.Writer
@@ -77,6 +81,8 @@ func ParseArgs(args []string, getenv func(string) string, output io.Writer) (Con
 		"how long to wait for an agent to connect when the wrapper needs its word")
 	cgroup := flags.String("cgroup", "auto",
 		`the container's cgroup.procs, to confirm a stop: "auto" (cgroup v2 when the wrapper is PID 1), "off", or a path`)
+	pidNamespace := flags.String("pid-namespace", "auto",
+		`a proc filesystem listing the container's processes alone, to confirm a stop: "auto" (/proc when the wrapper is PID 1), "off", or a path`)
 	flags.StringVar(&cfg.Install, "install", "",
 		"copy this binary to the given path, executable by all, and exit (an init container installs the wrapper so)")
 	if err := flags.Parse(args); err != nil {
@@ -100,6 +106,13 @@ func ParseArgs(args []string, getenv func(string) string, output io.Writer) (Con
 	case "off", "":
 	default:
 		cfg.CgroupProcs = *cgroup
+	}
+	switch *pidNamespace {
+	case "auto":
+		cfg.PIDNamespace = detectPIDNamespace(os.Getpid())
+	case "off", "":
+	default:
+		cfg.PIDNamespace = *pidNamespace
 	}
 	return cfg, nil
 }
@@ -537,8 +550,8 @@ func (w *wrapper) groupEnded() bool {
 // nothingLeft reports whether nothing of the worker runs: the wrapper has
 // no child (reaped or not; as reaper of the worker's orphans it would be
 // the parent of any process that outlived its own), the attempt's process
-// group is empty, and the container's cgroup, when known, holds no process
-// but the wrapper.
+// group is empty, and neither the container's cgroup nor its PID
+// namespace, when known, holds a process but the wrapper.
 func (w *wrapper) nothingLeft() bool {
 	if !w.reap() {
 		return false
@@ -546,18 +559,30 @@ func (w *wrapper) nothingLeft() bool {
 	if !w.groupEnded() {
 		return false
 	}
+	return len(w.outsiders()) == 0
+}
+
+// outsiders are the living processes of the container outside the
+// worker's tree that the wrapper knows of: those its cgroup lists, and, as
+// PID 1 of the container's PID namespace, every other process there.
+func (w *wrapper) outsiders() []int {
+	var pids []int
 	if w.cfg.CgroupProcs != "" {
-		if others, err := livingOthers(w.cfg.CgroupProcs, "/proc", w.self); err == nil && len(others) > 0 {
-			return false
+		if others, err := livingOthers(w.cfg.CgroupProcs, "/proc", w.self); err == nil {
+			pids = append(pids, others...)
 		}
 	}
-	return true
+	if w.cfg.PIDNamespace != "" {
+		pids = append(pids, namespaceOthers(w.cfg.PIDNamespace, "/proc", w.self)...)
+	}
+	return pids
 }
 
 // killAll sends SIGKILL to the attempt's process group, to every
 // descendant of the wrapper (those that left the group with setsid or
-// setpgid too) and to every other process of the container's cgroup (an
-// exec session, which a container restart would end as well). It runs
+// setpgid too) and to every other process of the container's cgroup and
+// PID namespace (an exec session, which a container restart would end as
+// well). It runs
 // again on every poll until nothing is left: a process forked meanwhile is
 // caught by the next.
 func (w *wrapper) killAll() {
@@ -567,11 +592,8 @@ func (w *wrapper) killAll() {
 	for _, pid := range descendants(readProcs("/proc"), w.self) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	if w.cfg.CgroupProcs != "" {
-		others, _ := livingOthers(w.cfg.CgroupProcs, "/proc", w.self)
-		for _, pid := range others {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
+	for _, pid := range w.outsiders() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 

@@ -2,9 +2,11 @@ package wrapper_test
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -532,8 +534,38 @@ func TestMalformedLines(t *testing.T) {
 }
 
 // A process of the container outside the worker's tree (an exec session)
-// is listed by the cgroup: the stop ends it too before it confirms.
-func TestStopEndsTheCgroupsOtherProcesses(t *testing.T) {
+// is listed by the cgroup, or by the proc filesystem of the container's
+// PID namespace (cgroup v1): the stop ends it too before it confirms.
+func TestStopEndsTheContainersOtherProcesses(t *testing.T) {
+	t.Run("listed by the cgroup", func(t *testing.T) {
+		testStopEndsAnOutsider(t, func(r *run, pid int) string {
+			cgroupProcs := r.file("cgroup.procs")
+			if err := os.WriteFile(cgroupProcs, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return "-cgroup=" + cgroupProcs
+		})
+	})
+	t.Run("listed by the PID namespace", func(t *testing.T) {
+		testStopEndsAnOutsider(t, func(r *run, pid int) string {
+			// The namespace's /proc, as PID 1 would see it, cut down to
+			// the exec session: this test's own process is no worker's.
+			dir := r.file(filepath.Join("proc", strconv.Itoa(pid)))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			stat := fmt.Sprintf("%d (sleeper) S 0 %d %d 0 -1", pid, pid, pid)
+			if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return "-pid-namespace=" + r.file("proc")
+		})
+	})
+}
+
+// testStopEndsAnOutsider starts a process outside the worker's tree, and a
+// wrapper with the flag that lists it, and stops the worker.
+func testStopEndsAnOutsider(t *testing.T, listed func(r *run, pid int) string) {
 	r := newRun(t)
 	self, err := os.Executable()
 	if err != nil {
@@ -546,12 +578,7 @@ func TestStopEndsTheCgroupsOtherProcesses(t *testing.T) {
 	ended := make(chan struct{})
 	go func() { _ = outsider.Wait(); close(ended) }()
 	t.Cleanup(func() { _ = outsider.Process.Kill(); <-ended })
-	cgroupProcs := r.file("cgroup.procs")
-	if err := os.WriteFile(cgroupProcs, []byte(strconv.Itoa(outsider.Process.Pid)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	r.start([]string{"-control=" + r.sock, "-agent-wait=1m", "-cgroup=" + cgroupProcs}, "sleep", r.file("ran"))
+	r.start([]string{"-control=" + r.sock, "-agent-wait=1m", listed(r, outsider.Process.Pid)}, "sleep", r.file("ran"))
 	a := r.connect()
 	a.expect(wrapper.TypeState)
 	a.send(wrapper.Message{Type: wrapper.TypeStart, Attempt: 1})
@@ -563,7 +590,7 @@ func TestStopEndsTheCgroupsOtherProcesses(t *testing.T) {
 	default:
 		// Killed but not reaped yet by this test is as good as gone.
 		if stat, err := os.ReadFile("/proc/" + strconv.Itoa(outsider.Process.Pid) + "/stat"); err == nil && !strings.Contains(string(stat), ") Z ") {
-			t.Errorf("the cgroup's other process %d still runs when the wrapper says stopped", outsider.Process.Pid)
+			t.Errorf("the container's other process %d still runs when the wrapper says stopped", outsider.Process.Pid)
 		}
 	}
 }
