@@ -150,11 +150,14 @@ func waitForInstall(ctx context.Context) {
 }
 
 // Every spec starts on an installation that serves. A spec that rolled,
-// scaled or reinstalled the components waits for them itself; if they
-// still do not serve, the next spec fails here, saying what is wrong with
-// them, rather than on an admission error of its own.
+// scaled or reinstalled the components, or took the control plane down,
+// waits for them itself when it passes; after one that failed first (the
+// node lifecycle controller may have marked every Pod not ready, the
+// webhook's too, until the kubelets report again), the next spec waits
+// here, and fails here if they never serve again, saying what is wrong
+// with them, rather than on an admission error of its own.
 var _ = BeforeEach(func(ctx context.Context) {
-	Eventually(func() error { return dryRunJobSet(ctx) }).
+	Eventually(func() error { return dryRunJobSet(ctx) }).WithTimeout(5*time.Minute).
 		Should(Succeed(), func() string { return "the webhook does not admit JobSets; " + installationState(ctx) })
 })
 
