@@ -157,8 +157,8 @@ func (u *statusUpdate) markRegathering(why string) {
 }
 
 // applyEpochs records an epoch decision in the status, with its condition,
-// events and metrics.
-func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
+// events and metrics; current are the Pods of the current attempt.
+func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot, current []*corev1.Pod) {
 	js, ns := u.js, u.js.Namespace
 	u.setInvalidEpochs(d.InvalidEpochs)
 	if d.BudgetExceeded {
@@ -201,11 +201,15 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 			}
 			if started != nil && started.Status == metav1.ConditionTrue {
 				took := u.now.Sub(started.LastTransitionTime.Time)
-				note = inplace.RestartCompletedInNote(js.Status.InPlaceRestarts, took, d.Synced)
+				back := inplace.RestartTiers(current, started.LastTransitionTime.Time)
+				note = inplace.RestartCompletedInNote(js.Status.InPlaceRestarts, took, d.Synced, back)
 				if fenced {
-					note = inplace.FencedRestartCompletedNote(js.Status.FencedInPlaceRestarts, d.Synced) + fmt.Sprintf(" (in %.1fs)", took.Seconds())
+					note = inplace.FencedRestartCompletedNote(js.Status.FencedInPlaceRestarts, d.Synced) + fmt.Sprintf(" (in %.1fs; %s)", took.Seconds(), back)
 				}
-				u.recorded = append(u.recorded, func() { metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds()) })
+				u.recorded = append(u.recorded, func() {
+					metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds())
+					metrics.InPlaceRestartCompleted(ns, back.Process, back.Pod, back.Replaced)
+				})
 			}
 			u.markSynced(jobset.ReasonInPlaceRestartCompleted, note)
 			u.event(corev1.EventTypeNormal, jobset.ReasonInPlaceRestartCompleted, "RestartInPlace", note)
