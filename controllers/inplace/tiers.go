@@ -47,7 +47,7 @@ func RestartTiers(pods []*corev1.Pod, started time.Time) Tiers {
 		switch {
 		case containersRestartedSince(pod, started):
 			t.Pod++
-		case pod.CreationTimestamp.Time.After(started):
+		case pod.CreationTimestamp.After(started):
 			t.Replaced++
 		default:
 			t.Process++

@@ -7,8 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
 func TestRestartTiers(t *testing.T) {
