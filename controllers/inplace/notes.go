@@ -38,10 +38,15 @@ func RestartCompletedNote(restart, synced int32) string {
 	return fmt.Sprintf("in-place group restart %d completed: every live Pod joined epoch %d", restart, synced)
 }
 
-// RestartCompletedInNote: see RestartCompletedNote; back says how the
-// members came back (RestartTiers).
-func RestartCompletedInNote(restart int32, took time.Duration, synced int32, back Tiers) string {
-	return fmt.Sprintf("in-place group restart %d completed in %.1fs: every live Pod joined epoch %d (%s)", restart, took.Seconds(), synced, back)
+// RestartCompletedInNote: see RestartCompletedNote.
+func RestartCompletedInNote(restart int32, took time.Duration, synced int32) string {
+	return fmt.Sprintf("in-place group restart %d completed in %.1fs: every live Pod joined epoch %d", restart, took.Seconds(), synced)
+}
+
+// WithTiers adds to a completion's note how its members came back
+// (RestartTiers).
+func WithTiers(note string, back Tiers) string {
+	return fmt.Sprintf("%s (%s)", note, back)
 }
 
 // RestartNote is what a note of RestartStartedNote, RestartCompletedNote

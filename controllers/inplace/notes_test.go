@@ -32,7 +32,7 @@ func TestRestartNotesReadBack(t *testing.T) {
 			ok:   true,
 		},
 		"completed with its duration and how the members came back": {
-			note: RestartCompletedInNote(12, 2500*time.Millisecond, 13, Tiers{Process: 3, Pod: 1, Replaced: 2}),
+			note: WithTiers(RestartCompletedInNote(12, 2500*time.Millisecond, 13), Tiers{Process: 3, Pod: 1, Replaced: 2}),
 			want: RestartNote{Restart: 12, Completed: true, Epoch: 13, Took: 2500 * time.Millisecond, HasTook: true,
 				Back: Tiers{Process: 3, Pod: 1, Replaced: 2}, HasBack: true},
 			ok: true,

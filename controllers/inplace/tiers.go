@@ -30,24 +30,26 @@ func (t Tiers) String() string {
 }
 
 // RestartTiers sorts the live Pods of pods (the current attempt's) by the
-// way they came back from a group restart that started at started: one
-// with a regular container that the kubelet restarted since had its
-// containers restarted; one created since, none of its containers
-// restarted, is a replacement; any other kept its containers running and
-// restarted its worker's process. The API's times are to the second: a
-// container that ended in the restart's first second counts as restarted
-// by it, a Pod created in that second as older.
-func RestartTiers(pods []*corev1.Pod, started time.Time) Tiers {
-	started = started.Truncate(time.Second)
+// way they came back from the group restart that followed the group's last
+// sync, at lastSync: one with a regular container that the kubelet
+// restarted since had its containers restarted; one created since, none of
+// its containers restarted, is a replacement; any other kept its
+// containers running and restarted its worker's process. The reference is
+// the sync, not the restart's start: a failing member's containers may
+// have ended and restarted before the controller saw anything. The API's
+// times are to the second: what happened in the sync's own second counts
+// as before it (a restart of the one before ends just before its sync).
+func RestartTiers(pods []*corev1.Pod, lastSync time.Time) Tiers {
+	lastSync = lastSync.Truncate(time.Second)
 	var t Tiers
 	for _, pod := range pods {
 		if !Live(pod) {
 			continue
 		}
 		switch {
-		case containersRestartedSince(pod, started):
+		case containersRestartedAfter(pod, lastSync):
 			t.Pod++
-		case pod.CreationTimestamp.After(started):
+		case pod.CreationTimestamp.Truncate(time.Second).After(lastSync):
 			t.Replaced++
 		default:
 			t.Process++
@@ -56,15 +58,14 @@ func RestartTiers(pods []*corev1.Pod, started time.Time) Tiers {
 	return t
 }
 
-// containersRestartedSince: a regular container of the Pod other than the
-// agent was restarted by the kubelet since started (its last run ended
-// then).
-func containersRestartedSince(pod *corev1.Pod, started time.Time) bool {
+// containersRestartedAfter: a regular container of the Pod other than the
+// agent was restarted by the kubelet after t (its last run ended then).
+func containersRestartedAfter(pod *corev1.Pod, t time.Time) bool {
 	for _, s := range pod.Status.ContainerStatuses {
 		if s.Name == agentspec.ContainerName || s.RestartCount == 0 {
 			continue
 		}
-		if ended := s.LastTerminationState.Terminated; ended != nil && !ended.FinishedAt.Time.Before(started) {
+		if ended := s.LastTerminationState.Terminated; ended != nil && ended.FinishedAt.Truncate(time.Second).After(t) {
 			return true
 		}
 	}

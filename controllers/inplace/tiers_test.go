@@ -12,8 +12,8 @@ import (
 )
 
 func TestRestartTiers(t *testing.T) {
-	started := time.Date(2026, 11, 29, 12, 0, 0, 400_000_000, time.UTC)
-	at := func(d time.Duration) metav1.Time { return metav1.NewTime(started.Truncate(time.Second).Add(d)) }
+	synced := time.Date(2026, 11, 29, 12, 0, 0, 400_000_000, time.UTC)
+	at := func(d time.Duration) metav1.Time { return metav1.NewTime(synced.Truncate(time.Second).Add(d)) }
 	pod := func(created time.Duration, statuses ...corev1.ContainerStatus) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: at(created)},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: statuses}}
@@ -35,15 +35,15 @@ func TestRestartTiers(t *testing.T) {
 			pods: []*corev1.Pod{pod(-time.Hour, corev1.ContainerStatus{Name: "worker"}), pod(-time.Hour)},
 			want: Tiers{Process: 2},
 		},
-		"the kubelet restarted its containers during the restart": {
+		"the kubelet restarted its containers since the sync (the failing Pod's, before the controller saw it, too)": {
 			pods: []*corev1.Pod{pod(-time.Hour, restarted("worker", 2, 2*time.Second))},
 			want: Tiers{Pod: 1},
 		},
-		"a container restart in the restart's first second counts": {
-			pods: []*corev1.Pod{pod(-time.Hour, restarted("worker", 1, 0))},
-			want: Tiers{Pod: 1},
+		"a container restart in the sync's own second belongs to the restart before": {
+			pods: []*corev1.Pod{pod(-time.Hour, restarted("worker", 1, 500*time.Millisecond))},
+			want: Tiers{Process: 1},
 		},
-		"a container restart before this restart does not": {
+		"a container restart before the sync does not count": {
 			pods: []*corev1.Pod{pod(-time.Hour, restarted("worker", 1, -time.Minute))},
 			want: Tiers{Process: 1},
 		},
@@ -55,7 +55,7 @@ func TestRestartTiers(t *testing.T) {
 			pods: []*corev1.Pod{pod(3 * time.Second)},
 			want: Tiers{Replaced: 1},
 		},
-		"created in the restart's first second: older": {
+		"created in the sync's own second: older": {
 			pods: []*corev1.Pod{pod(0)},
 			want: Tiers{Process: 1},
 		},
@@ -65,7 +65,7 @@ func TestRestartTiers(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := RestartTiers(tc.pods, started); got != tc.want {
+			if got := RestartTiers(tc.pods, synced); got != tc.want {
 				t.Errorf("RestartTiers = %+v, want %+v", got, tc.want)
 			}
 		})

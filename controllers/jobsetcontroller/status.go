@@ -1,6 +1,8 @@
 package jobsetcontroller
 
 import (
+	"time"
+
 	"fmt"
 	"slices"
 	"strings"
@@ -157,8 +159,9 @@ func (u *statusUpdate) markRegathering(why string) {
 }
 
 // applyEpochs records an epoch decision in the status, with its condition,
-// events and metrics; current are the Pods of the current attempt.
-func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot, current []*corev1.Pod) {
+// events and metrics; current are the Pods of the current attempt, and
+// lastSync when the group last synced before, zero if unknown.
+func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot, current []*corev1.Pod, lastSync time.Time) {
 	js, ns := u.js, u.js.Namespace
 	u.setInvalidEpochs(d.InvalidEpochs)
 	if d.BudgetExceeded {
@@ -201,15 +204,16 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot, curre
 			}
 			if started != nil && started.Status == metav1.ConditionTrue {
 				took := u.now.Sub(started.LastTransitionTime.Time)
-				back := inplace.RestartTiers(current, started.LastTransitionTime.Time)
-				note = inplace.RestartCompletedInNote(js.Status.InPlaceRestarts, took, d.Synced, back)
+				note = inplace.RestartCompletedInNote(js.Status.InPlaceRestarts, took, d.Synced)
 				if fenced {
-					note = inplace.FencedRestartCompletedNote(js.Status.FencedInPlaceRestarts, d.Synced) + fmt.Sprintf(" (in %.1fs; %s)", took.Seconds(), back)
+					note = inplace.FencedRestartCompletedNote(js.Status.FencedInPlaceRestarts, d.Synced) + fmt.Sprintf(" (in %.1fs)", took.Seconds())
 				}
-				u.recorded = append(u.recorded, func() {
-					metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds())
-					metrics.InPlaceRestartCompleted(ns, back.Process, back.Pod, back.Replaced)
-				})
+				u.recorded = append(u.recorded, func() { metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds()) })
+			}
+			if !lastSync.IsZero() {
+				back := inplace.RestartTiers(current, lastSync)
+				note = inplace.WithTiers(note, back)
+				u.recorded = append(u.recorded, func() { metrics.InPlaceRestartCompleted(ns, back.Process, back.Pod, back.Replaced) })
 			}
 			u.markSynced(jobset.ReasonInPlaceRestartCompleted, note)
 			u.event(corev1.EventTypeNormal, jobset.ReasonInPlaceRestartCompleted, "RestartInPlace", note)

@@ -196,7 +196,7 @@ func TestReadTimeline(t *testing.T) {
 		// Out of order, the condition's restart also as an event, and an
 		// event of another JobSet of the same name.
 		event(js, jobset.ReasonInPlaceRestartStarted, started.Message, base.Add(time.Hour)),
-		event(js, jobset.ReasonInPlaceRestartCompleted, inplace.RestartCompletedInNote(2, 4*time.Second, 3, inplace.Tiers{Process: 2, Pod: 1, Replaced: 1}), base.Add(34*time.Minute)),
+		event(js, jobset.ReasonInPlaceRestartCompleted, inplace.WithTiers(inplace.RestartCompletedInNote(2, 4*time.Second, 3), inplace.Tiers{Process: 2, Pod: 1, Replaced: 1}), base.Add(34*time.Minute)),
 		event(js, jobset.ReasonInPlaceRestartStarted, inplace.RestartStartedNote(2, "Pod js-w-0-2 failed", 2), base.Add(30*time.Minute)),
 		event(js, jobset.ReasonInPlaceRestartStarted, inplace.RestartStartedNote(1, "Pod js-w-0-0 failed", 1), base),
 		event(js, "NodeLost", "node node-2 lost", base.Add(time.Hour+time.Second)),
