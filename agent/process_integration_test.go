@@ -190,16 +190,24 @@ func (t *wrappedAgent) restart(ctx context.Context) {
 	t.w = startRealWrapper()
 	environment := map[string]string{agentspec.EnvNamespace: t.ns, agentspec.EnvPodName: t.pod.Name,
 		agentspec.EnvJobSetName: "trainer", agentspec.EnvWrapperControl: t.w.control, agentspec.EnvStateDir: t.stateDir}
+	t.a = newProxiedAgent(environment)
+	runCtx, cancel := context.WithCancel(ctx)
+	DeferCleanup(cancel)
+	go func() { t.exited <- t.a.Run(runCtx) }()
+}
+
+// newProxiedAgent is an agent configured from environment, reaching the
+// API server through a proxy the spec can cut, with its witness listener
+// on loopback.
+func newProxiedAgent(environment map[string]string) *agent.Agent {
+	GinkgoHelper()
 	cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
 	Expect(err).NotTo(HaveOccurred())
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	Expect(err).NotTo(HaveOccurred())
 	proxy := startProxy(env.Config)
 	DeferCleanup(proxy.close)
-	t.a = agent.New(cfg, proxy.client(), agent.WithListener(listener))
-	runCtx, cancel := context.WithCancel(ctx)
-	DeferCleanup(cancel)
-	go func() { t.exited <- t.a.Run(runCtx) }()
+	return agent.New(cfg, proxy.client(), agent.WithListener(listener))
 }
 
 // setEpochs writes the JobSet's epochs, as the controller would.

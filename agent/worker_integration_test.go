@@ -16,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fastjobset/jobset/agent"
 	"github.com/fastjobset/jobset/agent/wrapper"
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
@@ -127,13 +126,7 @@ var _ = Describe("Agent with a worker wrapper", func() {
 		fake := startFakeWrapper(control)
 		environment := map[string]string{agentspec.EnvNamespace: ns, agentspec.EnvPodName: pod.Name,
 			agentspec.EnvJobSetName: "trainer", agentspec.EnvWrapperControl: control}
-		cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
-		Expect(err).NotTo(HaveOccurred())
-		listener, err := net.Listen("tcp", "127.0.0.1:0")
-		Expect(err).NotTo(HaveOccurred())
-		proxy := startProxy(env.Config)
-		DeferCleanup(proxy.close)
-		a := agent.New(cfg, proxy.client(), agent.WithListener(listener))
+		a := newProxiedAgent(environment)
 		exited := make(chan int, 1)
 		runCtx, cancel := context.WithCancel(ctx)
 		DeferCleanup(cancel)

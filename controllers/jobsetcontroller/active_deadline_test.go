@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/fastjobset/jobset/api/features"
@@ -71,21 +70,9 @@ func TestDecideActiveDeadline(t *testing.T) {
 		return js
 	}
 	jobsOf := func(js *jobset.JobSet, mutate ...func(*batchv1.Job)) []batchv1.Job {
-		var jobs []batchv1.Job
-		for i, at := range desiredJobs(js) {
-			job := constructJob(js, at)
-			job.UID = types.UID(job.Name)
-			job.Spec.Suspend = js.Spec.Suspend
-			if i < len(mutate) && mutate[i] != nil {
-				mutate[i](job)
-			}
-			jobs = append(jobs, *job)
-		}
-		return jobs
+		return constructedJobs(js, ptr.Deref(js.Spec.Suspend, false), nil, mutate...)
 	}
-	failed := func(j *batchv1.Job) {
-		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded"}}
-	}
+	failed := jobFailed
 	complete := func(j *batchv1.Job) {
 		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
 	}
@@ -99,25 +86,7 @@ func TestDecideActiveDeadline(t *testing.T) {
 		return js
 	}
 	// firstFailed: the Jobs' Pods, members at epoch 1, the first Failed.
-	firstFailed := func(jobs []batchv1.Job) []corev1.Pod {
-		var pods []corev1.Pod
-		for i, job := range jobs {
-			pod := corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: job.Name + "-0", UID: "pod-" + job.UID,
-					Labels:      withLabel(job.Spec.Template.Labels, batchv1.JobNameLabel, job.Name),
-					Annotations: withLabel(job.Spec.Template.Annotations, jobset.EpochKey, "1"),
-					Finalizers:  []string{jobset.GroupMemberFinalizer}},
-				Spec:   corev1.PodSpec{NodeName: "node-a", InitContainers: job.Spec.Template.Spec.InitContainers},
-				Status: corev1.PodStatus{Phase: corev1.PodRunning},
-			}
-			pod.Annotations[batchv1.JobCompletionIndexAnnotation] = "0"
-			if i == 0 {
-				pod.Status.Phase = corev1.PodFailed
-			}
-			pods = append(pods, pod)
-		}
-		return pods
-	}
+	firstFailed := func(jobs []batchv1.Job) []corev1.Pod { return membersAtOne(jobs, podFailed) }
 	withoutDeadline := func(js *jobset.JobSet) *jobset.JobSet { js.Spec.ActiveDeadlineSeconds = nil; return js }
 	finishedByDeadline := func() *jobset.JobSet {
 		js := workers(at(deadline), false, false)

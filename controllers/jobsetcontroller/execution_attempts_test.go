@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/fastjobset/jobset/api/features"
@@ -119,25 +118,7 @@ func TestDecideCountsExecutions(t *testing.T) {
 			Reason: jobset.ReasonSuspended, Message: jobset.MessageSuspended, LastTransitionTime: metav1.NewTime(now.Add(-time.Minute))})
 		return js
 	}
-	// jobsOf are the JobSet's Jobs as the controller made them for the
-	// attempt, each changed by mutate.
-	jobsOf := func(js *jobset.JobSet, suspended bool, attempt *int32, mutate ...func(*batchv1.Job)) []batchv1.Job {
-		var jobs []batchv1.Job
-		for i, at := range desiredJobs(js) {
-			at.executionAttempt = attempt
-			job := constructJob(js, at)
-			job.UID = types.UID(job.Name)
-			job.Spec.Suspend = ptr.To(suspended)
-			if i < len(mutate) && mutate[i] != nil {
-				mutate[i](job)
-			}
-			jobs = append(jobs, *job)
-		}
-		return jobs
-	}
-	failed := func(j *batchv1.Job) {
-		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded"}}
-	}
+	jobsOf, failed := constructedJobs, jobFailed
 	restartJobRule := jobset.FailurePolicyRule{Name: "one", Action: jobset.RestartJob}
 	// inPlace: an in-place group of 2 Jobs x 1 Pod, synced at epoch 1.
 	inPlace := func() *jobset.JobSet {
@@ -146,28 +127,7 @@ func TestDecideCountsExecutions(t *testing.T) {
 		js.Status.SyncedEpoch, js.Status.DeprecatedEpoch = ptr.To[int32](1), ptr.To[int32](0)
 		return withStatus(js, ptr.To[int32](2), 0, false)
 	}
-	// membersOf are the Jobs' Pods, members at epoch 1, each changed by
-	// mutate.
-	membersOf := func(jobs []batchv1.Job, mutate ...func(*corev1.Pod)) []corev1.Pod {
-		var pods []corev1.Pod
-		for i, job := range jobs {
-			pod := corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: job.Name + "-0", UID: "pod-" + job.UID,
-					Labels:      withLabel(job.Spec.Template.Labels, batchv1.JobNameLabel, job.Name),
-					Annotations: withLabel(job.Spec.Template.Annotations, jobset.EpochKey, "1"),
-					Finalizers:  []string{jobset.GroupMemberFinalizer}},
-				Spec:   corev1.PodSpec{NodeName: "node-a", InitContainers: job.Spec.Template.Spec.InitContainers},
-				Status: corev1.PodStatus{Phase: corev1.PodRunning},
-			}
-			pod.Annotations[batchv1.JobCompletionIndexAnnotation] = "0"
-			if i < len(mutate) && mutate[i] != nil {
-				mutate[i](&pod)
-			}
-			pods = append(pods, pod)
-		}
-		return pods
-	}
-	podFailed := func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }
+	membersOf := membersAtOne
 
 	type world struct {
 		js    *jobset.JobSet

@@ -157,6 +157,15 @@ var _ = Describe("In-place restart", func() {
 			g.Expect([]int32{s, d}).To(Equal([]int32{synced, deprecated}), "[syncedEpoch, deprecatedEpoch]")
 		}).Should(Succeed())
 	}
+	// restartsInPlaceOnce: the first Pod's agent joins epoch 2 (a group
+	// restart from epoch 1), then the second's, and the group syncs.
+	restartsInPlaceOnce := func(js *jobset.JobSet, first, second *corev1.Pod) {
+		GinkgoHelper()
+		agentJoins(first, "2")
+		eventuallyEpochs(js, 1, 1)
+		agentJoins(second, "2")
+		eventuallyEpochs(js, 2, 1)
+	}
 	// jobControllerCompletes records completed indexes in the status of the
 	// JobSet's only Job, as the Job controller does.
 	jobControllerCompletes := func(js *jobset.JobSet, indexes string) {
@@ -453,10 +462,7 @@ var _ = Describe("In-place restart", func() {
 		jobControllerCompletes(js, "2")
 		eventuallyReleased(pods[2])                          // it finished before anyone deleted it
 		Expect(k8sClient.Delete(ctx, pods[2])).To(Succeed()) // the Pod GC
-		agentJoins(pods[0], "2")
-		eventuallyEpochs(js, 1, 1)
-		agentJoins(pods[1], "2")
-		eventuallyEpochs(js, 2, 1)
+		restartsInPlaceOnce(js, pods[0], pods[1])
 	})
 
 	// Kubectl delete (a drain, an eviction) of a running
@@ -1169,10 +1175,7 @@ var _ = Describe("In-place restart", func() {
 		pods := startPodsWith(js, "node-a", 0, fromTemplate, "1", "1")
 		eventuallyEpochs(js, 1, 0)
 
-		agentJoins(pods[0], "2")
-		eventuallyEpochs(js, 1, 1)
-		agentJoins(pods[1], "2")
-		eventuallyEpochs(js, 2, 1)
+		restartsInPlaceOnce(js, pods[0], pods[1])
 		got := fetch(ctx, js)
 		Expect(got.Status.InPlaceRestarts).To(BeEquivalentTo(1))
 		Expect(got.Status.ExecutionAttempts).To(HaveValue(BeEquivalentTo(0)))
@@ -1211,10 +1214,7 @@ var _ = Describe("In-place restart", func() {
 		pods := startPods(js, "1", "1")
 		eventuallyEpochs(js, 1, 0)
 
-		agentJoins(pods[0], "2")
-		eventuallyEpochs(js, 1, 1)
-		agentJoins(pods[1], "2")
-		eventuallyEpochs(js, 2, 1)
+		restartsInPlaceOnce(js, pods[0], pods[1])
 		got := fetch(ctx, js)
 		Expect(got.Status.InPlaceRestarts).To(BeEquivalentTo(1))
 		Expect(got.Status.Restarts).To(BeZero())
