@@ -15,12 +15,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
-	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // The process tier's escalation ladder (docs/controller.md, "The process
@@ -77,7 +75,6 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		}
 		after := expectProcessTierRestart(ctx, js, before)
 		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
-		expectCameBack(ctx, js, inplace.Tiers{Process: 4})
 		AddReportEntry("ladder (1) strays", ReportEntryVisibilityAlways,
 			fmt.Sprintf("process_tier_strays_exit_to_synced_s=%.1f", took.Seconds()))
 
@@ -98,7 +95,6 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		expectOldGoneBeforeNext(ctx, js, epoch, workers, sessionTag, old)
 		after = expectProcessTierRestart(ctx, js, after)
 		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(2)))
-		expectCameBack(ctx, js, inplace.Tiers{Process: 4})
 
 		By("(3) a process the wrapper cannot kill in " + names[1] + "'s worker container, and a peer's worker exits 1")
 		// A stray of root's, started through the node's containerd in the
@@ -131,7 +127,6 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		Expect(nodeProcesses(nil, rootTag)).To(BeEmpty(), "the kubelet's restart ended the process the wrapper could not")
 		Expect(agentLog.wait()).To(ContainSubstring("The worker's wrapper did not confirm the stop in time"), "the agent of %s escalated for the stop it could not confirm", victim)
 		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(3)))
-		expectCameBack(ctx, js, inplace.Tiers{Process: 3, Pod: 1})
 		AddReportEntry("ladder (3) unkillable", ReportEntryVisibilityAlways,
 			fmt.Sprintf("process_tier_unkillable_exit_to_synced_s=%.1f", took.Seconds()))
 
@@ -144,7 +139,6 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		took = time.Since(start)
 		after = expectEscalated(ctx, js, after, victim)
 		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(4)))
-		expectCameBack(ctx, js, inplace.Tiers{Process: 3, Pod: 1})
 		AddReportEntry("ladder (4) wrapper killed", ReportEntryVisibilityAlways,
 			fmt.Sprintf("process_tier_wrapper_killed_to_synced_s=%.1f", took.Seconds()))
 
@@ -157,7 +151,6 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		took = time.Since(start)
 		expectEscalated(ctx, js, after, victim)
 		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(5)))
-		expectCameBack(ctx, js, inplace.Tiers{Process: 3, Pod: 1})
 		AddReportEntry("ladder (5) agent killed", ReportEntryVisibilityAlways,
 			fmt.Sprintf("process_tier_agent_killed_to_synced_s=%.1f", took.Seconds()))
 	})
@@ -254,18 +247,6 @@ func expectOldGoneBeforeNext(ctx context.Context, js *jobset.JobSet, epoch int32
 		g.Expect(next).To(HaveLen(len(workers)), "the next attempt's workers")
 	}).WithTimeout(2 * time.Minute).WithPolling(50 * time.Millisecond).Should(Succeed())
 	Expect(syncedEpoch(ctx, js)).To(Equal(epoch + 1))
-}
-
-// expectCameBack reads how the members came back from the last group
-// restart, as its completion says.
-func expectCameBack(ctx context.Context, js *jobset.JobSet, want inplace.Tiers) {
-	GinkgoHelper()
-	c := meta.FindStatusCondition(getJobSet(ctx, js).Status.Conditions, string(jobset.JobSetInPlaceRestarting))
-	Expect(c).NotTo(BeNil())
-	Expect(c.Reason).To(Equal(jobset.ReasonInPlaceRestartCompleted))
-	note, ok := inplace.ReadRestartNote(c.Message)
-	Expect(ok && note.HasBack).To(BeTrue(), "a completion that says how the members came back: %q", c.Message)
-	Expect(note.Back).To(Equal(want), "how the members came back: %q", c.Message)
 }
 
 // expectProcessTierRestart waits until the Pods of before run again, the

@@ -31,14 +31,8 @@ func TestRestartNotesReadBack(t *testing.T) {
 			want: RestartNote{Restart: 3, Completed: true, Epoch: 8},
 			ok:   true,
 		},
-		"completed with its duration and how the members came back": {
-			note: WithTiers(RestartCompletedInNote(12, 2500*time.Millisecond, 13), Tiers{Process: 3, Pod: 1, Replaced: 2}),
-			want: RestartNote{Restart: 12, Completed: true, Epoch: 13, Took: 2500 * time.Millisecond, HasTook: true,
-				Back: Tiers{Process: 3, Pod: 1, Replaced: 2}, HasBack: true},
-			ok: true,
-		},
-		"completed with its duration, as an older controller wrote it": {
-			note: "in-place group restart 12 completed in 2.5s: every live Pod joined epoch 13",
+		"completed with its duration": {
+			note: RestartCompletedInNote(12, 2500*time.Millisecond, 13),
 			want: RestartNote{Restart: 12, Completed: true, Epoch: 13, Took: 2500 * time.Millisecond, HasTook: true},
 			ok:   true,
 		},

@@ -133,7 +133,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 		if epochs.RestartStarted {
 			a.failedInPlace = failedInPlace(epochs.FailedInPlace, pods, o.now, o.repeatedFailures)
 		}
-		update.applyEpochs(epochs, snapshot, inplace.CurrentAttempt(js, pods), o.lastSync)
+		update.applyEpochs(epochs, snapshot)
 		if inplace.RestartInProgress(ptr.Deref(update.js.Status.SyncedEpoch, 0), ptr.Deref(update.js.Status.DeprecatedEpoch, 0)) {
 			holdReadyCounts(js, update.js.Status.ReplicatedJobsStatus, js.Status.ReplicatedJobsStatus)
 			a.withTheirJobs = replacedWithTheirJobs(inplace.CurrentAttempt(js, pods), a.failedInPlace)

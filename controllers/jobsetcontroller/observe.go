@@ -96,9 +96,6 @@ type observed struct {
 	signs map[string]string
 	// gates are the controller's feature gates.
 	gates features.Gates
-	// lastSync is when the in-place group last synced before the group
-	// restart under way, zero if unknown (last_sync.go).
-	lastSync time.Time
 }
 
 // freshChildren are the JobSet's Pods and the Jobs of its current restart
@@ -133,7 +130,6 @@ func (o *observed) readsPods() bool {
 func (r *Reconciler) observe(ctx context.Context, js *jobset.JobSet) (*observed, error) {
 	o := &observed{js: js, now: r.clock.Now(), nodeLoss: r.nodeLoss, repeatedFailures: r.repeatedFailures,
 		signs: r.pacer.signs(types.NamespacedName{Namespace: js.Namespace, Name: js.Name}), gates: r.gates}
-	o.lastSync, _ = r.syncs.observe(js)
 	var jobs batchv1.JobList
 	if err := r.client.List(ctx, &jobs, client.InNamespace(js.Namespace),
 		client.MatchingFields{JobOwnerUIDIndex: string(js.UID)}, client.UnsafeDisableDeepCopy); err != nil {

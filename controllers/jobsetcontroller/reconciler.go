@@ -46,8 +46,6 @@ type Reconciler struct {
 	gatherStallThreshold time.Duration
 	// pacer spaces the reconciles that Pod events cause (pace.go).
 	pacer *podEventPacer
-	// syncs remembers when each in-place group last synced (last_sync.go).
-	syncs *lastSyncs
 	// nodeLoss tells the members whose node was lost (node_loss.go).
 	nodeLoss nodeLoss
 	// repeatedFailures: when a Pod that fails in place again and again is
@@ -91,7 +89,6 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts ...Optio
 	}
 	// Real time, as the work queue keeps it, whatever clock the policies read.
 	r.pacer = newPodEventPacer(clock.RealClock{})
-	r.syncs = &lastSyncs{}
 	return r
 }
 
@@ -194,7 +191,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, js); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.pacer.forget(req.NamespacedName)
-			r.syncs.forget(req.NamespacedName)
 			return ctrl.Result{}, r.releaseAll(ctx, nil, req.NamespacedName)
 		}
 		return ctrl.Result{}, err

@@ -1,8 +1,6 @@
 package jobsetcontroller
 
 import (
-	"time"
-
 	"fmt"
 	"slices"
 	"strings"
@@ -159,9 +157,8 @@ func (u *statusUpdate) markRegathering(why string) {
 }
 
 // applyEpochs records an epoch decision in the status, with its condition,
-// events and metrics; current are the Pods of the current attempt, and
-// lastSync when the group last synced before, zero if unknown.
-func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot, current []*corev1.Pod, lastSync time.Time) {
+// events and metrics.
+func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 	js, ns := u.js, u.js.Namespace
 	u.setInvalidEpochs(d.InvalidEpochs)
 	if d.BudgetExceeded {
@@ -209,11 +206,6 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot, curre
 					note = inplace.FencedRestartCompletedNote(js.Status.FencedInPlaceRestarts, d.Synced) + fmt.Sprintf(" (in %.1fs)", took.Seconds())
 				}
 				u.recorded = append(u.recorded, func() { metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds()) })
-			}
-			if !lastSync.IsZero() {
-				back := inplace.RestartTiers(current, lastSync)
-				note = inplace.WithTiers(note, back)
-				u.recorded = append(u.recorded, func() { metrics.InPlaceRestartCompleted(ns, back.Process, back.Pod, back.Replaced) })
 			}
 			u.markSynced(jobset.ReasonInPlaceRestartCompleted, note)
 			u.event(corev1.EventTypeNormal, jobset.ReasonInPlaceRestartCompleted, "RestartInPlace", note)

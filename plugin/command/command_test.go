@@ -154,7 +154,7 @@ var _ = Describe("kubectl jobset", func() {
 			recordEvent(js, corev1.EventTypeWarning, jobset.ReasonInPlaceRestartStarted,
 				inplace.RestartStartedNote(1, "Pod restarting-w-0-3 failed", 1), base, nil)
 			recordEvent(js, corev1.EventTypeNormal, jobset.ReasonInPlaceRestartCompleted,
-				inplace.WithTiers(inplace.RestartCompletedInNote(1, 3*time.Second, 2), inplace.Tiers{Process: 3, Replaced: 1}), base.Add(3*time.Second), nil)
+				inplace.RestartCompletedInNote(1, 3*time.Second, 2), base.Add(3*time.Second), nil)
 			recordEvent(js, corev1.EventTypeWarning, jobset.ReasonInPlaceRestartStarted, inplace.RestartStartedNote(2, trigger, 2), base.Add(5*time.Minute), failing)
 			recordEvent(js, corev1.EventTypeWarning, "NodeLost", "node node-2 lost: marked its member Failed", base.Add(5*time.Minute+time.Second), lost)
 		})
@@ -222,7 +222,7 @@ var _ = Describe("kubectl jobset", func() {
 			js = createJobSet("synced", jobset.JobSetStatus{
 				SyncedEpoch: ptr.To[int32](3), DeprecatedEpoch: ptr.To[int32](2), InPlaceRestarts: 2,
 				Conditions: []metav1.Condition{condition(jobset.JobSetInPlaceRestarting, metav1.ConditionFalse, jobset.ReasonInPlaceRestartCompleted,
-					inplace.WithTiers(inplace.RestartCompletedInNote(2, 3500*time.Millisecond, 3), inplace.Tiers{Process: 4}), base)},
+					inplace.RestartCompletedInNote(2, 3500*time.Millisecond, 3), base)},
 			})
 			for _, index := range []string{"0", "1", "2", "3"} {
 				createMember(js, index, "3", nil)

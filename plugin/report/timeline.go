@@ -26,10 +26,7 @@ type Restart struct {
 	Synced     int32         `json:"syncedEpoch,omitempty"`
 	InProgress bool          `json:"inProgress"`
 	Took       time.Duration `json:"took,omitempty"`
-	// Back says how the members of a completed restart came back, when
-	// the controller said it.
-	Back   *inplace.Tiers `json:"back,omitempty"`
-	Phases []Phase        `json:"phases"`
+	Phases     []Phase       `json:"phases"`
 }
 
 // Phase is one step of a group restart.
@@ -98,10 +95,6 @@ func ReadTimeline(js *jobset.JobSet, pods []corev1.Pod, events []eventsv1.Event,
 			if r.HasTook {
 				x.Took = r.Took
 				detail += fmt.Sprintf(" (%.1fs after the deprecation)", r.Took.Seconds())
-			}
-			if r.HasBack {
-				x.Back = &r.Back
-				detail += "; " + r.Back.String()
 			}
 			x.Phases = append(x.Phases, Phase{Time: at, Clock: ClockController, Phase: PhaseSynced, Detail: detail})
 			return true

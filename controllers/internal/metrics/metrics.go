@@ -76,16 +76,6 @@ var (
 		Buckets:   []float64{0.5, 1, 2, 3, 4, 5, 7.5, 10, 15, 20, 30, 60, 120, 300},
 	}, []string{"namespace"})
 
-	// InPlaceRestartPods counts the members that in-place group restarts
-	// brought back, by how (TierProcess, TierPod, TierReplaced): a
-	// process-tier restart moves no restartCount, so this is where it
-	// shows.
-	InPlaceRestartPods = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Subsystem: "jobset",
-		Name:      "inplace_restart_pods_total",
-		Help:      "Pods that completed in-place group restarts brought back, by tier: process (the worker's process restarted, the Pod's containers kept running), pod (the Pod's containers restarted) or replaced (a new Pod). Counted when the restart's duration is known.",
-	}, []string{"namespace", "tier"})
-
 	// NodeLossReplacements counts members marked Failed because their
 	// node was lost.
 	NodeLossReplacements = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -141,7 +131,7 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(BuildInfo, JobSetsCompleted, JobSetsFailed, JobSetsFailedByReason, JobSetRestarts,
-		InPlaceRestarts, InPlaceRestartsByCause, InPlaceRestartDuration, InPlaceRestartPods, NodeLossReplacements, RepeatedFailureReplacements, SyncedEpoch, DeprecatedEpoch,
+		InPlaceRestarts, InPlaceRestartsByCause, InPlaceRestartDuration, NodeLossReplacements, RepeatedFailureReplacements, SyncedEpoch, DeprecatedEpoch,
 		GatherStalled, RestartsUsed, MaxRestarts)
 	BuildInfo.WithLabelValues(version.Version, runtime.Version()).Set(1)
 }
@@ -197,18 +187,3 @@ const (
 	CauseFailure = "Failure"
 	CauseHang    = "Hang"
 )
-
-// The tiers of InPlaceRestartPods.
-const (
-	TierProcess  = "process"
-	TierPod      = "pod"
-	TierReplaced = "replaced"
-)
-
-// InPlaceRestartCompleted counts how the members of a completed group
-// restart came back.
-func InPlaceRestartCompleted(namespace string, process, pod, replaced int32) {
-	InPlaceRestartPods.WithLabelValues(namespace, TierProcess).Add(float64(process))
-	InPlaceRestartPods.WithLabelValues(namespace, TierPod).Add(float64(pod))
-	InPlaceRestartPods.WithLabelValues(namespace, TierReplaced).Add(float64(replaced))
-}
