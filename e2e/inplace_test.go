@@ -430,7 +430,8 @@ func dumpNamespace(ctx context.Context, ns string) {
 // dumpWaitingAgentLogs writes the last lines of the agent's log of each
 // Pod whose agent has not lifted its barrier (no container started but
 // the agent): why it did not join or lift is there; and of the agent
-// before, when it restarted: why the Pod restarted is there.
+// before, of every Pod whose agent restarted: why the Pod restarted (a
+// fence, a deprecation) is there, even once the Pod runs again.
 func dumpWaitingAgentLogs(ctx context.Context, pods []corev1.Pod) {
 	const lines = 20
 	for _, p := range pods {
@@ -441,14 +442,10 @@ func dumpWaitingAgentLogs(ctx context.Context, pods []corev1.Pod) {
 		for _, cs := range p.Status.ContainerStatuses {
 			waiting = waiting || !ptr.Deref(cs.Started, false)
 		}
-		if !waiting {
-			continue
-		}
-		// The agent before its last restart tells why the Pod restarted.
 		restarted := slices.ContainsFunc(append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...),
 			func(cs corev1.ContainerStatus) bool { return cs.Name == agentspec.ContainerName && cs.RestartCount > 0 })
 		for _, previous := range []bool{true, false} {
-			if previous && !restarted {
+			if previous && !restarted || !previous && !waiting {
 				continue
 			}
 			who := "agent of " + p.Name
