@@ -445,7 +445,7 @@ func dumpWaitingAgentLogs(ctx context.Context, pods []corev1.Pod) {
 		restarted := slices.ContainsFunc(append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...),
 			func(cs corev1.ContainerStatus) bool { return cs.Name == agentspec.ContainerName && cs.RestartCount > 0 })
 		for _, previous := range []bool{true, false} {
-			if previous && !restarted || !previous && !waiting {
+			if (previous && !restarted) || (!previous && !waiting) {
 				continue
 			}
 			who := "agent of " + p.Name
