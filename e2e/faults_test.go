@@ -100,6 +100,10 @@ var _ = Describe("Control-plane faults", Serial, Label("local-cluster", "faults"
 			Expect(k8sClient.Create(ctx, js)).To(Succeed())
 			before := waitForSyncedWorkers(ctx, js, 4)
 			Expect(len(nodesOf(ctx, js))).To(BeNumerically(">=", 2), "the group spans two nodes or more, so that peers on other nodes can vouch")
+			// The agents find their witnesses by name: after an earlier
+			// outage the cluster DNS may not have caught up with the API
+			// server yet, and knows no name of this new group's.
+			waitForPeersResolvable(ctx, js)
 			status := getJobSet(ctx, js).Status
 
 			By(fmt.Sprintf("killing the API server, for %s", outage))
@@ -565,4 +569,25 @@ func nodesOf(ctx context.Context, js *jobset.JobSet) sets.Set[string] {
 		}
 	}
 	return nodes
+}
+
+// waitForPeersResolvable waits until every Pod of the JobSet resolves
+// every other's DNS hostname through the cluster DNS, as their agents do
+// to ask one another during an outage.
+func waitForPeersResolvable(ctx context.Context, js *jobset.JobSet) {
+	GinkgoHelper()
+	By("waiting until every Pod resolves every other Pod's hostname")
+	Eventually(func(g Gomega) {
+		var pods corev1.PodList
+		g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
+		for _, from := range pods.Items {
+			for _, to := range pods.Items {
+				host := to.Spec.Hostname + "." + to.Spec.Subdomain
+				out, err := clientset.CoreV1().Pods(js.Namespace).ProxyGet("http", from.Name, "8081", "/resolve",
+					map[string]string{"host": host}).DoRaw(ctx)
+				g.Expect(err).NotTo(HaveOccurred(), "%s resolving %s: %s", from.Name, host, out)
+				g.Expect(strings.TrimSpace(string(out))).To(Equal(to.Status.PodIP), "%s resolving %s", from.Name, host)
+			}
+		}
+	}).WithTimeout(2 * time.Minute).Should(Succeed())
 }
