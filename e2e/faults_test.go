@@ -577,17 +577,22 @@ func nodesOf(ctx context.Context, js *jobset.JobSet) sets.Set[string] {
 func waitForPeersResolvable(ctx context.Context, js *jobset.JobSet) {
 	GinkgoHelper()
 	By("waiting until every Pod resolves every other Pod's hostname")
-	Eventually(func(g Gomega) {
-		var pods corev1.PodList
-		g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
-		for _, from := range pods.Items {
-			for _, to := range pods.Items {
-				host := to.Spec.Hostname + "." + to.Spec.Subdomain
-				out, err := clientset.CoreV1().Pods(js.Namespace).ProxyGet("http", from.Name, "8081", "/resolve",
-					map[string]string{"host": host}).DoRaw(ctx)
-				g.Expect(err).NotTo(HaveOccurred(), "%s resolving %s: %s", from.Name, host, out)
-				g.Expect(strings.TrimSpace(string(out))).To(Equal(to.Status.PodIP), "%s resolving %s", from.Name, host)
-			}
+	Eventually(func(g Gomega) { expectPeersResolve(ctx, g, js) }).WithTimeout(2 * time.Minute).Should(Succeed())
+}
+
+// expectPeersResolve: every Pod of the JobSet resolves every other's DNS
+// hostname (<hostname>.<subdomain>) to its Pod IP, asked through its
+// worker.
+func expectPeersResolve(ctx context.Context, g Gomega, js *jobset.JobSet) {
+	var pods corev1.PodList
+	g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
+	for _, from := range pods.Items {
+		for _, to := range pods.Items {
+			host := to.Spec.Hostname + "." + to.Spec.Subdomain
+			out, err := clientset.CoreV1().Pods(js.Namespace).ProxyGet("http", from.Name, "8081", "/resolve",
+				map[string]string{"host": host}).DoRaw(ctx)
+			g.Expect(err).NotTo(HaveOccurred(), "%s resolving %s: %s", from.Name, host, out)
+			g.Expect(strings.TrimSpace(string(out))).To(Equal(to.Status.PodIP), "%s resolving %s", from.Name, host)
 		}
-	}).WithTimeout(2 * time.Minute).Should(Succeed())
+	}
 }

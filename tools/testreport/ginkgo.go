@@ -118,10 +118,7 @@ func countSuite(c *counts, r types.Report) error {
 // message is a spec's failure or skip message on one line, with where it
 // was raised.
 func message(s types.SpecReport) string {
-	m := strings.Join(strings.Fields(s.Failure.Message), " ")
-	if len(m) > 300 {
-		m = m[:300] + "..."
-	}
+	m := cut(strings.Join(strings.Fields(s.Failure.Message), " "), 300)
 	if m == "" {
 		m = "(no message)"
 	}
@@ -145,9 +142,13 @@ func failureState(name string, s types.SpecReport) string {
 	if len(entries) == 0 {
 		return ""
 	}
-	m := strings.Join(entries, "; ")
-	if len(m) > 1500 {
-		m = m[:1500] + "..."
+	return name + ": " + cut(strings.Join(entries, "; "), 1500)
+}
+
+// cut is text cut at max bytes, marked so.
+func cut(text string, max int) string {
+	if len(text) > max {
+		return text[:max] + "..."
 	}
-	return name + ": " + m
+	return text
 }
