@@ -55,6 +55,10 @@ type Agent struct {
 	hostname   string
 	peerClient *http.Client
 	witnessURL func(host, subdomain string) string
+	// peerAddresses dials the peers, with what their names resolved to
+	// while the agent was in contact (peer_addresses.go).
+	peerAddresses   *peerAddresses
+	learnPeersEvery time.Duration
 
 	// worker links the agent with its worker's wrapper; nil without one.
 	worker *worker
@@ -105,6 +109,18 @@ func WithHostname(name string) Option {
 	return func(a *Agent) { a.hostname = name }
 }
 
+// WithPeerLookup replaces how the agent resolves a peer's name (tests,
+// where the cluster's DNS is a function).
+func WithPeerLookup(lookup func(ctx context.Context, host string) ([]string, error)) Option {
+	return func(a *Agent) { a.peerAddresses.lookup = lookup }
+}
+
+// WithLearnPeersEvery replaces how often the agent learns its witnesses'
+// addresses (tests).
+func WithLearnPeersEvery(every time.Duration) Option {
+	return func(a *Agent) { a.learnPeersEvery = every }
+}
+
 // WithSleep replaces how the agent waits between retries (tests).
 func WithSleep(sleep func(context.Context, time.Duration) error) Option {
 	return func(a *Agent) { a.backoff.sleep, a.denials.sleep = sleep, sleep }
@@ -112,12 +128,15 @@ func WithSleep(sleep func(context.Context, time.Duration) error) Option {
 
 // New builds an agent talking to the API server through api.
 func New(cfg Config, api *kubeclient.Client, opts ...Option) *Agent {
+	peers := newPeerAddresses(net.DefaultResolver.LookupHost)
 	a := &Agent{cfg: cfg, api: api, barrier: newBarrier(), backoff: newBackoff(), denials: newBackoff(),
 		contact:    newContact(time.Now, api.LinkSlack()),
 		witnessURL: peerURL(cfg.BarrierPort),
 		// Peers are Pods of the cluster's network: no proxy of the
 		// environment applies.
-		peerClient: &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, Timeout: witnessTimeout},
+		peerClient:      &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true, DialContext: peers.dial}, Timeout: witnessTimeout},
+		peerAddresses:   peers,
+		learnPeersEvery: learnPeersEvery,
 	}
 	if cfg.WrapperControl != "" {
 		a.worker = newWorker(cfg.WrapperControl, func(code int) bool {
@@ -182,6 +201,7 @@ func (a *Agent) Run(ctx context.Context) int {
 	var fenced atomic.Bool
 	if a.cfg.FenceAfter > 0 {
 		go a.fence(ctx, a.endWatch, func() { fenced.Store(true); stop() })
+		go a.learnPeers(ctx)
 	}
 	workerCtx, endWorker := context.WithCancel(context.Background())
 	defer endWorker()

@@ -3,11 +3,14 @@ package agent_test
 import (
 	"context"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -110,6 +113,25 @@ var _ = Describe("Agents out of contact with the API server together", func() {
 		Consistently(b.exited, time.Second).ShouldNot(Receive())
 	})
 
+	// A DNS Pod that starts during an outage cannot load the records it
+	// serves: the agents dial the addresses they learned while in contact.
+	It("keep their workers running through an outage they share when the cluster's DNS fails with it", func() {
+		dns := &clusterDNS{peers: members[0].peers}
+		for _, m := range members {
+			m.dns = dns
+		}
+		startAll()
+		a, b := members[0], members[1]
+		Eventually(dns.resolved).Should(ContainElements(a.pod.Name, b.pod.Name))
+
+		By("the API server and the DNS are gone for both: each dials the other where it learned it is, and hears it is silent too")
+		dns.fail()
+		a.proxy.cutOff()
+		b.proxy.cutOff()
+		Consistently(a.exited, 8*time.Second).ShouldNot(Receive())
+		Expect(b.exited).NotTo(Receive())
+	})
+
 	// A node cut off from the network reaches no peer: each question
 	// waits out its timeout, which must not read as a stall of the agent
 	// (that would forget the answer and ask again, for ever).
@@ -157,6 +179,47 @@ type member struct {
 	address  string
 	listener net.Listener
 	exited   chan int
+	// dns, when set, is how the agent resolves its peers' names, which
+	// it dials by name; otherwise it dials their addresses.
+	dns *clusterDNS
+}
+
+// clusterDNS resolves the group's Pod names to loopback, until it fails.
+type clusterDNS struct {
+	peers map[string]string
+
+	mu       sync.Mutex
+	failing  bool
+	answered map[string]bool
+}
+
+func (d *clusterDNS) lookup(_ context.Context, host string) ([]string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch _, member := d.peers[host]; {
+	case d.failing:
+		return nil, &net.DNSError{Err: "server misbehaving", Name: host, IsTemporary: true}
+	case !member:
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	if d.answered == nil {
+		d.answered = map[string]bool{}
+	}
+	d.answered[host] = true
+	return []string{"127.0.0.1"}, nil
+}
+
+func (d *clusterDNS) fail() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.failing = true
+}
+
+// resolved are the names it answered.
+func (d *clusterDNS) resolved() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Collect(maps.Keys(d.answered))
 }
 
 func (m *member) listen() {
@@ -180,8 +243,17 @@ func (m *member) start(ctx context.Context, ns, fence string) {
 	}
 	cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
 	Expect(err).NotTo(HaveOccurred())
-	a := agent.New(cfg, m.proxy.client(), agent.WithListener(m.listener), agent.WithHostname(m.pod.Name),
-		agent.WithWitnessURL(func(host, _ string) string { return "http://" + m.peers[host] + agentspec.WitnessPath }))
+	options := []agent.Option{agent.WithListener(m.listener), agent.WithHostname(m.pod.Name),
+		agent.WithWitnessURL(func(host, _ string) string { return "http://" + m.peers[host] + agentspec.WitnessPath })}
+	if m.dns != nil {
+		options = append(options, agent.WithPeerLookup(m.dns.lookup), agent.WithLearnPeersEvery(100*time.Millisecond),
+			agent.WithWitnessURL(func(host, _ string) string {
+				_, port, err := net.SplitHostPort(m.peers[host])
+				Expect(err).NotTo(HaveOccurred())
+				return "http://" + net.JoinHostPort(host, port) + agentspec.WitnessPath
+			}))
+	}
+	a := agent.New(cfg, m.proxy.client(), options...)
 	m.listener = nil
 	runCtx, cancel := context.WithCancel(ctx)
 	DeferCleanup(cancel)
