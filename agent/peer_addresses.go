@@ -156,7 +156,9 @@ func (a *Agent) learnPeers(ctx context.Context) {
 		if now == learned || now.epoch == 0 || a.contact.silence() != 0 {
 			continue
 		}
-		if a.peerAddresses.learn(ctx, a.witnessNames(view.peers), witnessTimeout) {
+		names := a.witnessNames(view.peers)
+		if a.peerAddresses.learn(ctx, names, witnessTimeout) {
+			klog.InfoS("Learned where this agent's witnesses are, for an outage that takes the cluster's DNS with the API server", "witnesses", len(names), "epoch", now.epoch)
 			learned = now
 		}
 	}

@@ -89,9 +89,16 @@ var _ = Describe("Control-plane faults", Serial, Label("local-cluster", "faults"
 	// Nothing failed: an API server outage that every node shares must
 	// stop no worker and cost no restart, however long the agents' fence
 	// time (their peers on the other node vouch that the silence is
-	// shared).
+	// shared). The long one takes the cluster's DNS with it, and CoreDNS
+	// starts again while the API server is still away, so it knows no
+	// name: the agents reach their witnesses where they learned them.
 	for _, outage := range outages {
-		It(fmt.Sprintf("keeps every worker running while a group trains through an API server outage of %d s", int(outage.Seconds())), func(ctx context.Context) {
+		dnsToo := outage >= time.Minute
+		title := fmt.Sprintf("keeps every worker running while a group trains through an API server outage of %d s", int(outage.Seconds()))
+		if dnsToo {
+			title += ", the cluster's DNS down and started again during it"
+		}
+		It(title, func(ctx context.Context) {
 			// A group whose Pods all run on one node has no peer to vouch
 			// for it, and fences as a node cut off would (docs/operations.md):
 			// the nodes an earlier fault left tainted must take Pods again.
@@ -104,11 +111,23 @@ var _ = Describe("Control-plane faults", Serial, Label("local-cluster", "faults"
 			// outage the cluster DNS may not have caught up with the API
 			// server yet, and knows no name of this new group's.
 			waitForPeersResolvable(ctx, js)
+			if dnsToo {
+				waitForWitnessesLearned(ctx, js)
+			}
 			status := getJobSet(ctx, js).Status
 
 			By(fmt.Sprintf("killing the API server, for %s", outage))
 			plane.run(ctx, "kill", "kube-apiserver")
-			time.Sleep(outage) // the outage is the scenario, not a wait for something
+			// The outage is the scenario, not a wait for something.
+			if dnsToo {
+				By("killing CoreDNS too, and starting it again halfway, while the API server is still away")
+				plane.run(ctx, "kill", "coredns")
+				time.Sleep(outage / 2)
+				plane.run(ctx, "start", "coredns")
+				time.Sleep(outage / 2)
+			} else {
+				time.Sleep(outage)
+			}
 			plane.run(ctx, "start", "kube-apiserver")
 			waitForAPIServer(ctx)
 
@@ -578,6 +597,23 @@ func waitForPeersResolvable(ctx context.Context, js *jobset.JobSet) {
 	GinkgoHelper()
 	By("waiting until every Pod resolves every other Pod's hostname")
 	Eventually(func(g Gomega) { expectPeersResolve(ctx, g, js) }).WithTimeout(2 * time.Minute).Should(Succeed())
+}
+
+// waitForWitnessesLearned waits until every agent of the JobSet has
+// learned where its witnesses are (agent/peer_addresses.go), which each
+// does at a random point of 30 s after it joins an epoch.
+func waitForWitnessesLearned(ctx context.Context, js *jobset.JobSet) {
+	GinkgoHelper()
+	By("waiting until every agent has learned its witnesses' addresses")
+	Eventually(func(g Gomega) {
+		var pods corev1.PodList
+		g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
+		for _, pod := range pods.Items {
+			out, err := clientset.CoreV1().Pods(js.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: "jobset-agent"}).DoRaw(ctx)
+			g.Expect(err).NotTo(HaveOccurred(), "the agent's log of %s", pod.Name)
+			g.Expect(string(out)).To(ContainSubstring("Learned where this agent's witnesses are"), "the agent of %s", pod.Name)
+		}
+	}).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 }
 
 // expectPeersResolve: every Pod of the JobSet resolves every other's DNS
