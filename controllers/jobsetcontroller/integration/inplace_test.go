@@ -413,7 +413,9 @@ var _ = Describe("In-place restart", func() {
 		Expect(c.Message).To(HaveSuffix("(2 by restarting the worker's process, 1 by restarting its containers, 0 replaced, 1 unreported)"))
 		Eventually(func() []string { return eventNotes(ctx, js) }).Should(ContainElement(c.Message))
 		counted := func(tier string) func() float64 {
-			return func() float64 { return testutil.ToFloat64(metrics.InPlaceRestartPods.WithLabelValues(js.Namespace, tier)) }
+			return func() float64 {
+				return testutil.ToFloat64(metrics.InPlaceRestartPods.WithLabelValues(js.Namespace, tier))
+			}
 		}
 		Eventually(counted(metrics.TierProcess)).Should(Equal(2.0))
 		Expect(counted(metrics.TierPod)()).To(Equal(1.0))
