@@ -207,8 +207,10 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 				}
 				u.recorded = append(u.recorded, func() { metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds()) })
 			}
-			// How the members came back, as their agents report it: a
-			// report only, read after the decision and never by it.
+			// How the members came back, as their agents report it.
+			// Informational only: read after the decision, never by it,
+			// and no safety decision may rest on it (an agent writes it,
+			// and the admission policy checks its form, not its truth).
 			back := inplace.RestartTiers(s, d.Synced)
 			note = inplace.WithTiers(note, back)
 			u.recorded = append(u.recorded, func() { metrics.InPlaceRestartCompleted(ns, back.Process, back.Pod, back.Replaced, back.Unreported) })
