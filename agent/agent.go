@@ -80,6 +80,10 @@ type Agent struct {
 	// by the goroutine that joins, and by the fence once that one has
 	// stopped.
 	fenced, hung epochRecord
+	// restarts is the Pod's worker restarts as its agents reported them,
+	// and how the next join comes (restarts.go); used by the goroutine
+	// that joins.
+	restarts restartsRecord
 }
 
 // tierView is what the process tier reads of the JobSet: whether it asks
@@ -157,6 +161,9 @@ func New(cfg Config, api *kubeclient.Client, opts ...Option) *Agent {
 	}
 	if a.hung, err = loadEpochRecord(cfg.StateDir, hangRecordFile); err != nil {
 		klog.ErrorS(err, "Ignoring the hang an earlier agent of this Pod recorded: the group restart it caused is not given the reason Hang")
+	}
+	if a.restarts, err = loadRestartsRecord(cfg.StateDir); err != nil {
+		klog.ErrorS(err, "Counting this Pod's worker restarts from zero: the record an earlier agent of this Pod left cannot be read")
 	}
 	for _, opt := range opts {
 		opt(a)
@@ -501,6 +508,10 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 	if hung != "" {
 		annotations[agentspec.HungAnnotation] = hung
 	}
+	restarts := a.restarts.annotationFor(e)
+	if restarts != "" {
+		annotations[agentspec.WorkerRestartsAnnotation] = restarts
+	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
 		return false, err
@@ -513,8 +524,11 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 			a.backoff.reset()
 			a.denials.reset()
 			a.epoch.Store(e)
-			klog.InfoS("Joined epoch", "epoch", e, "fencedAt", fenced, "hungAt", hung)
+			klog.InfoS("Joined epoch", "epoch", e, "fencedAt", fenced, "hungAt", hung, "workerRestarts", restarts)
 			a.forgetRecords()
+			if err := a.restarts.joined(e); err != nil {
+				klog.ErrorS(err, "Cannot record the worker's restarts for the next agent of this Pod: it may count this Pod as new", "path", a.restarts.path)
+			}
 			return true, nil
 		}
 		if kubeclient.IsDenied(err) {
@@ -523,6 +537,11 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 				// on how the last restart is counted.
 				klog.InfoS("Writing the records of why the agent left its epoch with the join was denied: joining without them", "epoch", e, "fencedAt", fenced, "hungAt", hung, "err", err)
 				a.forgetRecords()
+			}
+			if restarts != "" {
+				// Nor on how the Pod reports its worker's restarts.
+				klog.InfoS("Writing the worker's restarts with the join was denied: joining without them", "epoch", e, "workerRestarts", restarts, "err", err)
+				a.restarts.denied()
 			}
 			// Its own backoff: every read of the JobSet resets the other
 			// one, and a denial that lasts (RBAC missing) must not turn

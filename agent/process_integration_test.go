@@ -296,6 +296,45 @@ var _ = Describe("Agent in the process tier", func() {
 		Expect(exited).NotTo(Receive(), "the agent does not exit: the kubelet restarts no container on a FailJob code")
 	})
 
+	// A restart of the worker's process moves no restartCount: the agent
+	// reports each join's tier, and the Pod's restarts by tier, itself.
+	It("reports on its Pod, with each join, how the Pod came to join and its worker's restarts by tier", func(ctx SpecContext) {
+		started(ctx, nil)
+		restarts := func() string { return t.annotations(ctx)()[agentspec.WorkerRestartsAnnotation] }
+		By("the Pod's first agent joins epoch 1 as a new Pod")
+		Eventually(epoch(ctx)).Should(Equal("1"))
+		Expect(restarts()).To(Equal("process=0,pod=0,epoch=1,tier=new"))
+		setEpochs(ctx, 1, 0)
+		Eventually(w.worker).ShouldNot(BeZero())
+
+		By("epoch 1 deprecated: the agent restarts its worker's process and joins epoch 2 so")
+		setEpochs(ctx, 1, 1)
+		Eventually(epoch(ctx)).Should(Equal("2"))
+		Expect(restarts()).To(Equal("process=1,pod=0,epoch=2,tier=process"))
+		setEpochs(ctx, 2, 1)
+		Eventually(w.worker).ShouldNot(BeZero())
+
+		By("its wrapper gone, epoch 2 deprecated: the agent exits, and the Pod's next agent joins epoch 3 after a restart of the Pod's containers")
+		worker := w.worker()
+		Expect(w.cmd.Process.Signal(syscall.SIGKILL)).To(Succeed())
+		Expect(syscall.Kill(-worker, syscall.SIGKILL)).To(Succeed())
+		Eventually(w.exited).Should(Receive())
+		setEpochs(ctx, 2, 2)
+		Eventually(exited, 20*time.Second).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+		Expect(restarts()).To(Equal("process=1,pod=0,epoch=2,tier=process"), "nothing reported before the next join")
+		t.restart(ctx)
+		w, a, exited = t.w, t.a, t.exited
+		Eventually(epoch(ctx)).Should(Equal("3"))
+		Expect(restarts()).To(Equal("process=1,pod=1,epoch=3,tier=pod"))
+
+		By("the next agent restarts its worker's process in turn, counting on from its predecessor's report")
+		setEpochs(ctx, 3, 2)
+		Eventually(w.worker).ShouldNot(BeZero())
+		w.kill(137)
+		Eventually(epoch(ctx)).Should(Equal("4"))
+		Expect(restarts()).To(Equal("process=2,pod=1,epoch=4,tier=process"))
+	})
+
 	It("restarts the Pod in place when the JobSet asks for the Pod tier", func(ctx SpecContext) {
 		started(ctx, map[string]string{jobset.RestartTierKey: jobset.RestartTierPod})
 		Eventually(epoch(ctx)).Should(Equal("1"))

@@ -135,6 +135,12 @@ func epochPatch(value string) string {
 	return fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, jobset.EpochKey, value)
 }
 
+// joinRestarts is a join of epoch with the report of the Pod's worker
+// restarts.
+func joinRestarts(epoch, restarts string) string {
+	return fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:%q}}}`, jobset.EpochKey, epoch, agentspec.WorkerRestartsAnnotation, restarts)
+}
+
 var removeEpoch = `{"metadata":{"annotations":{"` + jobset.EpochKey + `":null}}}`
 
 // policyDenial matches any denial of the epoch-only policy.
@@ -321,6 +327,47 @@ var _ = Describe("The epoch-only admission policy, with real bound ServiceAccoun
 		got := &corev1.Pod{}
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(own), got)).To(Succeed())
 		Expect(got.Annotations).To(And(HaveKeyWithValue(jobset.EpochKey, "7"), HaveKeyWithValue(agentspec.HungAnnotation, "6")))
+	})
+
+	It("admits exactly the reports of worker restarts the controller reads (agentspec.ParseWorkerRestarts, one table for both), with a join of the epoch they name", func(ctx context.Context) {
+		joinEpoch := agentspec.FormatEpoch(epochcases.RestartsEpoch)
+		for _, c := range epochcases.WorkerRestartsCases {
+			// A namespace editor removes the epoch and the report first,
+			// so that each case is a first join: the grammar alone.
+			Expect(mergePatch(ctx, env.Client, own, fmt.Sprintf(`{"metadata":{"annotations":{%q:null,%q:null}}}`,
+				jobset.EpochKey, agentspec.WorkerRestartsAnnotation))).To(Succeed())
+			err := mergePatch(ctx, asOwn, own, joinRestarts(joinEpoch, c.Value))
+			if c.Valid {
+				Expect(err).NotTo(HaveOccurred(), "report %s", c.Name())
+			} else {
+				Expect(err).To(ruleDenial("worker-restarts-value"), "report %s", c.Name())
+			}
+		}
+	})
+
+	// The report only counts the Pod's worker restarts: it comes with a
+	// join (or a write of the epoch the Pod shows) and names the epoch the
+	// Pod shows after it, so that a report is never read against another
+	// join; it is never taken back.
+	It("lets an agent report its worker's restarts only naming the epoch its Pod shows after the write", func(ctx context.Context) {
+		Expect(mergePatch(ctx, asOwn, own, epochPatch("5"))).To(Succeed())
+		Expect(mergePatch(ctx, asOwn, own, joinRestarts("6", "process=1,pod=0,epoch=5,tier=process"))).
+			To(And(ruleDenial("worker-restarts-value"), MatchError(ContainSubstring(`the epoch the Pod shows (6), not "process=1,pod=0,epoch=5,tier=process"`))), "the epoch it left")
+		Expect(mergePatch(ctx, asOwn, own, joinRestarts("6", "process=1,pod=0,epoch=7,tier=process"))).
+			To(ruleDenial("worker-restarts-value"), "an epoch ahead")
+		Expect(mergePatch(ctx, asOwn, own, fmt.Sprintf(`{"metadata":{"annotations":{%q:"process=1,pod=0,epoch=6,tier=process"}}}`, agentspec.WorkerRestartsAnnotation))).
+			To(ruleDenial("worker-restarts-value"), "ahead of its join")
+		Expect(mergePatch(ctx, asOwn, other, joinRestarts("6", "process=1,pod=0,epoch=6,tier=process"))).To(ruleDenial("own-pod"))
+		Expect(mergePatch(ctx, asOwn, own, joinRestarts("6", "process=1,pod=0,epoch=6,tier=process"))).To(Succeed())
+		Expect(mergePatch(ctx, asOwn, own, fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, agentspec.WorkerRestartsAnnotation))).
+			To(ruleDenial("worker-restarts-value"), "taken back")
+		Expect(mergePatch(ctx, asOwn, own, joinRestarts("6", "process=1,pod=1,epoch=6,tier=pod"))).
+			To(Succeed(), "the Pod's next agent joins the epoch the Pod shows again, after a restart of its containers")
+		Expect(mergePatch(ctx, asOwn, own, epochPatch("7"))).To(Succeed(), "a join without a report leaves the last, which then names an older epoch")
+		got := &corev1.Pod{}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(own), got)).To(Succeed())
+		Expect(got.Annotations).To(And(HaveKeyWithValue(jobset.EpochKey, "7"),
+			HaveKeyWithValue(agentspec.WorkerRestartsAnnotation, "process=1,pod=1,epoch=6,tier=pod")))
 	})
 
 	// The controller waits for this confirmation from a Pod it marked lost

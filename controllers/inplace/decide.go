@@ -88,6 +88,11 @@ type Pod struct {
 	// the epoch at which the Pod's agent stopped its worker for making no
 	// progress, written with its join of the next epoch.
 	Hung string
+	// Restarts is the raw jobset.sigs.k8s.io/worker-restarts annotation,
+	// "" if absent: how the Pod's agent reports the Pod joined its epoch,
+	// and its worker's restarts by tier. A report only (RestartTiers):
+	// nothing here decides on it.
+	Restarts string
 	// Unheld: the Pod does not carry the group-member finalizer yet, so
 	// were it deleted now, how it ended could be lost with it. No epoch
 	// syncs until every live Pod is held: a worker runs only in a synced

@@ -272,6 +272,7 @@ func ReadPod(pod *corev1.Pod, withSignal bool) Pod {
 		Epoch:     pod.Annotations[jobset.EpochKey],
 		Fenced:    pod.Annotations[agentspec.FencedAnnotation],
 		Hung:      pod.Annotations[agentspec.HungAnnotation],
+		Restarts:  pod.Annotations[agentspec.WorkerRestartsAnnotation],
 		Succeeded: pod.Status.Phase == corev1.PodSucceeded,
 		Failed:    pod.Status.Phase == corev1.PodFailed || marked,
 		Deleting:  pod.DeletionTimestamp != nil,

@@ -43,6 +43,12 @@ func RestartCompletedInNote(restart int32, took time.Duration, synced int32) str
 	return fmt.Sprintf("in-place group restart %d completed in %.1fs: every live Pod joined epoch %d", restart, took.Seconds(), synced)
 }
 
+// WithTiers adds to a completion's note how its members came back
+// (RestartTiers).
+func WithTiers(note string, back Tiers) string {
+	return fmt.Sprintf("%s (%s)", note, back)
+}
+
 // RestartNote is what a note of RestartStartedNote, RestartCompletedNote
 // or RestartCompletedInNote says.
 type RestartNote struct {
@@ -58,15 +64,21 @@ type RestartNote struct {
 	// HasTook says whether it does.
 	Took    time.Duration
 	HasTook bool
+	// Back is how the members of a completed restart came back, when
+	// the note says it (WithTiers); HasBack says whether it does.
+	Back    Tiers
+	HasBack bool
 }
 
 var (
 	startedNote   = regexp.MustCompile(`^in-place group restart (\d+) started: (.*); every Pod at epoch (\d+) or below restarts in place$`)
-	completedNote = regexp.MustCompile(`^in-place group restart (\d+) completed(?: in ([0-9.]+)s)?: every live Pod joined epoch (\d+)$`)
+	completedNote = regexp.MustCompile(`^in-place group restart (\d+) completed(?: in ([0-9.]+)s)?: every live Pod joined epoch (\d+)` +
+		`(?: \((\d+) by restarting the worker's process, (\d+) by restarting its containers, (\d+) replaced(?:, (\d+) unreported)?\))?$`)
 )
 
 // ReadRestartNote reads a note written by RestartStartedNote,
-// RestartCompletedNote or RestartCompletedInNote; false for any other text.
+// RestartCompletedNote or RestartCompletedInNote, the last two with or
+// without WithTiers; false for any other text.
 func ReadRestartNote(note string) (RestartNote, bool) {
 	if m := startedNote.FindStringSubmatch(note); m != nil {
 		n, errN := strconv.ParseInt(m[1], 10, 32)
@@ -89,6 +101,20 @@ func ReadRestartNote(note string) (RestartNote, bool) {
 				return RestartNote{}, false
 			}
 			r.Took, r.HasTook = time.Duration(seconds*float64(time.Second)), true
+		}
+		if m[4] != "" {
+			var counts [4]int32
+			for i, raw := range m[4:8] {
+				if raw == "" {
+					continue
+				}
+				c, err := strconv.ParseInt(raw, 10, 32)
+				if err != nil {
+					return RestartNote{}, false
+				}
+				counts[i] = int32(c)
+			}
+			r.Back, r.HasBack = Tiers{Process: counts[0], Pod: counts[1], Replaced: counts[2], Unreported: counts[3]}, true
 		}
 		return r, true
 	}

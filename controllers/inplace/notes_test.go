@@ -36,6 +36,17 @@ func TestRestartNotesReadBack(t *testing.T) {
 			want: RestartNote{Restart: 12, Completed: true, Epoch: 13, Took: 2500 * time.Millisecond, HasTook: true},
 			ok:   true,
 		},
+		"completed with its duration and how the members came back": {
+			note: WithTiers(RestartCompletedInNote(12, 2500*time.Millisecond, 13), Tiers{Process: 3, Pod: 1, Replaced: 2}),
+			want: RestartNote{Restart: 12, Completed: true, Epoch: 13, Took: 2500 * time.Millisecond, HasTook: true,
+				Back: Tiers{Process: 3, Pod: 1, Replaced: 2}, HasBack: true},
+			ok: true,
+		},
+		"completed, some members unreported": {
+			note: WithTiers(RestartCompletedNote(2, 3), Tiers{Process: 1, Unreported: 3}),
+			want: RestartNote{Restart: 2, Completed: true, Epoch: 3, Back: Tiers{Process: 1, Unreported: 3}, HasBack: true},
+			ok:   true,
+		},
 		"another event's note":   {note: "every live Pod joined epoch 2"},
 		"an epoch beyond int32":  {note: "in-place group restart 1 completed: every live Pod joined epoch 4294967296"},
 		"a restart beyond int32": {note: "in-place group restart 9999999999 started: x; every Pod at epoch 1 or below restarts in place"},

@@ -207,6 +207,13 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 				}
 				u.recorded = append(u.recorded, func() { metrics.InPlaceRestartDuration.WithLabelValues(ns).Observe(took.Seconds()) })
 			}
+			// How the members came back, as their agents report it.
+			// Informational only: read after the decision, never by it,
+			// and no safety decision may rest on it (an agent writes it,
+			// and the admission policy checks its form, not its truth).
+			back := inplace.RestartTiers(s, d.Synced)
+			note = inplace.WithTiers(note, back)
+			u.recorded = append(u.recorded, func() { metrics.InPlaceRestartCompleted(ns, back.Process, back.Pod, back.Replaced, back.Unreported) })
 			u.markSynced(jobset.ReasonInPlaceRestartCompleted, note)
 			u.event(corev1.EventTypeNormal, jobset.ReasonInPlaceRestartCompleted, "RestartInPlace", note)
 		} else {

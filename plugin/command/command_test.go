@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
 	"github.com/fastjobset/jobset/plugin/command"
@@ -167,9 +168,9 @@ var _ = Describe("kubectl jobset", func() {
 			Expect(out).To(ContainSubstring("Restart budget:          3 of 5 used (1 full, 0 of one Job, 2 in place): 2 left"))
 			Expect(out).To(ContainSubstring("wait for the group to gather at epoch 3: 2 Pods have not joined or have not stopped (restarting-w-0-1, restarting-w-0-2); 2 expected Pods do not exist"))
 			Expect(out).To(MatchRegexp(`GatherStalled\s+PodsNotJoined\s+\S+\s+the Pods have been gathering at epoch 3`))
-			Expect(out).To(MatchRegexp(`restarting-w-0-0\s+restarting-w-0/0\s+node-0\s+3\s+Joined`))
-			Expect(out).To(MatchRegexp(`restarting-w-0-1\s+restarting-w-0/1\s+node-1\s+2\s+Missing\s+its agent is waiting: CrashLoopBackOff`))
-			Expect(out).To(MatchRegexp(`restarting-w-0-2\s+restarting-w-0/2\s+node-2\s+2\s+NodeLost\s+node node-2 lost: node node-2 has not renewed its Lease`))
+			Expect(out).To(MatchRegexp(`restarting-w-0-0\s+restarting-w-0/0\s+node-0\s+3\s+-\s+Joined`))
+			Expect(out).To(MatchRegexp(`restarting-w-0-1\s+restarting-w-0/1\s+node-1\s+2\s+-\s+Missing\s+its agent is waiting: CrashLoopBackOff`))
+			Expect(out).To(MatchRegexp(`restarting-w-0-2\s+restarting-w-0/2\s+node-2\s+2\s+-\s+NodeLost\s+node node-2 lost: node node-2 has not renewed its Lease`))
 
 			out, err = run("status", js.Name, "-o", "json")
 			Expect(err).NotTo(HaveOccurred())
@@ -222,10 +223,17 @@ var _ = Describe("kubectl jobset", func() {
 			js = createJobSet("synced", jobset.JobSetStatus{
 				SyncedEpoch: ptr.To[int32](3), DeprecatedEpoch: ptr.To[int32](2), InPlaceRestarts: 2,
 				Conditions: []metav1.Condition{condition(jobset.JobSetInPlaceRestarting, metav1.ConditionFalse, jobset.ReasonInPlaceRestartCompleted,
-					inplace.RestartCompletedInNote(2, 3500*time.Millisecond, 3), base)},
+					inplace.WithTiers(inplace.RestartCompletedInNote(2, 3500*time.Millisecond, 3), inplace.Tiers{Process: 3, Pod: 1}), base)},
 			})
 			for _, index := range []string{"0", "1", "2", "3"} {
-				createMember(js, index, "3", nil)
+				pod := createMember(js, index, "3", nil)
+				restarts := "process=1,pod=0,epoch=3,tier=process"
+				if index == "0" {
+					restarts = "process=0,pod=1,epoch=3,tier=pod"
+				}
+				patch := client.MergeFrom(pod.DeepCopy())
+				pod.Annotations[agentspec.WorkerRestartsAnnotation] = restarts
+				Expect(env.Client.Patch(ctx, pod, patch, client.FieldOwner("jobset-agent"))).To(Succeed())
 			}
 		})
 
@@ -236,7 +244,8 @@ var _ = Describe("kubectl jobset", func() {
 			Expect(out).To(ContainSubstring("Restart budget:          2 of 5 used (0 full, 0 of one Job, 2 in place): 3 left"))
 			Expect(out).To(ContainSubstring("Controller's next step:  nothing: the group runs"))
 			Expect(out).NotTo(ContainSubstring("Missing"))
-			Expect(out).To(MatchRegexp(`synced-w-0-3\s+synced-w-0/3\s+node-3\s+3\s+Joined`))
+			Expect(out).To(MatchRegexp(`synced-w-0-3\s+synced-w-0/3\s+node-3\s+3\s+1 process, 0 pod\s+Joined`))
+			Expect(out).To(MatchRegexp(`synced-w-0-0\s+synced-w-0/0\s+node-0\s+3\s+0 process, 1 pod\s+Joined`))
 		})
 
 		It("reads the last restart's sync from the JobSet's condition, and every member's join", func() {
@@ -255,6 +264,13 @@ var _ = Describe("kubectl jobset", func() {
 				}
 			}
 			Expect(joined).To(ConsistOf("synced-w-0-0", "synced-w-0-1", "synced-w-0-2", "synced-w-0-3"))
+			Expect(restarts[0].Back).To(Equal(&inplace.Tiers{Process: 3, Pod: 1}))
+
+			out, err = run("timeline", js.Name)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(out).To(ContainSubstring("3 by restarting the worker's process, 1 by restarting its containers, 0 replaced"))
+			Expect(out).To(MatchRegexp(`Joined\s+synced-w-0-0\s+joined epoch 3 by restarting its containers`))
+			Expect(out).To(MatchRegexp(`Joined\s+synced-w-0-1\s+joined epoch 3 by restarting the worker's process`))
 		})
 	})
 

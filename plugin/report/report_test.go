@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -147,6 +148,32 @@ func TestReadStatusMembers(t *testing.T) {
 	}
 }
 
+// A restart of the worker's process moves no restartCount: the status
+// shows each member's worker restarts as its agent last reported them.
+func TestReadStatusWorkerRestarts(t *testing.T) {
+	js := inPlaceJobSet(2, 1)
+	reported := member(js, "0", "2")
+	reported.Annotations[agentspec.WorkerRestartsAnnotation] = "process=3,pod=1,epoch=2,tier=process"
+	s := ReadStatus(js, []corev1.Pod{reported, member(js, "1", "2")}, nil)
+	want := []*agentspec.WorkerRestarts{{Process: 3, Pod: 1, Epoch: 2, Tier: agentspec.TierProcess}, nil}
+	var got []*agentspec.WorkerRestarts
+	for _, m := range s.Members {
+		got = append(got, m.WorkerRestarts)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("worker restarts (-want +got):\n%s", diff)
+	}
+	var out bytes.Buffer
+	if err := WriteStatus(&out, s, base); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"WORKER RESTARTS", "3 process, 1 pod"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
 func TestReadStatusBudget(t *testing.T) {
 	js := inPlaceJobSet(4, 4)
 	js.Status.RestartsCountTowardsMax = 1
@@ -192,11 +219,12 @@ func TestReadTimeline(t *testing.T) {
 	joined.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "jobset-agent", Operation: metav1.ManagedFieldsOperationUpdate,
 		Time: ptr.To(metav1.NewTime(base.Add(time.Hour + 2*time.Second))), FieldsType: "FieldsV1",
 		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:` + jobset.EpochKey + `":{}}}}`)}}
+	joined.Annotations[agentspec.WorkerRestartsAnnotation] = "process=2,pod=0,epoch=4,tier=process"
 	events := []eventsv1.Event{
 		// Out of order, the condition's restart also as an event, and an
 		// event of another JobSet of the same name.
 		event(js, jobset.ReasonInPlaceRestartStarted, started.Message, base.Add(time.Hour)),
-		event(js, jobset.ReasonInPlaceRestartCompleted, inplace.RestartCompletedInNote(2, 4*time.Second, 3), base.Add(34*time.Minute)),
+		event(js, jobset.ReasonInPlaceRestartCompleted, inplace.WithTiers(inplace.RestartCompletedInNote(2, 4*time.Second, 3), inplace.Tiers{Process: 2, Pod: 1, Replaced: 1}), base.Add(34*time.Minute)),
 		event(js, jobset.ReasonInPlaceRestartStarted, inplace.RestartStartedNote(2, "Pod js-w-0-2 failed", 2), base.Add(30*time.Minute)),
 		event(js, jobset.ReasonInPlaceRestartStarted, inplace.RestartStartedNote(1, "Pod js-w-0-0 failed", 1), base),
 		event(js, "NodeLost", "node node-2 lost", base.Add(time.Hour+time.Second)),
@@ -228,12 +256,16 @@ func TestReadTimeline(t *testing.T) {
 	if len(got) != 2 || got[0].InProgress || !got[1].InProgress || got[0].Took != 4*time.Second || got[1].Deprecated != 3 {
 		t.Errorf("restarts %+v", got)
 	}
+	if want := (inplace.Tiers{Process: 2, Pod: 1, Replaced: 1}); got[0].Back == nil || *got[0].Back != want || got[1].Back != nil {
+		t.Errorf("how the members came back: %v and %v, want %v and none (in progress)", got[0].Back, got[1].Back, want)
+	}
 
 	var out bytes.Buffer
 	if err := WriteTimeline(&out, got); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"container worker exited with code 1", "-1.000s", "+2.000s", "InProgress", "NodeLost: node node-2 lost"} {
+	for _, want := range []string{"container worker exited with code 1", "-1.000s", "+2.000s", "InProgress", "NodeLost: node node-2 lost",
+		"2 by restarting the worker's process, 1 by restarting its containers, 1 replaced", "joined epoch 4 by restarting the worker's process"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("timeline table lacks %q:\n%s", want, out.String())
 		}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
 )
@@ -72,6 +73,10 @@ type Member struct {
 	Index string `json:"index"`
 	Node  string `json:"node,omitempty"`
 	Epoch string `json:"epoch,omitempty"`
+	// WorkerRestarts is how often the Pod's worker restarted in place, by
+	// tier, as its agent last reported it (nil: no report). A restart of
+	// the worker's process moves no restartCount.
+	WorkerRestarts *agentspec.WorkerRestarts `json:"workerRestarts,omitempty"`
 	// State is one of the Member* states.
 	State string `json:"state"`
 	Why   string `json:"why,omitempty"`
@@ -193,6 +198,9 @@ func readMember(pod *corev1.Pod, target int32, gathering bool) Member {
 		Index:         indexOf(pod),
 		Node:          pod.Spec.NodeName,
 		Epoch:         p.Epoch,
+	}
+	if r, err := agentspec.ParseWorkerRestarts(p.Restarts); err == nil {
+		m.WorkerRestarts = &r
 	}
 	mark := jobset.ControllerMark(pod)
 	stillRuns := ""

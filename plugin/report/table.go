@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 )
 
 // WriteStatus writes the status as kubectl's tables do: a header of
@@ -45,12 +47,12 @@ func WriteStatus(out io.Writer, s Status, now time.Time) error {
 	}
 	fmt.Fprintln(out)
 	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "POD\tINDEX\tNODE\tEPOCH\tSTATE\tWHY")
+	fmt.Fprintln(w, "POD\tINDEX\tNODE\tEPOCH\tWORKER RESTARTS\tSTATE\tWHY")
 	for _, m := range s.Members {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Pod, dash(m.Index), dash(m.Node), dash(m.Epoch), m.State, oneLine(m.Why))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Pod, dash(m.Index), dash(m.Node), dash(m.Epoch), workerRestarts(m.WorkerRestarts), m.State, oneLine(m.Why))
 	}
 	if len(s.Members) == 0 {
-		fmt.Fprintln(w, "(no Pods of the current restart attempt)\t\t\t\t\t")
+		fmt.Fprintln(w, "(no Pods of the current restart attempt)\t\t\t\t\t\t")
 	}
 	return w.Flush()
 }
@@ -89,4 +91,13 @@ func dash(s string) string {
 // oneLine keeps a table row on one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// workerRestarts is a member's worker restarts by tier, as its agent last
+// reported them: "3 process, 1 pod", or "-" without a report.
+func workerRestarts(r *agentspec.WorkerRestarts) string {
+	if r == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%d process, %d pod", r.Process, r.Pod)
 }

@@ -10,6 +10,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
 )
@@ -26,7 +27,10 @@ type Restart struct {
 	Synced     int32         `json:"syncedEpoch,omitempty"`
 	InProgress bool          `json:"inProgress"`
 	Took       time.Duration `json:"took,omitempty"`
-	Phases     []Phase       `json:"phases"`
+	// Back says how the members of a completed restart came back, as
+	// their agents reported it, when the controller said it.
+	Back   *inplace.Tiers `json:"back,omitempty"`
+	Phases []Phase        `json:"phases"`
 }
 
 // Phase is one step of a group restart.
@@ -95,6 +99,10 @@ func ReadTimeline(js *jobset.JobSet, pods []corev1.Pod, events []eventsv1.Event,
 			if r.HasTook {
 				x.Took = r.Took
 				detail += fmt.Sprintf(" (%.1fs after the deprecation)", r.Took.Seconds())
+			}
+			if r.HasBack {
+				x.Back = &r.Back
+				detail += "; " + r.Back.String()
 			}
 			x.Phases = append(x.Phases, Phase{Time: at, Clock: ClockController, Phase: PhaseSynced, Detail: detail})
 			return true
@@ -235,10 +243,27 @@ func joins(r *Restart, pods []corev1.Pod) []Phase {
 			continue
 		}
 		if at := inplace.EpochWritten(pod); !at.IsZero() {
-			out = append(out, Phase{Time: at, Clock: ClockAPIServer, Phase: PhaseJoined, Pod: pod.Name, Detail: fmt.Sprintf("joined epoch %d", target)})
+			out = append(out, Phase{Time: at, Clock: ClockAPIServer, Phase: PhaseJoined, Pod: pod.Name,
+				Detail: fmt.Sprintf("joined epoch %d", target) + joinedBy(pod, target)})
 		}
 	}
 	return out
+}
+
+// joinedBy says how the Pod came to join epoch, as its agent reported it
+// with that join ("" without such a report).
+func joinedBy(pod *corev1.Pod, epoch int32) string {
+	r, err := agentspec.ParseWorkerRestarts(pod.Annotations[agentspec.WorkerRestartsAnnotation])
+	if err != nil || r.Epoch != epoch {
+		return ""
+	}
+	switch r.Tier {
+	case agentspec.TierProcess:
+		return " by restarting the worker's process"
+	case agentspec.TierPod:
+		return " by restarting its containers"
+	}
+	return " as a new Pod"
 }
 
 // eventTime is when the event was first seen: eventTime, or the core

@@ -76,6 +76,16 @@ var (
 		Buckets:   []float64{0.5, 1, 2, 3, 4, 5, 7.5, 10, 15, 20, 30, 60, 120, 300},
 	}, []string{"namespace"})
 
+	// InPlaceRestartPods counts the members that in-place group restarts
+	// brought back, by how their agents report it (TierProcess, TierPod,
+	// TierReplaced, TierUnreported): a restart of the worker's process
+	// moves no restartCount, so this is where it shows.
+	InPlaceRestartPods = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: "jobset",
+		Name:      "inplace_restart_pods_total",
+		Help:      "Pods that completed in-place group restarts brought back, by tier, as their agents report it: process (the worker's process restarted, the Pod's containers kept running), pod (the Pod's containers restarted), replaced (a new Pod) or unreported (no report of the join).",
+	}, []string{"namespace", "tier"})
+
 	// NodeLossReplacements counts members marked Failed because their
 	// node was lost.
 	NodeLossReplacements = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -131,7 +141,7 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(BuildInfo, JobSetsCompleted, JobSetsFailed, JobSetsFailedByReason, JobSetRestarts,
-		InPlaceRestarts, InPlaceRestartsByCause, InPlaceRestartDuration, NodeLossReplacements, RepeatedFailureReplacements, SyncedEpoch, DeprecatedEpoch,
+		InPlaceRestarts, InPlaceRestartsByCause, InPlaceRestartDuration, InPlaceRestartPods, NodeLossReplacements, RepeatedFailureReplacements, SyncedEpoch, DeprecatedEpoch,
 		GatherStalled, RestartsUsed, MaxRestarts)
 	BuildInfo.WithLabelValues(version.Version, runtime.Version()).Set(1)
 }
@@ -187,3 +197,23 @@ const (
 	CauseFailure = "Failure"
 	CauseHang    = "Hang"
 )
+
+// The tiers of InPlaceRestartPods.
+const (
+	TierProcess    = "process"
+	TierPod        = "pod"
+	TierReplaced   = "replaced"
+	TierUnreported = "unreported"
+)
+
+// InPlaceRestartCompleted counts how the members of a completed group
+// restart came back. Every tier but unreported is counted, a zero too, so
+// that a rate over it is never absent.
+func InPlaceRestartCompleted(namespace string, process, pod, replaced, unreported int32) {
+	InPlaceRestartPods.WithLabelValues(namespace, TierProcess).Add(float64(process))
+	InPlaceRestartPods.WithLabelValues(namespace, TierPod).Add(float64(pod))
+	InPlaceRestartPods.WithLabelValues(namespace, TierReplaced).Add(float64(replaced))
+	if unreported > 0 {
+		InPlaceRestartPods.WithLabelValues(namespace, TierUnreported).Add(float64(unreported))
+	}
+}

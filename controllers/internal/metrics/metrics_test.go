@@ -57,3 +57,24 @@ jobset_failed_by_reason_total{namespace="team-b",reason="ReachedMaxRestarts"} 1
 		t.Error(err)
 	}
 }
+
+// A completed group restart counts its members by the way they came back,
+// every reported tier present, a zero too, so that a rate over it is
+// never absent.
+func TestInPlaceRestartCompletedCountsEveryTier(t *testing.T) {
+	InPlaceRestartPods.Reset()
+	InPlaceRestartCompleted("team-a", 3, 1, 0, 0)
+	InPlaceRestartCompleted("team-a", 4, 0, 0, 2)
+
+	want := `
+# HELP jobset_inplace_restart_pods_total Pods that completed in-place group restarts brought back, by tier, as their agents report it: process (the worker's process restarted, the Pod's containers kept running), pod (the Pod's containers restarted), replaced (a new Pod) or unreported (no report of the join).
+# TYPE jobset_inplace_restart_pods_total counter
+jobset_inplace_restart_pods_total{namespace="team-a",tier="pod"} 1
+jobset_inplace_restart_pods_total{namespace="team-a",tier="process"} 7
+jobset_inplace_restart_pods_total{namespace="team-a",tier="replaced"} 0
+jobset_inplace_restart_pods_total{namespace="team-a",tier="unreported"} 2
+`
+	if err := testutil.GatherAndCompare(crmetrics.Registry, strings.NewReader(want), "jobset_inplace_restart_pods_total"); err != nil {
+		t.Error(err)
+	}
+}

@@ -390,6 +390,39 @@ var _ = Describe("In-place restart", func() {
 		Eventually(func() []string { return eventReasons(ctx, js) }).Should(ContainElement(jobset.ReasonInPlaceRestartCompleted))
 	})
 
+	// A restart of the worker's process moves no restartCount: the agents
+	// report how each member came back, and the completion says it.
+	It("says in the completed group restart how its members came back, by their agents' reports", func() {
+		js := create(workers(1, 4, 4).Obj())
+		pods := syncedAtOne(js, 4)
+		joinsReporting := func(pod *corev1.Pod, epoch, restarts string) {
+			patch := client.MergeFrom(pod.DeepCopy())
+			pod.Annotations[jobset.EpochKey] = epoch
+			pod.Annotations[agentspec.WorkerRestartsAnnotation] = restarts
+			Expect(k8sClient.Patch(ctx, pod, patch)).To(Succeed())
+		}
+		joinsReporting(pods[0], "2", "process=0,pod=1,epoch=2,tier=pod")
+		eventuallyEpochs(js, 1, 1)
+		joinsReporting(pods[1], "2", "process=1,pod=0,epoch=2,tier=process")
+		joinsReporting(pods[2], "2", "process=4,pod=1,epoch=2,tier=process")
+		By("an agent that reported an earlier join only: its member's way back is unknown")
+		joinsReporting(pods[3], "2", "process=0,pod=0,epoch=1,tier=new")
+		eventuallyEpochs(js, 2, 1)
+		c := eventuallyCondition(ctx, js, jobset.JobSetInPlaceRestarting, metav1.ConditionFalse)
+		Expect(c.Reason).To(Equal(jobset.ReasonInPlaceRestartCompleted))
+		Expect(c.Message).To(HaveSuffix("(2 by restarting the worker's process, 1 by restarting its containers, 0 replaced, 1 unreported)"))
+		Eventually(func() []string { return eventNotes(ctx, js) }).Should(ContainElement(c.Message))
+		counted := func(tier string) func() float64 {
+			return func() float64 {
+				return testutil.ToFloat64(metrics.InPlaceRestartPods.WithLabelValues(js.Namespace, tier))
+			}
+		}
+		Eventually(counted(metrics.TierProcess)).Should(Equal(2.0))
+		Expect(counted(metrics.TierPod)()).To(Equal(1.0))
+		Expect(counted(metrics.TierReplaced)()).To(BeZero())
+		Expect(counted(metrics.TierUnreported)()).To(Equal(1.0))
+	})
+
 	It("reports invalid epochs by Pod name, ignores them for sync, and does not spin", func() {
 		js := create(workers(1, 3, 3).Obj())
 		pods := startPods(js, "1", "banana", "-4")

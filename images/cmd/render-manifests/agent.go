@@ -79,6 +79,7 @@ const (
 	RuleStoppedValue    = "worker-stopped-value"
 	RuleFencedValue     = "fenced-value"
 	RuleHungValue       = "hung-value"
+	RuleRestartsValue   = "worker-restarts-value"
 )
 
 // epochOnlyPolicy limits what a ServiceAccount named jobset-agent, in any
@@ -109,7 +110,8 @@ const (
 //     stopped, alone, the epoch untouched: the controller waits for it
 //     when the Pod's kubelet may be down;
 //   - epoch-only: nothing on it but the epoch annotation, the
-//     worker-stopped one, the fenced one and the hung one;
+//     worker-stopped one, the fenced one, the hung one and the
+//     worker-restarts one;
 //   - fenced-value: the record that the agent fenced (stopped its worker
 //     out of contact with the API server) comes only with a join of the
 //     epoch after the one the Pod shows, and names the epoch the Pod
@@ -123,6 +125,11 @@ const (
 //     group restart, which the join starts anyway;
 //   - worker-stopped-value: the confirmation names the epoch the Pod
 //     shows, and once given is not taken back;
+//   - worker-restarts-value: the report of the Pod's worker restarts is
+//     a value of agentspec.ParseWorkerRestarts's grammar that names the
+//     epoch the Pod shows after the write (an agent writes it with its
+//     join), and once given is not taken back. The controller only counts
+//     it in its events and metrics;
 //   - epoch-value: to a canonical decimal integer in 1..2147483647, the
 //     only values an agent writes;
 //   - epoch-not-lower and epoch-at-most-next: where the Pod has a valid
@@ -179,6 +186,8 @@ func epochOnlyPolicy() []client.Object {
 				"("+key+" in variables.newAnnotations ? '\"' + variables.newAnnotations["+key+"] + '\"' : 'removed') + "+
 				"' with epoch ' + (variables.newEpoch == '' ? 'none' : variables.newEpoch)")
 	}
+	// ownKey holds for the annotations the agent writes.
+	ownKey := "k == variables.epochKey || k == variables.stoppedKey || k == variables.fencedKey || k == variables.hungKey || k == variables.restartsKey"
 	return []client.Object{
 		&admissionregistrationv1.ValidatingAdmissionPolicy{
 			TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
@@ -236,7 +245,10 @@ func epochOnlyPolicy() []client.Object {
 					{Name: "hungKey", Expression: quoted(agentspec.HungAnnotation)},
 					{Name: "hungChanged", Expression: "(variables.hungKey in variables.oldAnnotations) != (variables.hungKey in variables.newAnnotations) || " +
 						"(variables.hungKey in variables.oldAnnotations && variables.oldAnnotations[variables.hungKey] != variables.newAnnotations[variables.hungKey])"},
-					{Name: "onlyStopped", Expression: "variables.stoppedChanged && !variables.epochChanged && !variables.fencedChanged && !variables.hungChanged"},
+					{Name: "restartsKey", Expression: quoted(agentspec.WorkerRestartsAnnotation)},
+					{Name: "restartsChanged", Expression: "(variables.restartsKey in variables.oldAnnotations) != (variables.restartsKey in variables.newAnnotations) || " +
+						"(variables.restartsKey in variables.oldAnnotations && variables.oldAnnotations[variables.restartsKey] != variables.newAnnotations[variables.restartsKey])"},
+					{Name: "onlyStopped", Expression: "variables.stoppedChanged && !variables.epochChanged && !variables.fencedChanged && !variables.hungChanged && !variables.restartsChanged"},
 				},
 				Validations: []admissionregistrationv1.Validation{
 					rule(RuleNoSubresource, "request.resource.resource == 'pods' && variables.subresource == ''",
@@ -262,9 +274,10 @@ func epochOnlyPolicy() []client.Object {
 							" && "+unchanged("labels", "{}")+
 							" && "+unchanged("finalizers", "[]")+
 							" && "+unchanged("ownerReferences", "[]")+
-							" && variables.oldAnnotations.all(k, k == variables.epochKey || k == variables.stoppedKey || k == variables.fencedKey || k == variables.hungKey || (k in variables.newAnnotations && variables.newAnnotations[k] == variables.oldAnnotations[k]))"+
-							" && variables.newAnnotations.all(k, k == variables.epochKey || k == variables.stoppedKey || k == variables.fencedKey || k == variables.hungKey || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k]))"),
-						agent+" may change only the Pod annotations "+agentspec.EpochAnnotation+", "+agentspec.WorkerStoppedAnnotation+", "+agentspec.FencedAnnotation+" and "+agentspec.HungAnnotation+" (no label, other annotation, finalizer, owner reference or spec field)", ""),
+							" && variables.oldAnnotations.all(k, "+ownKey+" || (k in variables.newAnnotations && variables.newAnnotations[k] == variables.oldAnnotations[k]))"+
+							" && variables.newAnnotations.all(k, "+ownKey+" || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k]))"),
+						agent+" may change only the Pod annotations "+agentspec.EpochAnnotation+", "+agentspec.WorkerStoppedAnnotation+", "+agentspec.FencedAnnotation+", "+
+							agentspec.HungAnnotation+" and "+agentspec.WorkerRestartsAnnotation+" (no label, other annotation, finalizer, owner reference or spec field)", ""),
 					rule(RuleEpochValue,
 						podUpdate("!variables.epochChanged || variables.newEpochValid"),
 						"the Pod annotation "+agentspec.EpochAnnotation+" must be a decimal integer from 1 to "+maxEpoch+" without leading zeros",
@@ -286,6 +299,16 @@ func epochOnlyPolicy() []client.Object {
 							"(variables.stoppedKey in variables.newAnnotations ? '\"' + variables.newAnnotations[variables.stoppedKey] + '\"' : 'removed')"),
 					joinRecord(RuleFencedValue, agentspec.FencedAnnotation, "fenced"),
 					joinRecord(RuleHungValue, agentspec.HungAnnotation, "hung"),
+					rule(RuleRestartsValue,
+						podUpdate("!variables.restartsChanged || (variables.restartsKey in variables.newAnnotations && variables.newEpochValid"+
+							" && variables.newAnnotations[variables.restartsKey].matches('"+agentspec.WorkerRestartsPattern+"')"+
+							" && variables.newAnnotations[variables.restartsKey].contains(',epoch=' + variables.newEpoch + ','))"),
+						"the Pod annotation "+agentspec.WorkerRestartsAnnotation+" must read \"process=<n>,pod=<n>,epoch=<e>,tier=<process|pod|new>\", n from 0 to "+
+							strconv.Itoa(agentspec.MaxWorkerRestarts)+" and e the epoch the Pod shows, and may not be removed",
+						"'the Pod annotation "+agentspec.WorkerRestartsAnnotation+" must read \"process=<n>,pod=<n>,epoch=<e>,tier=<process|pod|new>\", n from 0 to "+
+							strconv.Itoa(agentspec.MaxWorkerRestarts)+" and e the epoch the Pod shows (' + "+
+							"(variables.newEpoch == '' ? 'none' : variables.newEpoch) + '), not ' + "+
+							"(variables.restartsKey in variables.newAnnotations ? '\"' + variables.newAnnotations[variables.restartsKey] + '\"' : 'removed')"),
 				},
 			},
 		},

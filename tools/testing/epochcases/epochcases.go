@@ -1,8 +1,9 @@
-// Package epochcases holds the one table of epoch annotation values that
-// every reader of the epoch grammar is tested against: agentspec.ParseEpoch
-// directly, and the agent's admission policy through a real API server, so
-// that the controller reads exactly the values the policy lets an agent
-// write.
+// Package epochcases holds the tables of annotation values that every
+// reader of a grammar of the protocol is tested against: the epoch's
+// (agentspec.ParseEpoch) and the worker restarts' (
+// agentspec.ParseWorkerRestarts), each read directly and through the
+// agent's admission policy on a real API server, so that the controller
+// reads exactly the values the policy lets an agent write.
 package epochcases
 
 import "strconv"
