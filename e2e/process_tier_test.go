@@ -15,10 +15,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // The process tier's escalation ladder (docs/controller.md, "The process
@@ -75,6 +78,16 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 		}
 		after := expectProcessTierRestart(ctx, js, before)
 		Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
+		By("the completed restart's event says how its members came back")
+		Eventually(func(g Gomega) []string {
+			events, err := clientset.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			var messages []string
+			for _, e := range events.Items {
+				messages = append(messages, e.Message)
+			}
+			return messages
+		}).Should(ContainElement(HaveSuffix("(" + inplace.Tiers{Process: 4}.String() + ")")))
 		AddReportEntry("ladder (1) strays", ReportEntryVisibilityAlways,
 			fmt.Sprintf("process_tier_strays_exit_to_synced_s=%.1f", took.Seconds()))
 
@@ -258,7 +271,29 @@ func expectProcessTierRestart(ctx context.Context, js *jobset.JobSet, before map
 		Expect(after[name].uid).To(Equal(b.uid), "Pod %s was recreated", name)
 		Expect(after[name].restarts).To(Equal(b.restarts), "Pod %s: restartCounts", name)
 	}
+	expectJoinedBy(ctx, js, "")
 	return after
+}
+
+// expectJoinedBy: every Pod of the JobSet reports, on its worker-restarts
+// annotation, that it joined the synced epoch by restarting its worker's
+// process, podTier's by a restart of its containers.
+func expectJoinedBy(ctx context.Context, js *jobset.JobSet, podTier string) {
+	GinkgoHelper()
+	synced := syncedEpoch(ctx, js)
+	var pods corev1.PodList
+	Expect(k8sClient.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name})).To(Succeed())
+	for _, pod := range pods.Items {
+		value := pod.Annotations[agentspec.WorkerRestartsAnnotation]
+		report, err := agentspec.ParseWorkerRestarts(value)
+		Expect(err).NotTo(HaveOccurred(), "Pod %s: %s %q", pod.Name, agentspec.WorkerRestartsAnnotation, value)
+		want := agentspec.TierProcess
+		if pod.Name == podTier {
+			want = agentspec.TierPod
+		}
+		Expect(report.Epoch).To(Equal(synced), "Pod %s: the epoch of its report %q", pod.Name, value)
+		Expect(report.Tier).To(Equal(want), "Pod %s: how it joined, by its report %q", pod.Name, value)
+	}
 }
 
 // expectEscalated waits until the Pods of before run again, the same
@@ -282,6 +317,7 @@ func expectEscalated(ctx context.Context, js *jobset.JobSet, before map[string]p
 			}
 		}
 	}).WithTimeout(2 * time.Minute).Should(Succeed())
+	expectJoinedBy(ctx, js, victim)
 	return after
 }
 
