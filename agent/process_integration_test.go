@@ -104,24 +104,32 @@ func (w *realWrapper) workerGroup() int { return w.worker() }
 // kill kills the worker's sleep: the worker exits with the code in code.
 func (w *realWrapper) kill(code int) {
 	Expect(os.WriteFile(w.file("code"), []byte(strconv.Itoa(code)), 0o644)).To(Succeed())
-	// The worker's shell writes its sleep's PID once the sleep started:
-	// the file may be there and still empty, or still name the sleep of
-	// the attempt before, until this attempt's shell rewrites it.
-	var pid int
+	_, sleep := w.running()
+	Expect(syscall.Kill(sleep, syscall.SIGKILL)).To(Succeed())
+}
+
+// running waits until the worker's shell runs its sleep, and returns both
+// PIDs. Until then the shell may not lead its process group yet (the
+// wrapper's child sets it up before it runs the shell), and its file may
+// be there and still empty, or still name the sleep of the attempt before,
+// until this attempt's shell rewrites it.
+func (w *realWrapper) running() (shell, sleep int) {
+	GinkgoHelper()
 	Eventually(func() error {
 		raw, err := os.ReadFile(w.file("sleep"))
 		if err != nil {
 			return err
 		}
-		if pid, err = strconv.Atoi(strings.TrimSpace(string(raw))); err != nil {
+		if sleep, err = strconv.Atoi(strings.TrimSpace(string(raw))); err != nil {
 			return err
 		}
-		if parent, shell := parentOf(pid), w.worker(); parent == 0 || parent != shell {
-			return fmt.Errorf("process %d is not the sleep of the running worker %d", pid, shell)
+		if parent := parentOf(sleep); parent == 0 || parent != w.worker() {
+			return fmt.Errorf("process %d is not the sleep of the running worker %d", sleep, w.worker())
 		}
+		shell = parentOf(sleep)
 		return nil
 	}).Should(Succeed())
-	Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+	return shell, sleep
 }
 
 // parentOf is the parent's PID of a live process, or 0.
@@ -315,7 +323,7 @@ var _ = Describe("Agent in the process tier", func() {
 		Eventually(w.worker).ShouldNot(BeZero())
 
 		By("its wrapper gone, epoch 2 deprecated: the agent exits, and the Pod's next agent joins epoch 3 after a restart of the Pod's containers")
-		worker := w.worker()
+		worker, _ := w.running()
 		Expect(w.cmd.Process.Signal(syscall.SIGKILL)).To(Succeed())
 		Expect(syscall.Kill(-worker, syscall.SIGKILL)).To(Succeed())
 		Eventually(w.exited).Should(Receive())
@@ -350,8 +358,7 @@ var _ = Describe("Agent in the process tier", func() {
 		started(ctx, nil)
 		Eventually(epoch(ctx)).Should(Equal("1"))
 		setEpochs(ctx, 1, 0)
-		Eventually(w.worker).ShouldNot(BeZero())
-		worker := w.worker()
+		worker, _ := w.running()
 		Expect(w.cmd.Process.Signal(syscall.SIGKILL)).To(Succeed())
 		// The container's end would take the worker with it.
 		Expect(syscall.Kill(-worker, syscall.SIGKILL)).To(Succeed())
