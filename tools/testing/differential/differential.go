@@ -181,6 +181,19 @@ func Pods(jsUID types.UID, pods []corev1.Pod) (Fields, error) {
 	return out, nil
 }
 
+// Events are the reasons of the events about the JobSet (its UID), each
+// with its type ("event[RestartJobFailurePolicyAction].type": "Warning"):
+// what a user sees in `kubectl describe`, not how often or when.
+func Events(jsUID types.UID, events []corev1.Event) Fields {
+	out := Fields{}
+	for _, e := range events {
+		if e.InvolvedObject.UID == jsUID {
+			out["event["+e.Reason+"].type"] = e.Type
+		}
+	}
+	return out
+}
+
 func keys(out Fields, path string, labels, annotations map[string]string, uid types.UID) {
 	for kind, m := range map[string]map[string]string{"label": labels, "annotation": annotations} {
 		for k, v := range m {

@@ -199,3 +199,13 @@ func TestPods(t *testing.T) {
 		t.Error("two Pods of one index: no error")
 	}
 }
+
+func TestEvents(t *testing.T) {
+	event := func(uid types.UID, reason string) corev1.Event {
+		return corev1.Event{InvolvedObject: corev1.ObjectReference{UID: uid}, Reason: reason, Type: corev1.EventTypeWarning}
+	}
+	got := Events("js-uid", []corev1.Event{event("js-uid", "RestartJobFailurePolicyAction"), event("js-uid", "RestartJobFailurePolicyAction"), event("other", "Other")})
+	if want := (Fields{"event[RestartJobFailurePolicyAction].type": "Warning"}); !cmp.Equal(want, got) {
+		t.Errorf("Events: %v, want %v", got, want)
+	}
+}
