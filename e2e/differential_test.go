@@ -41,6 +41,14 @@ var _ = Describe("Differential against community JobSet", Serial, Label("migrati
 		ours := d.under(ctx, d.oursGated, func(ctx context.Context) differential.Fields { return restartJobScenario(ctx, ns) })
 		expectAgree(community, ours)
 	})
+
+	It("scales the Jobs of a running JobSet up by one Pod under ElasticJobSet as community JobSet does", func(ctx context.Context) {
+		d := startDifferential(ctx, features.ElasticJobSet)
+		ns := testNamespace(ctx)
+		community := d.under(ctx, d.community, func(ctx context.Context) differential.Fields { return elasticScenario(ctx, ns) })
+		ours := d.under(ctx, d.oursGated, func(ctx context.Context) differential.Fields { return elasticScenario(ctx, ns) })
+		expectAgree(community, ours)
+	})
 })
 
 // differentialRun is one spec's pair of controllers: community JobSet and
@@ -134,6 +142,44 @@ func restartJobScenario(ctx context.Context, ns string) differential.Fields {
 		g.Expect(out).To(HaveKeyWithValue("status.replicatedJobsStatus[workers].ready", "2"))
 	}).Should(Succeed())
 	waitForSyncedWorkers(ctx, js, 2)
+	out = outcome(ctx, Default, js, before)
+	deleteJobSet(ctx, js)
+	return out
+}
+
+// elasticScenario: one Indexed Job of two workers runs; its parallelism
+// and completions are raised to three in the JobSet; once the Job has
+// scaled and three workers run, what the controller made of it; then the
+// JobSet is deleted, with its Jobs and Pods.
+func elasticScenario(ctx context.Context, ns string) differential.Fields {
+	rj := workerReplicatedJob("workers").Replicas(1).Pods(2).Obj()
+	rj.Template.Spec.BackoffLimit = ptr.To[int32](0)
+	js := wrappers.MakeJobSet("elastic", ns).RestartStrategy(jobset.Recreate).ReplicatedJob(rj).Obj()
+	Expect(k8sClient.Create(ctx, js)).To(Succeed())
+	waitForSyncedWorkers(ctx, js, 2)
+	before := jobUIDs(ctx, js)
+	Expect(before).To(HaveLen(1))
+
+	By("parallelism and completions raised from 2 to 3 on the running JobSet")
+	Eventually(func() error {
+		current := getJobSet(ctx, js)
+		spec := &current.Spec.ReplicatedJobs[0].Template.Spec
+		spec.Parallelism, spec.Completions = ptr.To[int32](3), ptr.To[int32](3)
+		return k8sClient.Update(ctx, current)
+	}).Should(Succeed())
+
+	By("the Job scales in place and three workers run")
+	var out differential.Fields
+	Eventually(func(g Gomega) {
+		out = outcome(ctx, g, js, before)
+		g.Expect(out).To(HaveKeyWithValue("job[elastic-workers-0].recreated", "false"))
+		g.Expect(out).To(HaveKeyWithValue("job[elastic-workers-0].parallelism", "3"))
+		for i := range 3 {
+			g.Expect(out).To(HaveKeyWithValue(fmt.Sprintf("pod[elastic-workers-0/%d].phase", i), "Running"))
+		}
+		g.Expect(out).To(HaveKeyWithValue("status.replicatedJobsStatus[workers].ready", "1"))
+	}).Should(Succeed())
+	waitForSyncedWorkers(ctx, js, 3)
 	out = outcome(ctx, Default, js, before)
 	deleteJobSet(ctx, js)
 	return out
