@@ -130,20 +130,32 @@ func restartJobScenario(ctx context.Context, ns string) differential.Fields {
 	exitWorker(ctx, ns, podOfJob(ctx, js, "restart-job-workers-1"), 1)
 
 	By("its Job is recreated, the other kept, and both workers run")
+	waitForSyncedWorkers(ctx, js, 2)
+	out := settledOutcome(ctx, js, before, map[string]string{
+		"job[restart-job-workers-1].recreated":    "true",
+		"job[restart-job-workers-0].recreated":    "false",
+		"job[restart-job-workers-0].status.ready": "1",
+		"job[restart-job-workers-1].status.ready": "1",
+		"pod[restart-job-workers-0/0].phase":      "Running",
+		"pod[restart-job-workers-1/0].phase":      "Running",
+		// The status has counted what the Jobs show.
+		"status.replicatedJobsStatus[workers].active": "2",
+		"status.replicatedJobsStatus[workers].ready":  "2",
+	})
+	deleteJobSet(ctx, js)
+	return out
+}
+
+// settledOutcome waits until the outcome of js holds the fields of want,
+// the state the scenario led to, and returns that look's outcome.
+func settledOutcome(ctx context.Context, js *jobset.JobSet, before map[string]types.UID, want map[string]string) differential.Fields {
 	var out differential.Fields
 	Eventually(func(g Gomega) {
 		out = outcome(ctx, g, js, before)
-		g.Expect(out).To(HaveKeyWithValue("job[restart-job-workers-1].recreated", "true"))
-		g.Expect(out).To(HaveKeyWithValue("job[restart-job-workers-0].recreated", "false"))
-		g.Expect(out).To(HaveKeyWithValue("pod[restart-job-workers-0/0].phase", "Running"))
-		g.Expect(out).To(HaveKeyWithValue("pod[restart-job-workers-1/0].phase", "Running"))
-		// The status has counted what the Pods show.
-		g.Expect(out).To(HaveKeyWithValue("status.replicatedJobsStatus[workers].active", "2"))
-		g.Expect(out).To(HaveKeyWithValue("status.replicatedJobsStatus[workers].ready", "2"))
+		for k, v := range want {
+			g.Expect(out).To(HaveKeyWithValue(k, v))
+		}
 	}).Should(Succeed())
-	waitForSyncedWorkers(ctx, js, 2)
-	out = outcome(ctx, Default, js, before)
-	deleteJobSet(ctx, js)
 	return out
 }
 
@@ -169,18 +181,17 @@ func elasticScenario(ctx context.Context, ns string) differential.Fields {
 	}).Should(Succeed())
 
 	By("the Job scales in place and three workers run")
-	var out differential.Fields
-	Eventually(func(g Gomega) {
-		out = outcome(ctx, g, js, before)
-		g.Expect(out).To(HaveKeyWithValue("job[elastic-workers-0].recreated", "false"))
-		g.Expect(out).To(HaveKeyWithValue("job[elastic-workers-0].parallelism", "3"))
-		for i := range 3 {
-			g.Expect(out).To(HaveKeyWithValue(fmt.Sprintf("pod[elastic-workers-0/%d].phase", i), "Running"))
-		}
-		g.Expect(out).To(HaveKeyWithValue("status.replicatedJobsStatus[workers].ready", "1"))
-	}).Should(Succeed())
 	waitForSyncedWorkers(ctx, js, 3)
-	out = outcome(ctx, Default, js, before)
+	out := settledOutcome(ctx, js, before, map[string]string{
+		"job[elastic-workers-0].recreated":    "false",
+		"job[elastic-workers-0].parallelism":  "3",
+		"job[elastic-workers-0].status.ready": "3",
+		"pod[elastic-workers-0/0].phase":      "Running",
+		"pod[elastic-workers-0/1].phase":      "Running",
+		"pod[elastic-workers-0/2].phase":      "Running",
+		// The status has counted what the Job shows.
+		"status.replicatedJobsStatus[workers].ready": "1",
+	})
 	deleteJobSet(ctx, js)
 	return out
 }

@@ -131,8 +131,9 @@ func scalar(s string, uid types.UID) string {
 
 // Jobs are the JobSet's Jobs by name: whether each was recreated (its UID
 // is not the one in before, the Jobs by name as an earlier look found
-// them), its parallelism and completions, and its labels and annotations
-// of JobSet's keys. Jobs being deleted are left out.
+// them), its parallelism and completions, its active, ready and failed
+// Pods, and its labels and annotations of JobSet's keys. Jobs being
+// deleted are left out.
 func Jobs(jsUID types.UID, jobs []batchv1.Job, before map[string]types.UID) Fields {
 	out := Fields{}
 	for _, j := range jobs {
@@ -149,6 +150,11 @@ func Jobs(jsUID types.UID, jobs []batchv1.Job, before map[string]types.UID) Fiel
 		if j.Spec.Completions != nil {
 			out[p+".completions"] = strconv.Itoa(int(*j.Spec.Completions))
 		}
+		// What the Job controller counted: alike under either side once
+		// settled, and what a scenario waits for before it compares.
+		out[p+".status.active"] = strconv.Itoa(int(j.Status.Active))
+		out[p+".status.ready"] = strconv.Itoa(int(ptrValue(j.Status.Ready)))
+		out[p+".status.failed"] = strconv.Itoa(int(j.Status.Failed))
 		keys(out, p, j.Labels, j.Annotations, jsUID)
 	}
 	return out
@@ -192,6 +198,13 @@ func Events(jsUID types.UID, events []corev1.Event) Fields {
 		}
 	}
 	return out
+}
+
+func ptrValue(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 func keys(out Fields, path string, labels, annotations map[string]string, uid types.UID) {

@@ -128,7 +128,8 @@ func job(name, uid, index, jobRestartAttempt string) batchv1.Job {
 				"app.kubernetes.io/managed-by-somebody":  "x",
 			},
 			Annotations: map[string]string{"jobset.sigs.k8s.io/job-restart-attempt": jobRestartAttempt}},
-		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](1), Completions: ptr.To[int32](1)},
+		Spec:   batchv1.JobSpec{Parallelism: ptr.To[int32](1), Completions: ptr.To[int32](1)},
+		Status: batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](1)},
 	}
 }
 
@@ -141,6 +142,9 @@ func TestJobs(t *testing.T) {
 		"job[js-workers-0].recreated":                                          "false",
 		"job[js-workers-0].parallelism":                                        "1",
 		"job[js-workers-0].completions":                                        "1",
+		"job[js-workers-0].status.active":                                      "1",
+		"job[js-workers-0].status.ready":                                       "1",
+		"job[js-workers-0].status.failed":                                      "0",
 		"job[js-workers-0].label[jobset.sigs.k8s.io/jobset-uid]":               TheJobSetUID,
 		"job[js-workers-0].label[jobset.sigs.k8s.io/job-index]":                "0",
 		"job[js-workers-0].label[jobset.sigs.k8s.io/job-restart-attempt]":      "0",
@@ -148,6 +152,9 @@ func TestJobs(t *testing.T) {
 		"job[js-workers-1].recreated":                                          "true",
 		"job[js-workers-1].parallelism":                                        "1",
 		"job[js-workers-1].completions":                                        "1",
+		"job[js-workers-1].status.active":                                      "1",
+		"job[js-workers-1].status.ready":                                       "1",
+		"job[js-workers-1].status.failed":                                      "0",
 		"job[js-workers-1].label[jobset.sigs.k8s.io/jobset-uid]":               TheJobSetUID,
 		"job[js-workers-1].label[jobset.sigs.k8s.io/job-index]":                "1",
 		"job[js-workers-1].label[jobset.sigs.k8s.io/job-restart-attempt]":      "1",
@@ -159,7 +166,7 @@ func TestJobs(t *testing.T) {
 	// A Job that kept its UID where the other side recreated it is a
 	// difference.
 	kept := Jobs("js-uid", []batchv1.Job{job("js-workers-1", "b", "1", "1")}, before)
-	if d := Diff(Fields{"job[js-workers-1].recreated": "true"}, kept, "*label*", "*annotation*", "*parallelism", "*completions"); !cmp.Equal(d, []string{`job[js-workers-1].recreated: community "true", ours "false"`}) {
+	if d := Diff(Fields{"job[js-workers-1].recreated": "true"}, kept, "*label*", "*annotation*", "*parallelism", "*completions", "*.status.*"); !cmp.Equal(d, []string{`job[js-workers-1].recreated: community "true", ours "false"`}) {
 		t.Errorf("Diff of a kept Job: %q", d)
 	}
 }
