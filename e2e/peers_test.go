@@ -80,13 +80,14 @@ func timedPeer(name, step string, f func()) {
 	AddReportEntry(name, fmt.Sprintf("%s=%s %s_s=%.1f", name, step, name, time.Since(start).Seconds()))
 }
 
-// ourJobSet is ours as the suite deployed it (INSTALL_YAML), for the
-// switches between ours and community JobSet.
-func ourJobSet() *peers.Manifests {
+// ourJobSet is ours as the suite deployed it (INSTALL_YAML), with the
+// feature gates on as well, for the switches between ours and community
+// JobSet.
+func ourJobSet(gates ...string) *peers.Manifests {
 	// As the suite finds it: under Bazel, relative to the runfiles.
 	install, err := filepath.Abs(runfiles.Path(os.Getenv("INSTALL_YAML")))
 	Expect(err).NotTo(HaveOccurred())
-	m, err := peers.LoadFile(peers.OurJobSet, install)
+	m, err := peers.LoadFile(peers.OurJobSet.WithFeatureGates(gates...), install)
 	Expect(err).NotTo(HaveOccurred())
 	return m
 }

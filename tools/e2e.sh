@@ -62,13 +62,14 @@ done
 # ~/.cache/jobset-tools (tools/peers/*.sh) and listed in JOBSET_PEERS for
 # the specs, which install and remove them (tools/testing/peers); the specs
 # of a peer this run does not build are left out. Community JobSet, for the
-# drop-in migration specs: on the local cluster, when asked for
-# (JOBSET_E2E_MIGRATION=1 or a migration target). Kueue and Kubeflow
+# drop-in migration specs and the differential ones: on the local cluster,
+# when asked for (JOBSET_E2E_MIGRATION=1, a migration or a differential
+# target). Kueue and Kubeflow
 # Trainer, real clients of ours: the full suite on the local cluster runs
 # their specs (JOBSET_E2E_KUEUE=0 or JOBSET_E2E_TRAINER=0 leaves them out,
 # =1 asks for them elsewhere), as do their own targets.
 peers=()
-if $local_cluster && { [ "${JOBSET_E2E_MIGRATION:-}" = 1 ] || [[ "$target" == *migration* ]]; }; then
+if $local_cluster && { [ "${JOBSET_E2E_MIGRATION:-}" = 1 ] || [[ "$target" == *migration* ]] || [[ "$target" == *:differential_* ]]; }; then
   peers+=("$(tools/peers/jobset.sh build)")
 else
   not_asked+=(migration)

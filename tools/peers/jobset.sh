@@ -22,8 +22,9 @@ JOBSET_COMMUNITY_VERSION="${JOBSET_COMMUNITY_VERSION:-v0.12.0}"
 IMAGE_REPO=localhost/jobset-community
 MODULE=sigs.k8s.io/jobset
 # pkg/features of the module: Alpha, off by default; tools/testing/peers
-# turns it on in the manager's Configuration.
-GATE=InPlaceRestart
+# turns InPlaceRestart on in the manager's Configuration, and the others
+# for the differential specs that ask for them (peers.WithFeatureGates).
+GATES="InPlaceRestart RestartJob ElasticJobSet"
 OUT="$(peers_cache_root)/jobset-community/jobset-${JOBSET_COMMUNITY_VERSION}_kustomize-${KUSTOMIZE_VERSION}_$(go env GOVERSION)"
 MANAGER_IMAGE="${IMAGE_REPO}/jobset:${JOBSET_COMMUNITY_VERSION}"
 AGENT_IMAGE="${IMAGE_REPO}/in-place-restart-agent:${JOBSET_COMMUNITY_VERSION}"
@@ -40,8 +41,11 @@ build() {
   kustomize=$(peers_kustomize)
   src=$(peers_module_dir "$MODULE" "$JOBSET_COMMUNITY_VERSION")
   [ -d "$src/cmd/in-place-restart-agent" ] || { peers_log "$MODULE $JOBSET_COMMUNITY_VERSION has no cmd/in-place-restart-agent"; exit 1; }
-  grep -q "^[[:space:]]*${GATE} featuregate.Feature = \"${GATE}\"" "$src/pkg/features/features.go" ||
-    { peers_log "$MODULE $JOBSET_COMMUNITY_VERSION has no feature gate $GATE"; exit 1; }
+  local gate
+  for gate in $GATES; do
+    grep -q "^[[:space:]]*${gate} featuregate.Feature = \"${gate}\"" "$src/pkg/features/features.go" ||
+      { peers_log "$MODULE $JOBSET_COMMUNITY_VERSION has no feature gate $gate"; exit 1; }
+  done
   [ -x "$OUT/manager" ] || peers_go_build "$work/jobset" "$MODULE" "$JOBSET_COMMUNITY_VERSION" "$MODULE" "$OUT/manager"
   [ -x "$OUT/in-place-restart-agent" ] || peers_go_build "$work/agent" "$MODULE" "$JOBSET_COMMUNITY_VERSION" \
     "$MODULE/cmd/in-place-restart-agent" "$OUT/in-place-restart-agent"

@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -27,10 +28,14 @@ const (
 	// jobSetGate turns community JobSet's in-place restart on (Alpha, off
 	// by default).
 	jobSetGate = "InPlaceRestart"
+	// featureGatesFlag is the flag that turns our binaries' gates on
+	// (api/features); a second one adds to the first.
+	featureGatesFlag = "--feature-gates="
 )
 
 // CommunityJobSet is community JobSet (tools/peers/jobset.sh), built from
-// its module's config/default, with its InPlaceRestart feature gate on.
+// its module's config/default, with its InPlaceRestart feature gate on,
+// and the gates of WithFeatureGates.
 var CommunityJobSet = &Peer{
 	Name:        "jobset",
 	Namespace:   jobSetNamespace,
@@ -44,9 +49,11 @@ var CommunityJobSet = &Peer{
 	probeInterval: 500 * time.Millisecond,
 	config:        &configFile{ConfigMap: "jobset-manager-config", Key: "controller_manager_config.yaml"},
 	render:        renderCommunityJobSet,
+	enableGates:   configGates,
 }
 
-// OurJobSet is ours, as install.yaml installs it (LoadFile).
+// OurJobSet is ours, as install.yaml installs it (LoadFile), with the gates
+// of WithFeatureGates.
 var OurJobSet = &Peer{
 	Name:          "ours",
 	Namespace:     jobSetNamespace,
@@ -56,25 +63,76 @@ var OurJobSet = &Peer{
 	probeAttempts: 600,
 	probeInterval: 500 * time.Millisecond,
 	beforeLeaving: releaseGroupMembers,
+	enableGates:   flagGates,
 }
 
-func renderCommunityJobSet(p *Peer, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	if err := pullNothing(objs); err != nil {
-		return nil, err
-	}
+func renderCommunityJobSet(_ *Peer, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	return objs, pullNothing(objs)
+}
+
+// configGates turns community JobSet's gates on where its manager reads
+// them: the featureGates of its Configuration. Its v0.12.0 manager has no
+// --feature-gates flag (main.go: utilfeature.SetFromMap(cfg.FeatureGates)),
+// and stops on an unknown flag.
+func configGates(p *Peer, objs []*unstructured.Unstructured) error {
 	cm, _, err := p.config.in(objs, p.Namespace)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	gates := append([]string{jobSetGate}, p.featureGates...)
+	doc := "featureGates:\n"
+	for _, g := range gates {
+		doc += "  " + g + ": true\n"
 	}
 	text, _, _ := unstructured.NestedString(cm.Object, "data", p.config.Key)
-	text, err = addToConfig(text, []byte("featureGates:\n  "+jobSetGate+": true\n"))
+	text, err = addToConfig(text, []byte(doc))
 	if err != nil {
-		return nil, fmt.Errorf("turning on the feature gate %s: %w", jobSetGate, err)
+		return fmt.Errorf("turning on the feature gates %s: %w", strings.Join(gates, ", "), err)
 	}
-	if err := unstructured.SetNestedField(cm.Object, text, "data", p.config.Key); err != nil {
-		return nil, err
+	return unstructured.SetNestedField(cm.Object, text, "data", p.config.Key)
+}
+
+// flagGates turns our gates on: one more --feature-gates on the container
+// of each Deployment that is named as the Deployment (the controller and
+// the webhook, which must agree: the webhook admits what the controller
+// then does), after the flags install.yaml gives, which it adds to.
+func flagGates(p *Peer, objs []*unstructured.Unstructured) error {
+	if len(p.featureGates) == 0 {
+		return nil
 	}
-	return objs, nil
+	pairs := make([]string, len(p.featureGates))
+	for i, g := range p.featureGates {
+		pairs[i] = g + "=true"
+	}
+	flag := featureGatesFlag + strings.Join(pairs, ",")
+	for _, name := range p.Deployments {
+		d := find(objs, "Deployment", p.Namespace, name)
+		if d == nil {
+			return fmt.Errorf("no Deployment %s/%s to turn the feature gates on in", p.Namespace, name)
+		}
+		path := []string{"spec", "template", "spec", "containers"}
+		containers, _, err := unstructured.NestedSlice(d.Object, path...)
+		if err != nil {
+			return fmt.Errorf("deployment %s: %w", ref(d), err)
+		}
+		found := false
+		for _, c := range containers {
+			c, ok := c.(map[string]any)
+			if !ok || c["name"] != name {
+				continue
+			}
+			args, _ := c["args"].([]any)
+			c["args"] = append(args, flag)
+			found = true
+		}
+		if !found {
+			return fmt.Errorf("deployment %s has no container %s to turn the feature gates on in", ref(d), name)
+		}
+		if err := unstructured.SetNestedSlice(d.Object, containers, path...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // jobSetProbe is a JobSet that either side's webhook admits once it

@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -69,6 +71,22 @@ type Peer struct {
 	// beforeLeaving is what must happen before SwitchJobSet removes the
 	// peer while it runs; nil for nothing.
 	beforeLeaving func(ctx context.Context, cl Cluster, namespace string) error
+	// featureGates are the gates WithFeatureGates turned on, and
+	// enableGates writes them into the manifests, where the peer reads
+	// them (nil: the peer has none to turn on).
+	featureGates []string
+	enableGates  func(*Peer, []*unstructured.Unstructured) error
+}
+
+// WithFeatureGates returns p with the feature gates turned on as well, in
+// the manifests that Load and LoadFile return: a user's way of turning on
+// an alpha feature of community JobSet's (its Configuration) or ours
+// (--feature-gates), for the specs that run one feature on both sides.
+// The copy is the same peer to Find, SwitchJobSet and Install.
+func (p *Peer) WithFeatureGates(gates ...string) *Peer {
+	q := *p
+	q.featureGates = append(slices.Clone(p.featureGates), gates...)
+	return &q
 }
 
 // manifests is the name of the peer's manifests in its build directory.
@@ -97,7 +115,7 @@ func Find(p *Peer) (string, error) {
 		for _, b := range built {
 			if _, err := os.Stat(filepath.Join(dir, b.manifests())); err == nil {
 				holds = append(holds, b.Name)
-				if b == p && found == "" {
+				if b.Name == p.Name && found == "" {
 					found = dir
 				}
 			}
@@ -115,31 +133,45 @@ func Load(p *Peer, dir string) (*Manifests, error) {
 	if dir == "" {
 		return nil, errors.New("no build directory for " + p.Name)
 	}
-	m, err := LoadFile(p, filepath.Join(dir, p.manifests()))
+	m, err := load(p, filepath.Join(dir, p.manifests()), true)
 	if err != nil {
-		return nil, err
-	}
-	if p.render != nil {
-		if m.Objects, err = p.render(p, m.Objects); err != nil {
-			return nil, fmt.Errorf("%s in %s: %w", p.Name, dir, err)
-		}
-	}
-	if err := m.check(); err != nil {
 		return nil, fmt.Errorf("%s in %s: %w", p.Name, dir, err)
 	}
 	return m, nil
 }
 
-// LoadFile reads p's manifests from the file at path as they are: for
-// ours, whose install.yaml needs no fitting.
+// LoadFile reads p's manifests from the file at path as they are, but for
+// the feature gates of WithFeatureGates: for ours, whose install.yaml needs
+// no fitting.
 func LoadFile(p *Peer, path string) (*Manifests, error) {
+	m, err := load(p, path, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+func load(p *Peer, path string, render bool) (*Manifests, error) {
 	objs, err := manifest.Read(path)
 	if err != nil {
 		return nil, err
 	}
+	if render && p.render != nil {
+		if objs, err = p.render(p, objs); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case p.enableGates != nil:
+		if err := p.enableGates(p, objs); err != nil {
+			return nil, err
+		}
+	case len(p.featureGates) > 0:
+		return nil, fmt.Errorf("%s has no feature gates to turn on (%s)", p.Name, strings.Join(p.featureGates, ", "))
+	}
 	m := &Manifests{Peer: p, Objects: objs}
 	if err := m.check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	return m, nil
 }

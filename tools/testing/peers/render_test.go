@@ -281,6 +281,16 @@ metadata:
 				"image: localhost/jobset-community/jobset:v0.12.0",
 				"image: localhost/jobset-community/jobset:v0.12.0\n        imagePullPolicy: IfNotPresent")}
 		},
+		"community JobSet with the RestartJob gate on as well": func(t *testing.T) tc {
+			return tc{peer: CommunityJobSet.WithFeatureGates("RestartJob"), manifests: communityManifests, want: edit(t, communityManifests,
+				"    internalCertManagement:\n      enable: true\n",
+				"    internalCertManagement:\n      enable: true\n    featureGates:\n      InPlaceRestart: true\n      RestartJob: true\n",
+				"image: localhost/jobset-community/jobset:v0.12.0",
+				"image: localhost/jobset-community/jobset:v0.12.0\n        imagePullPolicy: IfNotPresent")}
+		},
+		"Kueue has no feature gates to turn on": func(t *testing.T) tc {
+			return tc{peer: Kueue.WithFeatureGates("Something"), manifests: kueueManifests, wantErr: "kueue has no feature gates to turn on (Something)"}
+		},
 		"community JobSet whose Configuration sets feature gates already": func(t *testing.T) tc {
 			return tc{peer: CommunityJobSet, manifests: edit(t, communityManifests, "    leaderElection:\n", "    featureGates:\n      Other: true\n    leaderElection:\n"),
 				wantErr: "sets featureGates already"}
@@ -293,6 +303,79 @@ metadata:
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Load: %v, want an error with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(decode(t, tc.want), m.Objects); diff != "" {
+				t.Errorf("rendering (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// ourManifests is the part of install.yaml that our feature gates change.
+const ourManifests = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: jobset-controller
+  namespace: jobset-system
+spec:
+  template:
+    spec:
+      containers:
+      - name: jobset-controller
+        args:
+        - --health-probe-bind-address=:8081
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: jobset-webhook
+  namespace: jobset-system
+spec:
+  template:
+    spec:
+      containers:
+      - name: jobset-webhook
+        args:
+        - --health-probe-bind-address=:8081
+        - --feature-gates=TLSOptions=false
+`
+
+func TestLoadFileFeatureGates(t *testing.T) {
+	cases := map[string]struct {
+		peer      *Peer
+		manifests string
+		want      string
+		wantErr   string
+	}{
+		"ours as install.yaml has it": {peer: OurJobSet, manifests: ourManifests, want: ourManifests},
+		"ours with RestartJob and ElasticJobSet on, in the controller and the webhook, after the flags given": {
+			peer: OurJobSet.WithFeatureGates("RestartJob", "ElasticJobSet"), manifests: ourManifests,
+			want: edit(t, ourManifests,
+				"      - name: jobset-controller\n        args:\n        - --health-probe-bind-address=:8081\n",
+				"      - name: jobset-controller\n        args:\n        - --health-probe-bind-address=:8081\n        - --feature-gates=RestartJob=true,ElasticJobSet=true\n",
+				"        - --feature-gates=TLSOptions=false\n",
+				"        - --feature-gates=TLSOptions=false\n        - --feature-gates=RestartJob=true,ElasticJobSet=true\n"),
+		},
+		"ours whose webhook's container is named otherwise": {
+			peer: OurJobSet.WithFeatureGates("RestartJob"), manifests: edit(t, ourManifests, "- name: jobset-webhook", "- name: other"),
+			wantErr: "deployment jobset-system/jobset-webhook has no container jobset-webhook",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "install.yaml")
+			if err := os.WriteFile(path, []byte(tc.manifests), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			m, err := LoadFile(tc.peer, path)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("LoadFile: %v, want an error with %q", err, tc.wantErr)
 				}
 				return
 			}
@@ -374,6 +457,7 @@ func TestFind(t *testing.T) {
 		wantErr string
 	}{
 		"listed":                     {env: trainer + string(filepath.ListSeparator) + kueue, peer: Kueue, want: kueue},
+		"listed, with feature gates": {env: trainer + string(filepath.ListSeparator) + kueue, peer: Kueue.WithFeatureGates("Something"), want: kueue},
 		"not listed":                 {env: trainer, peer: Kueue, want: ""},
 		"nothing listed":             {env: "", peer: Kueue, want: ""},
 		"a directory of no peer":     {env: kueue + string(filepath.ListSeparator) + t.TempDir(), peer: Kueue, wantErr: "holds the manifests of 0 peers"},
