@@ -24,7 +24,7 @@ import (
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
-// Differential specs (issue 41): community JobSet v0.12.0's gated
+// Differential specs: community JobSet v0.12.0's gated
 // features, which its own e2e suite never turns on, run once under its
 // controller with the gate on and once under ours with ours on: the same
 // JobSet, in the same namespace under the same name (so that the keys

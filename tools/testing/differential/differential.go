@@ -1,6 +1,6 @@
 // Package differential compares what two JobSet controllers made of the
 // same scenario: community JobSet with a feature gate on, and ours with the
-// same gate on (issue 41's differential specs, e2e/differential_test.go).
+// same gate on (the differential specs, e2e/differential_test.go).
 // A scenario's outcome is read into Fields, a flat map from a field's path
 // to its value, in terms both sides share: the JobSet's status as stored
 // (so a field one side omits shows), its Jobs by name and its Pods by Job
