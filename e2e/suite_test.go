@@ -77,6 +77,9 @@ func TestEndToEnd(t *testing.T) {
 	}
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(3 * time.Minute)
+	// A spec's context has no deadline: without this, an Eventually given
+	// that context and no timeout of its own would wait for ever.
+	EnforceDefaultTimeoutsWhenUsingContexts()
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	suiteConfig, reporterConfig := GinkgoConfiguration()
 	// Under Bazel, the JSON report goes with the test's outputs
