@@ -40,7 +40,7 @@ type podClock struct {
 	// process: the process tier, whose agents do not restart.
 	process bool
 	base    map[string]podBase
-	at         map[string]map[string]float64
+	at      map[string]map[string]float64
 }
 
 // podBase is a Pod before the restart.
