@@ -233,3 +233,34 @@ func TestJoinedBy(t *testing.T) {
 		t.Error("a replaced Pod counts as joined")
 	}
 }
+
+// In the process tier a Pod shows only its agent's join, and its worker's
+// start comes from its record: no container step is dated.
+func TestPodClockInTheProcessTier(t *testing.T) {
+	start := time.Now()
+	pod := func(name, epoch string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{jobset.EpochKey: epoch}}}
+	}
+	c := newPodClock(process, start, []corev1.Pod{pod("a", "3"), pod("b", "3")})
+	c.observe([]corev1.Pod{pod("a", "4"), pod("b", "3")})
+	c.observe([]corev1.Pod{pod("a", "4"), pod("b", "4")})
+	c.workerStarted("a", start.Add(900*time.Millisecond))
+	c.workerStarted("b", start.Add(1100*time.Millisecond))
+	c.workerStarted("unknown", start.Add(time.Hour))
+	steps := c.steps()
+	if got := slices.Sorted(func(yield func(string) bool) {
+		for step := range steps {
+			if !yield(step) {
+				return
+			}
+		}
+	}); !slices.Equal(got, []string{"joined", "worker_up"}) {
+		t.Errorf("steps dated %v, want joined and worker_up", got)
+	}
+	if diff := cmp.Diff([]float64{0.9, 1.1}, steps["worker_up"]); diff != "" {
+		t.Errorf("worker_up (-want +got):\n%s", diff)
+	}
+	if len(steps["joined"]) != 2 || steps["joined"][0] > steps["joined"][1] {
+		t.Errorf("joined %v, want two times in order", steps["joined"])
+	}
+}
