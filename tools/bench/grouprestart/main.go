@@ -172,7 +172,11 @@ type timeline struct {
 	joinedBy map[agentspec.Tier]int
 }
 
+// run measures every configuration. One that fails is named on stderr
+// and left out, and the others are still measured and reported: run
+// returns the failures together at the end.
 func run(ctx context.Context, c *workload.Cluster, o options) error {
+	var failed []error
 	floor := medians{total: map[string]float64{}, started: map[string]float64{}}
 	if o.singlePodFloor {
 		for _, s := range o.strategies {
@@ -181,7 +185,10 @@ func run(ctx context.Context, c *workload.Cluster, o options) error {
 			}
 			runs, err := measure(ctx, c, o, s, 1)
 			if err != nil {
-				return fmt.Errorf("the single-Pod floor of %s: %w", s, err)
+				err = fmt.Errorf("the single-Pod floor of %s: %w", s, err)
+				fmt.Fprintln(os.Stderr, "grouprestart:", err)
+				failed = append(failed, err)
+				continue
 			}
 			kv, total, started := resultLine(result{strategy: s, workers: 1, runs: runs})
 			summary.Print("group-restart", kv...)
@@ -189,43 +196,45 @@ func run(ctx context.Context, c *workload.Cluster, o options) error {
 		}
 	}
 	results := map[string]map[int]result{}
-	measureAll := func(strategy string) error {
+	measureAll := func(strategy string) {
 		results[strategy] = map[int]result{}
 		for _, w := range o.workers {
 			runs, err := measure(ctx, c, o, strategy, w)
 			if err != nil {
-				return fmt.Errorf("%s with %d workers: %w", strategy, w, err)
+				err = fmt.Errorf("%s with %d workers: %w", strategy, w, err)
+				fmt.Fprintln(os.Stderr, "grouprestart:", err)
+				failed = append(failed, err)
+				continue
 			}
 			results[strategy][w] = result{strategy: strategy, workers: w, runs: runs}
 		}
-		return nil
 	}
 	// Ours first, then community (one controller at a time), then ours
 	// back whatever happened.
 	for _, s := range o.strategies {
 		if s != community {
-			if err := measureAll(s); err != nil {
-				return err
-			}
+			measureAll(s)
 		}
 	}
 	if slices.Contains(o.strategies, community) {
 		cl := peers.Cluster{Client: c.Client, Clientset: c.Clientset, Out: os.Stderr}
-		err := peers.SwitchJobSet(ctx, cl, o.ours, o.community)
-		if err == nil {
-			err = measureAll(community)
+		if err := peers.SwitchJobSet(ctx, cl, o.ours, o.community); err != nil {
+			failed = append(failed, err)
+		} else {
+			measureAll(community)
 		}
-		if back := peers.SwitchJobSet(context.WithoutCancel(ctx), cl, o.community, o.ours); back != nil {
-			err = errors.Join(err, back)
-		}
-		if err != nil {
-			return err
+		if err := peers.SwitchJobSet(context.WithoutCancel(ctx), cl, o.community, o.ours); err != nil {
+			failed = append(failed, err)
 		}
 	}
 	for _, w := range o.workers {
 		m := medians{total: map[string]float64{}, started: map[string]float64{}}
 		for _, s := range o.strategies {
-			kv, total, started := resultLine(results[s][w])
+			r, ok := results[s][w]
+			if !ok {
+				continue
+			}
+			kv, total, started := resultLine(r)
 			summary.Print("group-restart", kv...)
 			m.total[s], m.started[s] = total, started
 		}
@@ -233,7 +242,7 @@ func run(ctx context.Context, c *workload.Cluster, o options) error {
 			summary.Print("group-restart-ratio", kv...)
 		}
 	}
-	return nil
+	return errors.Join(failed...)
 }
 
 // resultLine is the configuration's summary line, with the medians of its
