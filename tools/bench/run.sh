@@ -9,8 +9,13 @@
 #   BENCH=B4,B2 tools/bench/run.sh  a selection
 #
 # Knobs: B1_WORKERS (4,8,16), B1_RUNS (5), B1_STRATEGIES
-# (InPlaceRestart,CommunityInPlaceRestart,Recreate), B1_SINGLE_POD_FLOOR
-# (true: ours with one worker too, the floor each W's ratio is given to), B2_PODS (1000,5000,10000),
+# (InPlaceRestart/process,InPlaceRestart/pod,CommunityInPlaceRestart,Recreate:
+# both restart tiers of ours under agent injection, the process tier
+# restarting the worker's process under the worker wrapper and the Pod
+# tier every container, beside community JobSet in place and Recreate;
+# also InPlaceRestart, ours with the agent by hand and no wrapper; without
+# CommunityInPlaceRestart, community JobSet is not built), B1_SINGLE_POD_FLOOR
+# (true: each of ours with one worker too, the floor each W's ratio is given to), B2_PODS (1000,5000,10000),
 # B2_RUNS (3: group restarts and I/O floors per size and way), B2_STRATEGIES
 # (InPlaceRestart,Recreate), B2_APF (shipped: install.yaml's flow schemas
 # and priority level; default: Kubernetes' alone), B2_AGENT_START
@@ -71,15 +76,20 @@ if want B1 || want B3; then
       -image bazel-bin/images/jobset-agent.tar -install bazel-bin/images/install.yaml | record
   fi
   if want B1; then
-    echo "B1: group restart on the real kubelet: ours in place, community JobSet in place, Recreate" >&2
-    # Community JobSet (tools/peers/jobset.sh) replaces ours for its part
-    # of the run and is replaced by ours again at its end; its images go
-    # into the local cluster (another cluster's nodes must hold them).
-    community=$(tools/peers/jobset.sh build)
-    if [ ${#cluster_env[@]} -gt 0 ]; then tools/cluster/cluster.sh import "$community"/*.tar; fi
+    b1_strategies="${B1_STRATEGIES:-InPlaceRestart/process,InPlaceRestart/pod,CommunityInPlaceRestart,Recreate}"
+    echo "B1: group restart on the real kubelet: $b1_strategies" >&2
+    b1_args=()
+    if [[ ",$b1_strategies," == *",CommunityInPlaceRestart,"* ]]; then
+      # Community JobSet (tools/peers/jobset.sh) replaces ours for its part
+      # of the run and is replaced by ours again at its end; its images go
+      # into the local cluster (another cluster's nodes must hold them).
+      community=$(tools/peers/jobset.sh build)
+      if [ ${#cluster_env[@]} -gt 0 ]; then tools/cluster/cluster.sh import "$community"/*.tar; fi
+      b1_args+=(-community "$community" -community-agent-image "$(tools/peers/jobset.sh agent-image)")
+    fi
     KUBECONFIG="$kubeconfig" go run ./tools/bench/grouprestart -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml \
-      -workers "${B1_WORKERS:-4,8,16}" -runs "${B1_RUNS:-5}" -single-pod-floor="${B1_SINGLE_POD_FLOOR:-true}" -strategies "${B1_STRATEGIES:-InPlaceRestart,CommunityInPlaceRestart,Recreate}" \
-      -community "$community" -community-agent-image "$(tools/peers/jobset.sh agent-image)" | record
+      -workers "${B1_WORKERS:-4,8,16}" -runs "${B1_RUNS:-5}" -single-pod-floor="${B1_SINGLE_POD_FLOOR:-true}" -strategies "$b1_strategies" \
+      "${b1_args[@]}" | record
   fi
 fi
 

@@ -81,6 +81,52 @@ bench=coordination-summary apf=shipped pods=1000 seconds=16.1 io_floor_s=3.74 re
 	}
 }
 
+// With both tiers, every way's bar is its last worker's own start, the
+// one measure the process tier has; a line without it falls back to each
+// way's total for all.
+func TestB1ShowsTheTiersByTheWorkersStarts(t *testing.T) {
+	run := `bench=group-restart strategy=InPlaceRestart/process workers=1 p50_s=0.61 p90_s=0.7 runs=5 p50_worker_started_s=0.61
+bench=group-restart strategy=InPlaceRestart/pod workers=1 p50_s=2.1 p90_s=2.2 runs=5 p50_worker_started_s=1.8
+bench=group-restart strategy=Recreate workers=8 p50_s=5.01 p90_s=5.58 runs=5 p50_worker_started_s=4.5
+bench=group-restart strategy=CommunityInPlaceRestart workers=8 p50_s=4.81 p90_s=5.02 runs=5 p50_worker_started_s=4.2
+bench=group-restart strategy=InPlaceRestart/pod workers=8 p50_s=3.98 p90_s=4.22 runs=5 p50_worker_started_s=3.5
+bench=group-restart strategy=InPlaceRestart/process workers=8 p50_s=0.95 p90_s=1.1 runs=5 p50_worker_started_s=0.95
+bench=group-restart-ratio workers=8 recreate_over_process=4.74 pod_over_process=3.68
+`
+	lines, err := chart.Read(strings.NewReader(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts, err := render(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"W = 1 (the floor), ours, process tier: 0.61", "W = 1 (the floor), ours, Pod tier: 1.8",
+		"W = 8, ours, process tier: 0.95", "W = 8, ours, Pod tier: 3.5", "W = 8, community in place: 4.2", "W = 8, Recreate: 4.5"}
+	if got := bars(t, charts["b1.svg"]); !slices.Equal(got, want) {
+		t.Errorf("b1.svg bars %q, want %q", got, want)
+	}
+	c, err := chart.B1(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.YLabel, "start") {
+		t.Errorf("B1's y label %q does not say it shows the workers' starts", c.YLabel)
+	}
+
+	lines, err = chart.Read(strings.NewReader(run + "bench=group-restart strategy=InPlaceRestart workers=8 p50_s=3.9 p90_s=4 runs=5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = chart.B1(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Groups[1].Values["ours, Pod tier"]; got != 3.98 {
+		t.Errorf("with a line that has no worker start, the Pod tier's bar is %v, want its total 3.98", got)
+	}
+}
+
 func TestNoSummaryLinesIsAnError(t *testing.T) {
 	if _, err := run(t.TempDir(), []string{writeFile(t, "progress only\n")}); err == nil {
 		t.Error("no error for input without summary lines")

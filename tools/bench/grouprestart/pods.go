@@ -19,12 +19,17 @@ import (
 // join the new agent's start (TLS, the watch, the write); the sync to the
 // lift the startup probe's period; the lift to the worker the kubelet's
 // start of the worker container.
+//
+// In the process tier no container restarts: a Pod shows its agent's join
+// (once its wrapper confirmed the worker stopped), and its worker's start
+// is the worker's own record (starts.go), exact where the others are
+// dated by the polls.
 var podSteps = []string{
 	"agent_exited", // the agent container's exit (or already its restart)
 	"agent_up",     // the new agent container runs
 	"joined",       // the Pod's epoch (attempt, for community's) written
 	"lifted",       // the startup probe passed: the barrier lifted
-	"worker_up",    // the worker container runs again
+	"worker_up",    // the worker container runs again (process tier: the worker started)
 }
 
 // podClock dates each Pod's steps of one in-place restart.
@@ -32,8 +37,10 @@ type podClock struct {
 	start time.Time
 	// annotation is the Pod annotation an agent writes when it joins.
 	annotation string
-	base       map[string]podBase
-	at         map[string]map[string]float64
+	// process: the process tier, whose agents do not restart.
+	process bool
+	base    map[string]podBase
+	at      map[string]map[string]float64
 }
 
 // podBase is a Pod before the restart.
@@ -43,7 +50,7 @@ type podBase struct {
 }
 
 func newPodClock(strategy string, start time.Time, pods []corev1.Pod) *podClock {
-	c := &podClock{start: start, annotation: jobset.EpochKey, base: map[string]podBase{}, at: map[string]map[string]float64{}}
+	c := &podClock{start: start, annotation: jobset.EpochKey, process: strategy == process, base: map[string]podBase{}, at: map[string]map[string]float64{}}
 	if strategy == community {
 		c.annotation = workload.CommunityAttemptAnnotation
 	}
@@ -72,11 +79,22 @@ func (c *podClock) observe(pods []corev1.Pod) {
 				c.at[p.Name][step] = now
 			}
 		}
+		if c.process {
+			mark("joined", p.Annotations[c.annotation] != base.joined)
+			continue
+		}
 		mark("agent_exited", restarted || agent.State.Terminated != nil)
 		mark("agent_up", restarted && agent.State.Running != nil)
 		mark("joined", restarted && p.Annotations[c.annotation] != base.joined)
 		mark("lifted", restarted && ptr.Deref(agent.Started, false))
 		mark("worker_up", worker.RestartCount > base.workerRestarts && worker.State.Running != nil)
+	}
+}
+
+// workerStarted dates the worker's start of Pod name at its own record.
+func (c *podClock) workerStarted(name string, at time.Time) {
+	if steps, known := c.at[name]; known {
+		steps["worker_up"] = at.Sub(c.start).Seconds()
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package workload deploys install.yaml and runs the seed's story 1 on a
-// real cluster, for the demo and the benchmarks: with W workers, in place or
-// with Recreate, each in a namespace of its own made afresh with the agent's
-// RBAC, and waits for its workers to run.
+// real cluster, for the demo and the benchmarks: with W workers, in place
+// (the agent by hand, or injected with the worker wrapper, in either restart
+// tier) or with Recreate, each in a namespace of its own made afresh with
+// the agent's RBAC, and waits for its workers to run.
 package workload
 
 import (
@@ -121,18 +122,36 @@ func (c *Cluster) WaitForWorkers(ctx context.Context, js *jobset.JobSet, w int, 
 }
 
 // AllStarted reports whether every container of p runs and has started
-// (its startup probe passed: the barrier lifted).
+// (its startup probe passed: the barrier lifted), but for init containers
+// that run to completion (the worker wrapper's installer), which must have
+// succeeded.
 func AllStarted(p *corev1.Pod) bool {
 	statuses := append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...)
 	if len(p.Status.ContainerStatuses) == 0 {
 		return false
 	}
 	for _, cs := range statuses {
+		if runsToCompletion(p, cs.Name) {
+			if t := cs.State.Terminated; t == nil || t.ExitCode != 0 {
+				return false
+			}
+			continue
+		}
 		if cs.State.Running == nil || !ptr.Deref(cs.Started, false) {
 			return false
 		}
 	}
 	return true
+}
+
+// runsToCompletion: name is an init container of p that is not a sidecar.
+func runsToCompletion(p *corev1.Pod, name string) bool {
+	for _, c := range p.Spec.InitContainers {
+		if c.Name == name {
+			return ptr.Deref(c.RestartPolicy, "") != corev1.ContainerRestartPolicyAlways
+		}
+	}
+	return false
 }
 
 // WorkerRestarts is the restart count of p's container named worker.
@@ -153,16 +172,9 @@ func (c *Cluster) JobSet(ns string, strategy jobset.JobSetRestartStrategy, w int
 	if err := manifest.ReadObject(filepath.Join(c.root, "docs/examples/story1-inplace.yaml"), js); err != nil {
 		return nil, err
 	}
-	js.Name, js.Namespace = "bench", ns
-	js.Spec.FailurePolicy.MaxRestarts = 1000
+	shape(js, ns, w)
 	js.Spec.FailurePolicy.RestartStrategy = strategy
 	rj := &js.Spec.ReplicatedJobs[0]
-	replicas, pods := int32(2), int32(w/2)
-	if w == 1 {
-		replicas, pods = 1, 1
-	}
-	rj.Replicas = replicas
-	rj.Template.Spec.Parallelism, rj.Template.Spec.Completions = ptr.To(pods), ptr.To(pods)
 	if strategy == jobset.Recreate {
 		rj.Template.Spec.BackoffLimit = ptr.To[int32](0)
 		rj.Template.Spec.PodReplacementPolicy = nil
@@ -173,6 +185,41 @@ func (c *Cluster) JobSet(ns string, strategy jobset.JobSetRestartStrategy, w int
 		}
 	}
 	return js, nil
+}
+
+// InjectedJobSet is story 1 with agent injection
+// (docs/examples/story1-injected.yaml) with w workers, shaped as JobSet
+// shapes it: the webhook adds the agent and, as the worker names its
+// command, the worker wrapper. Its workers restart in the process tier,
+// or in the Pod tier when tier is jobset.RestartTierPod (the JobSet's
+// jobset.RestartTierKey annotation).
+func (c *Cluster) InjectedJobSet(ns string, w int, tier string) (*jobset.JobSet, error) {
+	js := &jobset.JobSet{}
+	if err := manifest.ReadObject(filepath.Join(c.root, "docs/examples/story1-injected.yaml"), js); err != nil {
+		return nil, err
+	}
+	shape(js, ns, w)
+	if tier != "" {
+		js.Annotations[jobset.RestartTierKey] = tier
+	}
+	return js, nil
+}
+
+// shape names js bench in ns and gives it w workers: 2 Jobs of w/2 Pods,
+// or one Pod for w = 1, with restarts enough for any benchmark.
+func shape(js *jobset.JobSet, ns string, w int) {
+	js.Name, js.Namespace = "bench", ns
+	if js.Annotations == nil {
+		js.Annotations = map[string]string{}
+	}
+	js.Spec.FailurePolicy.MaxRestarts = 1000
+	rj := &js.Spec.ReplicatedJobs[0]
+	replicas, pods := int32(2), int32(w/2)
+	if w == 1 {
+		replicas, pods = 1, 1
+	}
+	rj.Replicas = replicas
+	rj.Template.Spec.Parallelism, rj.Template.Spec.Completions = ptr.To(pods), ptr.To(pods)
 }
 
 // RecreateNamespace deletes ns if it exists and creates it afresh, with
@@ -217,6 +264,12 @@ func (c *Cluster) Start(ctx context.Context, ns string, strategy jobset.JobSetRe
 	if err != nil {
 		return nil, nil, err
 	}
+	return c.Run(ctx, js, w)
+}
+
+// Run creates js in its namespace, which must exist, and waits until its
+// w workers run; it returns js with their state.
+func (c *Cluster) Run(ctx context.Context, js *jobset.JobSet, w int) (*jobset.JobSet, map[string]PodState, error) {
 	if err := c.CreateJobSet(ctx, js); err != nil {
 		return nil, nil, err
 	}

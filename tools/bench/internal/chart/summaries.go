@@ -28,6 +28,8 @@ func Read(r io.Reader) (Lines, error) {
 
 // The ways, as B1's and B2's lines name them, and as the charts call them.
 var ways = []struct{ strategy, label string }{
+	{"InPlaceRestart/process", "ours, process tier"},
+	{"InPlaceRestart/pod", "ours, Pod tier"},
 	{"InPlaceRestart", "ours in place"},
 	{"CommunityInPlaceRestart", "community in place"},
 	{"Recreate", "Recreate"},
@@ -35,13 +37,22 @@ var ways = []struct{ strategy, label string }{
 
 // B1 is the group restart's median on the real kubelet, per W and way,
 // from the bench=group-restart lines (nil without any). The single-Pod
-// floor is ours at W = 1.
+// floor is ours at W = 1. When every line has the last worker's own start
+// (p50_worker_started_s, the one measure the process tier has), the chart
+// shows it; otherwise each way's total (p50_s).
 func B1(lines Lines) (*Chart, error) {
 	rows := lines["group-restart"]
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	c := &Chart{Title: "B1: group restart on a real kubelet (median of the runs)", YLabel: "seconds from the worker's exit"}
+	key, ylabel := "p50_worker_started_s", "seconds from the worker's exit to the last worker's start"
+	for _, kv := range rows {
+		if _, ok := kv[key]; !ok {
+			key, ylabel = "p50_s", "seconds from the worker's exit"
+			break
+		}
+	}
+	c := &Chart{Title: "B1: group restart on a real kubelet (median of the runs)", YLabel: ylabel}
 	groups := map[int]*Group{}
 	var sizes []int
 	for _, kv := range rows {
@@ -49,9 +60,9 @@ func B1(lines Lines) (*Chart, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench=group-restart: workers=%q: %w", kv["workers"], err)
 		}
-		v, err := strconv.ParseFloat(kv["p50_s"], 64)
+		v, err := strconv.ParseFloat(kv[key], 64)
 		if err != nil {
-			return nil, fmt.Errorf("bench=group-restart workers=%d: p50_s=%q: %w", w, kv["p50_s"], err)
+			return nil, fmt.Errorf("bench=group-restart workers=%d: %s=%q: %w", w, key, kv[key], err)
 		}
 		label := labelOf(kv["strategy"])
 		if groups[w] == nil {

@@ -36,6 +36,10 @@ func TestParseReadsWhatLineWrites(t *testing.T) {
 	if !ok || name != "group-restart" || kv["strategy"] != "InPlaceRestart" || kv["workers"] != "8" || kv["p50_s"] != "3.14" {
 		t.Errorf("Parse = %q, %v, %v", name, kv, ok)
 	}
+	// B1's tiers name themselves with a slash.
+	if _, kv, ok := Parse(Line("group-restart", "strategy", "InPlaceRestart/process", "workers", 8)); !ok || kv["strategy"] != "InPlaceRestart/process" {
+		t.Errorf("Parse of a tier's line = %v, %v", kv, ok)
+	}
 	for _, line := range []string{"", "B1: progress", "bench=x broken"} {
 		if _, _, ok := Parse(line); ok {
 			t.Errorf("Parse(%q) ok, want not a summary line", line)
