@@ -44,14 +44,14 @@ func loadEpochRecord(dir, file string) (epochRecord, error) {
 		return epochRecord{}, nil
 	}
 	r := epochRecord{path: filepath.Join(dir, file)}
-	raw, err := os.ReadFile(r.path)
+	raw, found, err := readStateFile(r.path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return r, nil
 	case err != nil:
 		return r, fmt.Errorf("reading the record %s an earlier agent of this Pod left: %w", r.path, err)
+	case !found:
+		return r, nil
 	}
-	e, err := agentspec.ParseEpoch(strings.TrimSpace(string(raw)))
+	e, err := agentspec.ParseEpoch(strings.TrimSpace(raw))
 	if err != nil {
 		return r, fmt.Errorf("the record %s holds %q, not an epoch: %w", r.path, raw, err)
 	}
@@ -66,11 +66,7 @@ func (r *epochRecord) save(e int32) error {
 	if r.path == "" {
 		return nil
 	}
-	tmp := r.path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(agentspec.FormatEpoch(e)+"\n"), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, r.path)
+	return writeStateFile(r.path, agentspec.FormatEpoch(e))
 }
 
 // annotationFor is the record to write with a join of epoch e: only with

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -61,14 +59,14 @@ func loadPromises(dir string, clock func() time.Duration) (*promises, error) {
 		return p, nil
 	}
 	p.path = filepath.Join(dir, promiseFile)
-	raw, err := os.ReadFile(p.path)
+	raw, found, err := readStateFile(p.path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return p, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading the promise an earlier agent of this Pod made: %w", err)
+	case !found:
+		return p, nil
 	}
-	fields := strings.Fields(string(raw))
+	fields := strings.Fields(raw)
 	errEpoch, errUntil := errors.New("missing"), errors.New("missing")
 	var e, u int64
 	if len(fields) >= 2 {
@@ -132,11 +130,7 @@ func (p *promises) write(epoch int32, until time.Duration, askers []string, anon
 	if anonymous {
 		line += " " + anonymousAsker
 	}
-	tmp := p.path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(line+"\n"), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p.path)
+	return writeStateFile(p.path, line)
 }
 
 // releasable returns the askers of the promise that holds a write of

@@ -1,10 +1,7 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -50,16 +47,16 @@ func loadRestartsRecord(dir string) (restartsRecord, error) {
 		return restartsRecord{}, nil
 	}
 	r := restartsRecord{path: filepath.Join(dir, restartsRecordFile), next: agentspec.TierNew}
-	raw, err := os.ReadFile(r.path)
+	raw, found, err := readStateFile(r.path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return r, nil
 	case err != nil:
 		r.next = agentspec.TierPod
 		return r, fmt.Errorf("reading the worker restarts %s an earlier agent of this Pod left: %w", r.path, err)
+	case !found:
+		return r, nil
 	}
 	r.next = agentspec.TierPod
-	last, err := agentspec.ParseWorkerRestarts(strings.TrimSpace(string(raw)))
+	last, err := agentspec.ParseWorkerRestarts(strings.TrimSpace(raw))
 	if err != nil {
 		return r, fmt.Errorf("the record %s holds %q, not a report of worker restarts: %w", r.path, raw, err)
 	}
@@ -93,9 +90,5 @@ func (r *restartsRecord) joined(e int32) error {
 		return nil
 	}
 	r.last, r.next, r.withheld = r.last.Joined(e, r.next), "", false
-	tmp := r.path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(r.last.String()+"\n"), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, r.path)
+	return writeStateFile(r.path, r.last.String())
 }
