@@ -114,10 +114,8 @@ var _ = Describe("Agent", func() {
 		Expect(err).NotTo(HaveOccurred())
 		sleeps := &sleepRecorder{}
 		a := agent.New(cfg, proxy.client(), agent.WithListener(listener), agent.WithSleep(sleeps.sleep))
-		runCtx, cancel := context.WithCancel(ctx)
-		r := &runningAgent{agent: a, barrier: "http://" + listener.Addr().String(), exited: make(chan int, 1), cancel: cancel, sleeps: sleeps}
-		go func() { r.exited <- a.Run(runCtx) }()
-		DeferCleanup(cancel)
+		r := &runningAgent{agent: a, barrier: "http://" + listener.Addr().String(), exited: make(chan int, 1), sleeps: sleeps}
+		r.cancel = runAgent(ctx, a, r.exited)
 		return r
 	}
 	start := func() *runningAgent { return startWith(nil) }

@@ -199,9 +199,7 @@ func (t *wrappedAgent) restart(ctx context.Context) {
 	environment := map[string]string{agentspec.EnvNamespace: t.ns, agentspec.EnvPodName: t.pod.Name,
 		agentspec.EnvJobSetName: "trainer", agentspec.EnvWrapperControl: t.w.control, agentspec.EnvStateDir: t.stateDir}
 	t.a = newProxiedAgent(environment)
-	runCtx, cancel := context.WithCancel(ctx)
-	DeferCleanup(cancel)
-	go func() { t.exited <- t.a.Run(runCtx) }()
+	runAgent(ctx, t.a, t.exited)
 }
 
 // newProxiedAgent is an agent configured from environment, reaching the

@@ -1,11 +1,13 @@
 package agent_test
 
 import (
+	"context"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/fastjobset/jobset/agent"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 )
 
@@ -28,3 +30,25 @@ var _ = AfterSuite(func() {
 		Expect(env.Stop()).To(Succeed())
 	}
 })
+
+// runAgent runs a until its context is cancelled, with the code it returns
+// sent on exited when there is room. The spec's cleanup cancels it and
+// waits until Run returned, so that no agent still writes to a state
+// directory the cleanup removes.
+func runAgent(ctx context.Context, a *agent.Agent, exited chan<- int) context.CancelFunc {
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		code := a.Run(runCtx)
+		select {
+		case exited <- code:
+		default:
+		}
+	}()
+	DeferCleanup(func() {
+		cancel()
+		<-done
+	})
+	return cancel
+}

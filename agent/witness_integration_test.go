@@ -255,10 +255,8 @@ func (m *member) start(ctx context.Context, ns, fence string) {
 	}
 	a := agent.New(cfg, m.proxy.client(), options...)
 	m.listener = nil
-	runCtx, cancel := context.WithCancel(ctx)
-	DeferCleanup(cancel)
 	m.exited = make(chan int, 1)
-	go func() { m.exited <- a.Run(runCtx) }()
+	runAgent(ctx, a, m.exited)
 }
 
 func (m *member) barrier() (string, error) {
