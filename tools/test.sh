@@ -4,14 +4,19 @@
 #      and Helm (the chart's tests),
 #   2. checks that go.mod, deps.bzl and the BUILD files are fresh, and
 #      lints the Go code (golangci-lint) and the scripts (shellcheck),
-#   3. runs `bazel test //...` on Debian's Bazel 4.2.3, offline,
+#   3. runs `bazel test //...` on Debian's Bazel 4.2.3, offline: first
+#      every target but the protocol checker's searches (tagged checker)
+#      and the chart's tests (tagged helm), then those of the chart once
+#      Helm is built,
 #   4. runs the end-to-end suite on the local cluster built from source
 #      (tools/e2e.sh; SKIP_E2E=1 leaves it out, for machines without root);
 #      what it needs from outside Bazel (the cluster's Kubernetes binaries,
 #      the peers of the Kueue and Trainer specs) builds in the background
 #      from step 2 on, at the lowest CPU and I/O priority, so that it takes
 #      what the checks and Bazel leave idle (the envtest suites mostly
-#      wait), and the suite waits for it,
+#      wait), and the suite waits for it; the protocol checker's searches,
+#      built in step 3, run beside the suite at that priority too, as the
+#      suite mostly waits on the cluster,
 #   5. ends with one line "N passed, N failed, N skipped" over checks, test
 #      targets and end-to-end specs. Skipped is what the run left out on
 #      purpose, each named above it; a test that skips on its own counts
@@ -27,6 +32,16 @@ record() { # name, exit status
 }
 counts() { echo "${passed} passed, ${failed} failed, ${skipped} skipped"; }
 
+# What runs in the background at a lower priority than the steps it runs
+# beside: their CPU time is what those steps leave idle.
+idle=(nice -n 19)
+if command -v ionice >/dev/null; then idle+=(ionice -c 3); fi
+# Helm for the chart's tests, built beside everything up to them; without
+# it they fail, naming what to run.
+helm_out=$(mktemp)
+nice tools/helm/build.sh >"$helm_out" &
+helm_pid=$!
+
 KUBEBUILDER_ASSETS=$(tools/kubebin/build.sh etcd kube-apiserver kubectl)
 status=$?
 record "envtest binaries (etcd, kube-apiserver, kubectl)" $status
@@ -37,16 +52,9 @@ fi
 export KUBEBUILDER_ASSETS
 if [ "${SKIP_E2E:-}" != 1 ]; then
   prepare_log=$(mktemp)
-  idle=(nice -n 19)
-  if command -v ionice >/dev/null; then idle+=(ionice -c 3); fi
   "${idle[@]}" tools/e2e.sh --prepare >"$prepare_log" 2>&1 &
   prepare_pid=$!
 fi
-# Helm for the chart's tests (without it they fail, naming what to run),
-# built beside the checks below, which need it not.
-helm_out=$(mktemp)
-nice tools/helm/build.sh >"$helm_out" &
-helm_pid=$!
 # Passed into Bazel's test environment (see .bazelrc) for the tests that run Go.
 GOPATH=$(go env GOPATH) GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
 export GOPATH GOMODCACHE GOCACHE
@@ -72,38 +80,37 @@ for target in "FuzzDefaultAndValidate ./webhooks/jobsetwebhook" "FuzzDecide ./co
   record "fuzz ${fuzz} (15s)" $status
 done
 
-wait "$helm_pid"
-record "helm (built from the module proxy)" $?
-HELM=$(cat "$helm_out")
-rm -f "$helm_out"
-export HELM
-
-log=$(mktemp)
-bazel_cmd test //... 2>&1 | tee "$log"
-bazel_status=${PIPESTATUS[0]}
-targets_passed=$(grep -cE '^//\S+\s+(\(cached\) )?PASSED' "$log")
-# SKIPPED: a target Bazel did not run (incompatible with the platform);
-# nothing here asks for that.
-targets_failed=$(grep -cE '^//\S+\s+(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE|FLAKY|SKIPPED)' "$log")
-passed=$((passed + targets_passed))
-failed=$((failed + targets_failed))
-if [ "$bazel_status" -ne 0 ] && [ "$targets_failed" -eq 0 ]; then
-  # A build or analysis error fails before any test runs.
-  failed=$((failed + 1))
-  echo "FAIL: bazel test //... exited ${bazel_status} before reporting tests"
-fi
-# A Go test that skips inside a passing target (t.Skip) is in the target's
-# JUnit file only (.bazelrc asks rules_go to list every test there); it
-# counts as failed, as the run asked no test to skip.
-# (The Ginkgo suites under Bazel cannot skip: .golangci.yml forbids Skip()
-# outside e2e.)
-junit=()
-while read -r target; do
-  file="bazel-testlogs/${target#//}"
-  file="${file/://}/test.xml"
-  [ -f "$file" ] && junit+=("${target}=${file}")
-done < <(grep -oE '^//\S+(\s+\(cached\))?\s+PASSED' "$log" | awk '{print $1}')
-if [ ${#junit[@]} -gt 0 ]; then
+# bazel test with the given arguments: counts its targets, and each Go test
+# that skipped inside a passing target as failed.
+bazel_tests() {
+  local log status targets_passed targets_failed
+  log=$(mktemp)
+  bazel_cmd test "$@" 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  targets_passed=$(grep -cE '^//\S+\s+(\(cached\) )?PASSED' "$log")
+  # SKIPPED: a target Bazel did not run (incompatible with the platform);
+  # nothing here asks for that.
+  targets_failed=$(grep -cE '^//\S+\s+(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE|FLAKY|SKIPPED)' "$log")
+  passed=$((passed + targets_passed))
+  failed=$((failed + targets_failed))
+  if [ "$status" -ne 0 ] && [ "$targets_failed" -eq 0 ]; then
+    # A build or analysis error fails before any test runs.
+    failed=$((failed + 1))
+    echo "FAIL: bazel test $* exited ${status} before reporting tests"
+  fi
+  # A Go test that skips inside a passing target (t.Skip) is in the
+  # target's JUnit file only (.bazelrc asks rules_go to list every test
+  # there); it counts as failed, as the run asked no test to skip.
+  # (The Ginkgo suites under Bazel cannot skip: .golangci.yml forbids
+  # Skip() outside e2e.)
+  local junit=() target file go_skips
+  while read -r target; do
+    file="bazel-testlogs/${target#//}"
+    file="${file/://}/test.xml"
+    [ -f "$file" ] && junit+=("${target}=${file}")
+  done < <(grep -oE '^//\S+(\s+\(cached\))?\s+PASSED' "$log" | awk '{print $1}')
+  rm -f "$log"
+  [ ${#junit[@]} -gt 0 ] || return 0
   go_skips=$(go run ./tools/testreport junit-skips "${junit[@]}" 2> >(grep -v '^exit status ' >&2))
   status=$?
   [ -z "$go_skips" ] || echo "$go_skips"
@@ -113,8 +120,35 @@ if [ ${#junit[@]} -gt 0 ]; then
   elif [ -n "$go_skips" ]; then
     failed=$((failed + $(grep -c '^FAIL:' <<<"$go_skips")))
   fi
+}
+
+bazel_tests //... --test_tag_filters=-checker,-helm
+
+# The protocol checker's searches: built above, each run from the script
+# `bazel run` writes for it (its binary, with the arguments its BUILD file
+# gives), beside what follows, at idle priority.
+mapfile -t checkers < <(bazel_cmd query 'attr(tags, "\bchecker\b", tests(//...))' 2>/dev/null)
+if [ ${#checkers[@]} -eq 0 ]; then
+  failed=$((failed + 1))
+  echo "FAIL: no target is tagged checker (bazel query)"
 fi
-rm -f "$log"
+checker_pids=() checker_logs=()
+for target in "${checkers[@]}"; do
+  script=$(mktemp) log=$(mktemp)
+  if bazel_cmd run --script_path="$script" "$target" >"$log" 2>&1; then
+    "${idle[@]}" bash "$script" -test.v -test.timeout=90m >"$log" 2>&1 &
+  else
+    false &
+  fi
+  checker_pids+=($!) checker_logs+=("$log")
+done
+
+wait "$helm_pid"
+record "helm (built from the module proxy)" $?
+HELM=$(cat "$helm_out")
+rm -f "$helm_out"
+export HELM
+bazel_tests //... --test_tag_filters=helm
 
 if [ "${SKIP_E2E:-}" != 1 ]; then
   prepare_start=$(date +%s)
@@ -145,6 +179,22 @@ else
   skipped=$((skipped + 1))
   echo "skipped (not asked for this run): the end-to-end suite (SKIP_E2E=1)"
 fi
+
+checkers_start=$(date +%s)
+for k in "${!checkers[@]}"; do
+  wait "${checker_pids[$k]}"
+  status=$?
+  # A search that skips was not asked to.
+  if grep -q -- '^--- SKIP' "${checker_logs[$k]}"; then status=1; fi
+  if [ $status -ne 0 ]; then
+    cat "${checker_logs[$k]}"
+  else
+    grep -E '^\s+\S+_test\.go:[0-9]+: explored|^--- PASS' "${checker_logs[$k]}"
+  fi
+  rm -f "${checker_logs[$k]}"
+  record "${checkers[$k]} (at idle priority)" $status
+done
+echo "the protocol checker's searches: waited $(( $(date +%s) - checkers_start ))s for them"
 
 echo "test wall time: $(( $(date +%s) - start ))s"
 counts

@@ -21,6 +21,7 @@ bazel_cmd() {
   shift
   case "$command" in
     build|test|run|cquery) bazel_bin "$command" --config=bazel4 --disk_cache="$BAZEL_DISK_CACHE" "$@" ;;
+    query) bazel_bin "$command" --config=bazel4 "$@" ;;
     *) bazel_bin "$command" "$@" ;;
   esac
 }
