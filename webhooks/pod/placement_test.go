@@ -71,6 +71,26 @@ var _ = Describe("Exclusive placement", func() {
 			And(HaveField("TopologyKey", rack), HaveField("NamespaceSelector", Not(BeNil())))))
 	})
 
+	It("labels each Pod with its priority, as community JobSet does, and repels from a leader's domain only the Jobs of its own priority, which a higher priority can preempt", func() {
+		leader := jobPod(0, exclusive)
+		Expect(k8sClient.Create(ctx, leader)).To(Succeed())
+		// The API server's Priority admission gives a Pod of no priority
+		// class priority 0 before the webhooks see it.
+		Expect(leader.Labels).To(HaveKeyWithValue(jobset.PriorityKey, "0"))
+		Expect(leader.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution).To(ConsistOf(
+			HaveField("LabelSelector.MatchExpressions", ContainElement(And(
+				HaveField("Key", jobset.PriorityKey),
+				HaveField("Operator", metav1.LabelSelectorOpIn),
+				HaveField("Values", ConsistOf("0")))))))
+
+		notExclusive := jobPod(1, nil)
+		Expect(k8sClient.Create(ctx, notExclusive)).To(Succeed())
+		Expect(notExclusive.Labels).To(HaveKeyWithValue(jobset.PriorityKey, "0"))
+		nodeSelectorStrategy := jobPod(0, map[string]string{jobset.ExclusiveKey: rack, jobset.NodeSelectorStrategyKey: "true"})
+		Expect(k8sClient.Create(ctx, nodeSelectorStrategy)).To(Succeed())
+		Expect(nodeSelectorStrategy.Labels).NotTo(HaveKey(jobset.PriorityKey), "the node-selector strategy places by node labels alone")
+	})
+
 	It("refuses a follower while its leader does not exist, saying it waits for the leader", func() {
 		err := k8sClient.Create(ctx, jobPod(1, exclusive))
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)

@@ -45,13 +45,14 @@ func SetupWithManager(mgr ctrl.Manager) error {
 		Complete()
 }
 
-// Default gives a leader its affinities and pins a follower to its
-// leader's domain once the leader is scheduled. A follower whose leader is
+// Default labels the Pod with its priority, gives a leader its affinities
+// and pins a follower to its leader's domain once the leader is scheduled. A follower whose leader is
 // not scheduled yet is left alone here; validation refuses it.
 func (w Webhook) Default(ctx context.Context, pod *corev1.Pod) error {
 	if err := w.keepOff(ctx, pod); err != nil {
 		return err
 	}
+	placement.LabelPriority(pod)
 	topologyKey, exclusive := placement.TopologyKey(pod)
 	if !exclusive {
 		return nil

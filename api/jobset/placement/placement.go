@@ -19,6 +19,7 @@ package placement
 
 import (
 	"fmt"
+	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -61,10 +62,24 @@ func JobSelector(pod *corev1.Pod) labels.Selector {
 	return labels.SelectorFromSet(labels.Set{jobset.JobKey: pod.Labels[jobset.JobKey]})
 }
 
+// LabelPriority labels pod with its priority (jobset.PriorityKey), which
+// SetLeaderAffinities matches on; a Pod of the node-selector strategy, or
+// of no priority (the API server's Priority admission is off), is left
+// alone.
+func LabelPriority(pod *corev1.Pod) {
+	if _, nodeSelector := pod.Annotations[jobset.NodeSelectorStrategyKey]; nodeSelector || pod.Spec.Priority == nil {
+		return
+	}
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[jobset.PriorityKey] = strconv.Itoa(int(*pod.Spec.Priority))
+}
+
 // SetLeaderAffinities makes the scheduler put leader into a domain where
 // Pods of its own Job may run and Pods of no other JobSet Job (in any
-// namespace) do. Adding them twice changes nothing, so admission may run
-// again.
+// namespace) of leader's priority do (LabelPriority). Adding them twice
+// changes nothing, so admission may run again.
 func SetLeaderAffinities(leader *corev1.Pod, topologyKey string) {
 	jobKey := leader.Labels[jobset.JobKey]
 	sameJob := corev1.PodAffinityTerm{
@@ -80,6 +95,10 @@ func SetLeaderAffinities(leader *corev1.Pod, topologyKey string) {
 		}},
 		TopologyKey:       topologyKey,
 		NamespaceSelector: &metav1.LabelSelector{},
+	}
+	if priority, ok := leader.Labels[jobset.PriorityKey]; ok {
+		otherJobs.LabelSelector.MatchExpressions = append(otherJobs.LabelSelector.MatchExpressions,
+			metav1.LabelSelectorRequirement{Key: jobset.PriorityKey, Operator: metav1.LabelSelectorOpIn, Values: []string{priority}})
 	}
 	a := leader.Spec.Affinity
 	if a == nil {

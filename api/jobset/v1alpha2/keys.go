@@ -133,6 +133,12 @@ const (
 	// NoScheduleTaintKey is the taint that the node-selector strategy
 	// tolerates.
 	NoScheduleTaintKey = "alpha.jobset.sigs.k8s.io/no-schedule"
+	// PriorityKey labels each JobSet Pod (but those of the node-selector
+	// strategy) with its priority, as community JobSet's Pod webhook does:
+	// a leader's anti-affinity repels only the Jobs of its own priority, so
+	// that the scheduler can preempt a lower priority's Job out of a domain
+	// for a higher one's.
+	PriorityKey = "jobset.sigs.k8s.io/priority"
 )
 
 // JobSetControllerName is the spec.managedBy value that this controller
