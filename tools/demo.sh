@@ -10,5 +10,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/cluster/lib.sh
 
-cluster_with_images
+cluster_with_images 1
 go run ./tools/demo -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml

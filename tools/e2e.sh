@@ -17,7 +17,10 @@
 #
 # The local cluster has JOBSET_CLUSTER_NODES nodes (default 3 here: the
 # node-fault specs need a node for our controller and webhook and two for
-# the workers; docs/local-cluster.md).
+# the workers; docs/local-cluster.md). The whole suite on the local
+# cluster runs in two shares side by side, each on a cluster of its own
+# (//e2e:e2e_share_1_test and _2_, e2e/BUILD.bazel), as its specs mostly
+# wait; JOBSET_E2E_CLUSTERS=1 runs it on one cluster, spec after spec.
 #
 # Specs that need what this run cannot give (e2e/suite_test.go lists their
 # labels: the local cluster, community JobSet, Kueue, Trainer) are left out
@@ -105,11 +108,18 @@ if $prepare_only; then
   exit 0
 fi
 
-cluster_with_images
+clusters=1 targets=("$target")
+if $local_cluster && [ "$target" = //e2e:e2e_test ] && [ "${JOBSET_E2E_CLUSTERS:-2}" = 2 ]; then
+  clusters=2 targets=(//e2e:e2e_share_1_test //e2e:e2e_share_2_test)
+fi
+cluster_with_images "$clusters"
 cluster_env+=("${passed_env[@]}")
+if [ "$clusters" -gt 1 ]; then
+  cluster_env+=(--test_env=JOBSET_CLUSTER_DIRS="$(IFS=:; echo "${cluster_dirs[*]}")")
+fi
 if [ ${#peers[@]} -gt 0 ]; then
   if $local_cluster; then
-    for dir in "${peers[@]}"; do tools/cluster/cluster.sh import "$dir"/*.tar; done
+    for dir in "${peers[@]}"; do on_local_clusters tools/cluster/cluster.sh import "$dir"/*.tar; done
   else
     echo "not the local cluster: its nodes must hold the images of ${peers[*]}" >&2
   fi
@@ -122,18 +132,16 @@ if [ ${#not_asked[@]} -gt 0 ]; then
   test_args+=(--test_arg=-ginkgo.label-filter="${filter:2}")
 fi
 
-package="${target#//}"; package="${package%%:*}"
-outputs="bazel-testlogs/${package}/${target##*:}/test.outputs"
-started=$(date +%s)
-status=0
-bazel_cmd test "$target" --test_output=streamed --test_timeout=3600 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v \
-  --test_env=KUBECONFIG="$kubeconfig" --test_env=INSTALL_YAML=images/install.yaml "${cluster_env[@]}" "${test_args[@]}" || status=$?
-
-# The suite writes its JSON report into the test's outputs
+# Each target's Ginkgo report: the suite writes it into the test's outputs
 # (e2e/suite_test.go), which Bazel may zip into outputs.zip; one from an
 # earlier run does not count.
-report_of_this_run() {
-  local f
+outputs_of() { # target
+  local package="${1#//}"
+  echo "bazel-testlogs/${package%%:*}/${1##*:}"
+}
+report_of_this_run() { # target
+  local f outputs
+  outputs="$(outputs_of "$1")/test.outputs"
   for f in "$outputs/ginkgo-report.json" "$outputs/outputs.zip"; do
     if [ -f "$f" ] && [ "$(stat -c %Y "$f")" -ge "$started" ]; then
       case "$f" in
@@ -143,19 +151,55 @@ report_of_this_run() {
       return
     fi
   done
+  return 1
 }
+
+started=$(date +%s)
+test_flags=(--test_timeout=3600 --test_arg=-ginkgo.no-color --test_arg=-ginkgo.v
+  --test_env=KUBECONFIG="$kubeconfig" --test_env=INSTALL_YAML=images/install.yaml "${cluster_env[@]}" "${test_args[@]}")
+status=0
+if [ ${#targets[@]} -eq 1 ]; then
+  bazel_cmd test "$target" --test_output=streamed "${test_flags[@]}" || status=$?
+else
+  # Streamed output would run the shares one after the other: each share's
+  # log is followed instead, each line marked with its target's name, until
+  # Bazel is done.
+  for t in "${targets[@]}"; do rm -f "$(outputs_of "$t")/test.log"; done
+  bazel_cmd test "${targets[@]}" --test_output=summary --local_test_jobs="${#targets[@]}" "${test_flags[@]}" &
+  bazel_pid=$!
+  followers=()
+  for t in "${targets[@]}"; do
+    tail -n +1 -F --pid="$bazel_pid" "$(outputs_of "$t")/test.log" 2>/dev/null | sed -u "s|^|${t##*:}: |" &
+    followers+=($!)
+  done
+  wait "$bazel_pid" || status=$?
+  wait "${followers[@]}"
+fi
+
+reports=()
+for t in "${targets[@]}"; do
+  report=$(mktemp)
+  if ! report_of_this_run "$t" >"$report"; then
+    echo "FAIL: ${t} left no Ginkgo report in this run ($(outputs_of "$t")/test.outputs)"
+    echo "0 passed, 1 failed, 0 skipped"
+    exit 1
+  fi
+  reports+=("$report")
+done
+# A spec one share leaves out and the other runs counts once, as run.
 # (go run's own "exit status 1" says nothing the counts do not.)
-summary=$(report_of_this_run | go run ./tools/testreport ginkgo /dev/stdin 2> >(grep -v '^exit status ' >&2)) || true
+summary=$(go run ./tools/testreport ginkgo "${reports[@]}" 2> >(grep -v '^exit status ' >&2)) || true
+rm -f "${reports[@]}"
 counts=$(tail -1 <<<"$summary")
 if ! [[ "$counts" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
-  echo "FAIL: ${target} left no Ginkgo report in this run (${outputs})"
+  echo "FAIL: ${targets[*]}: the Ginkgo reports could not be read"
   echo "0 passed, 1 failed, 0 skipped"
   exit 1
 fi
 sed '$d' <<<"$summary" # the failures and what was left out, by name
 passed=${BASH_REMATCH[1]} failed=${BASH_REMATCH[2]} skipped=${BASH_REMATCH[3]}
 if [ "$status" != 0 ] && [ "$failed" = 0 ]; then
-  echo "FAIL: ${target}: bazel test exited ${status}, though no spec failed"
+  echo "FAIL: ${targets[*]}: bazel test exited ${status}, though no spec failed"
   failed=1
 fi
 echo "${passed} passed, ${failed} failed, ${skipped} skipped"

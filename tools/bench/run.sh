@@ -69,7 +69,7 @@ if want B2; then
 fi
 
 if want B1 || want B3; then
-  cluster_with_images
+  cluster_with_images 1
   if want B3; then
     echo "B3: agent footprint" >&2
     go run ./tools/bench/footprint -kubeconfig "$kubeconfig" -binary bazel-bin/images/jobset-agent_binary_/jobset-agent_binary \
@@ -101,7 +101,7 @@ if want B5; then
     # The cluster of one node that B1 and B3 ran on goes; B5 brings up
     # three (the controller on the first, the workers on the others).
     if want B1 || want B3; then tools/cluster/cluster.sh down; fi
-    JOBSET_CLUSTER_NODES=3 cluster_with_images
+    JOBSET_CLUSTER_NODES=3 cluster_with_images 1
     community=$(tools/peers/jobset.sh build)
     tools/cluster/cluster.sh import "$community"/*.tar
     go run ./tools/bench/nodeloss -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml \

@@ -75,7 +75,8 @@ CP_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler coredn
 CGROUP="jobset-cluster/$(basename "$C")-$(printf %s "$C" | sha256sum | cut -c1-8)"
 FREEZER=/sys/fs/cgroup/freezer
 
-log() { printf '%s cluster: %s\n' "$(date -u +%T)" "$*" >&2; }
+# Each line names the cluster by its directory: two may run side by side.
+log() { printf '%s %s: %s\n' "$(date -u +%T)" "$(basename "$C")" "$*" >&2; }
 die() { log "$*"; exit 1; }
 
 node_name() { echo "jobset-node-$1"; }  # index
@@ -141,7 +142,8 @@ binaries() {
 }
 
 # load reads what `up` recorded: the binaries (`start` runs with another
-# HOME in tests and must not build) and the number of nodes.
+# HOME in tests and must not build), the number of nodes and where the
+# host reaches the API server.
 load() {
   [ -f "$C/cluster.env" ] || die "no cluster in $C"
   # shellcheck source=/dev/null # written by up
@@ -515,7 +517,7 @@ up() {
     api_back "$(node_name "$i")"
   done
   generate_config
-  printf 'KUBEBIN=%q\nCLUSTERBIN=%q\nNODES=%q\n' "$KUBEBIN" "$CLUSTERBIN" "$NODES" >"$C/cluster.env"
+  printf 'KUBEBIN=%q\nCLUSTERBIN=%q\nNODES=%q\nHOST_API=%q\n' "$KUBEBIN" "$CLUSTERBIN" "$NODES" "$HOST_API" >"$C/cluster.env"
 
   start_unit etcd
   for i in $(seq "$NODES"); do start_unit "$(node_name "$i")/containerd"; done

@@ -12,43 +12,97 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 )
 
-func ginkgoCounts(path string) (counts, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return counts{}, err
-	}
-	var reports []types.Report
-	if err := json.Unmarshal(data, &reports); err != nil {
-		return counts{}, fmt.Errorf("%s is not a Ginkgo JSON report (--ginkgo.json-report): %w", path, err)
-	}
-	if len(reports) == 0 {
-		return counts{}, fmt.Errorf("%s holds no suite", path)
-	}
+// ginkgoCounts reads the JSON reports of one run of a suite: one report,
+// or one per share of a suite run in shares side by side, each left out
+// of the others' specs by its label filter. A spec counts once per run of
+// it; one that no report ran counts as skipped once, as the first report
+// says.
+func ginkgoCounts(paths ...string) (counts, error) {
 	var c counts
-	for _, r := range reports {
-		if err := countSuite(&c, r); err != nil {
-			return counts{}, fmt.Errorf("%s: %w", path, err)
+	var verdicts []specVerdict
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return counts{}, err
+		}
+		var reports []types.Report
+		if err := json.Unmarshal(data, &reports); err != nil {
+			return counts{}, fmt.Errorf("%s is not a Ginkgo JSON report (--ginkgo.json-report): %w", path, err)
+		}
+		if len(reports) == 0 {
+			return counts{}, fmt.Errorf("%s holds no suite", path)
+		}
+		for _, r := range reports {
+			v, err := judgeSuite(&c, r)
+			if err != nil {
+				return counts{}, fmt.Errorf("%s: %w", path, err)
+			}
+			verdicts = append(verdicts, v...)
+		}
+	}
+	ran := map[string]bool{}
+	for _, v := range verdicts {
+		if !v.notAsked {
+			ran[v.spec] = true
+		}
+	}
+	listed := map[string]bool{}
+	for _, v := range verdicts {
+		switch {
+		case !v.notAsked:
+			v.apply(&c)
+		case !ran[v.spec] && !listed[v.spec]:
+			listed[v.spec] = true
+			v.apply(&c)
 		}
 	}
 	return c, nil
 }
 
-// countSuite adds one suite's specs to c. Ginkgo reports the specs it did
-// not run as skipped, whatever the reason; which reason it was follows
-// from the run's own configuration, recorded in the report, evaluated as
-// Ginkgo does (internal/focus.go):
+// specVerdict is what one report says of one spec: passed, failed (why,
+// and the state it failed in), or left out on purpose (notAsked).
+type specVerdict struct {
+	// spec names the spec across reports: its text and where it is.
+	spec     string
+	passed   bool
+	failure  string
+	state    string
+	notAsked bool
+	// line is how a failure or a spec left out is printed.
+	line string
+}
+
+func (v specVerdict) apply(c *counts) {
+	switch {
+	case v.passed:
+		c.passed++
+	case v.notAsked:
+		c.notAsked = append(c.notAsked, v.line)
+	default:
+		c.fail("%s", v.line)
+		if c.firstFailureState == "" {
+			c.firstFailureState = v.state
+		}
+	}
+}
+
+// judgeSuite says what one suite's report says of each of its specs, and
+// adds to c the failures of the suite as a whole. Ginkgo reports the specs
+// it did not run as skipped, whatever the reason; which reason it was
+// follows from the run's own configuration, recorded in the report,
+// evaluated as Ginkgo does (internal/focus.go):
 //   - outside the focus (--ginkgo.focus): not part of this run, not counted;
 //   - left out by --ginkgo.label-filter or --ginkgo.skip: skipped, named;
 //   - anything else that did not pass failed, including a spec that
 //     called Skip() (the run did not ask for that), a pending spec, and a
 //     spec that never ran because the suite stopped early.
-func countSuite(c *counts, r types.Report) error {
+func judgeSuite(c *counts, r types.Report) ([]specVerdict, error) {
 	cfg := r.SuiteConfig
 	inFocus := func(string) bool { return true }
 	if len(cfg.FocusStrings) > 0 {
 		re, err := regexp.Compile(strings.Join(cfg.FocusStrings, "|"))
 		if err != nil {
-			return fmt.Errorf("focus %q: %w", cfg.FocusStrings, err)
+			return nil, fmt.Errorf("focus %q: %w", cfg.FocusStrings, err)
 		}
 		inFocus = re.MatchString
 	}
@@ -56,7 +110,7 @@ func countSuite(c *counts, r types.Report) error {
 	if len(cfg.SkipStrings) > 0 {
 		re, err := regexp.Compile(strings.Join(cfg.SkipStrings, "|"))
 		if err != nil {
-			return fmt.Errorf("skip %q: %w", cfg.SkipStrings, err)
+			return nil, fmt.Errorf("skip %q: %w", cfg.SkipStrings, err)
 		}
 		skipped = re.MatchString
 	}
@@ -64,12 +118,13 @@ func countSuite(c *counts, r types.Report) error {
 	if cfg.LabelFilter != "" {
 		filter, err := types.ParseLabelFilter(cfg.LabelFilter)
 		if err != nil {
-			return fmt.Errorf("label filter %q: %w", cfg.LabelFilter, err)
+			return nil, fmt.Errorf("label filter %q: %w", cfg.LabelFilter, err)
 		}
 		labelsMatch = filter
 	}
 
-	failedBefore := c.failed
+	var verdicts []specVerdict
+	failedBefore, specFailed := c.failed, false
 	for _, s := range r.SpecReports {
 		if !s.LeafNodeType.Is(types.NodeTypeIt) {
 			// BeforeSuite, AfterSuite, ReportAfterSuite and the like: they
@@ -87,32 +142,35 @@ func countSuite(c *counts, r types.Report) error {
 			continue
 		}
 		name := s.FullText()
+		v := specVerdict{spec: text + " " + s.LeafNodeLocation.String()}
 		switch {
 		case s.State.Is(types.SpecStatePassed):
-			c.passed++
+			v.passed = true
 		case s.State.Is(types.SpecStateFailureStates):
-			c.fail("%s: %s: %s", name, s.State, message(s))
-			if c.firstFailureState == "" {
-				c.firstFailureState = failureState(name, s)
-			}
+			v.line = fmt.Sprintf("%s: %s: %s", name, s.State, message(s))
+			v.state = failureState(name, s)
 		case !labelsMatch(slices.Concat(r.SuiteLabels, s.Labels())):
-			c.notAsked = append(c.notAsked, fmt.Sprintf("%s [%s; --ginkgo.label-filter=%s]", name, strings.Join(s.Labels(), ", "), cfg.LabelFilter))
+			v.notAsked = true
+			v.line = fmt.Sprintf("%s [%s; --ginkgo.label-filter=%s]", name, strings.Join(s.Labels(), ", "), cfg.LabelFilter)
 		case skipped(text):
-			c.notAsked = append(c.notAsked, fmt.Sprintf("%s [--ginkgo.skip=%s]", name, strings.Join(cfg.SkipStrings, "|")))
+			v.notAsked = true
+			v.line = fmt.Sprintf("%s [--ginkgo.skip=%s]", name, strings.Join(cfg.SkipStrings, "|"))
 		case s.State == types.SpecStatePending:
-			c.fail("%s: pending, which hides it as a skip does", name)
+			v.line = name + ": pending, which hides it as a skip does"
 		case s.State == types.SpecStateSkipped && s.Failure.Message != "":
-			c.fail("%s: skipped at run time, which this run did not ask for: %s", name, message(s))
+			v.line = fmt.Sprintf("%s: skipped at run time, which this run did not ask for: %s", name, message(s))
 		default:
-			c.fail("%s: %s without running (the suite stopped before it)", name, s.State)
+			v.line = fmt.Sprintf("%s: %s without running (the suite stopped before it)", name, s.State)
 		}
+		specFailed = specFailed || (!v.passed && !v.notAsked)
+		verdicts = append(verdicts, v)
 	}
-	if !r.SuiteSucceeded && c.failed == failedBefore {
+	if !r.SuiteSucceeded && !specFailed && c.failed == failedBefore {
 		// Failed as a whole: --ginkgo.fail-on-empty, a timeout, an
 		// interrupt, a programmatic focus.
 		c.fail("%s: %s", r.SuiteDescription, strings.Join(r.SpecialSuiteFailureReasons, "; "))
 	}
-	return nil
+	return verdicts, nil
 }
 
 // message is a spec's failure or skip message on one line, with where it

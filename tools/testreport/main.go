@@ -4,8 +4,10 @@
 // run asking, is counted as failed: a skip nobody reads is a test that
 // silently stopped testing.
 //
-//	testreport ginkgo REPORT.json
-//	    Ginkgo's JSON report (--ginkgo.json-report). Prints a FAIL line per
+//	testreport ginkgo REPORT.json...
+//	    Ginkgo's JSON report (--ginkgo.json-report), or one per share of a
+//	    suite run in shares (a spec one share left out and another ran
+//	    counts once, as run). Prints a FAIL line per
 //	    failure, a "skipped (not asked for this run)" line per spec that the
 //	    run's label filter or skip strings left out, what the first failed
 //	    spec recorded of the state it failed in (its report entries shown
@@ -32,7 +34,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	const usage = "usage: testreport ginkgo REPORT.json | testreport junit-skips TARGET=TEST.XML ..."
+	const usage = "usage: testreport ginkgo REPORT.json... | testreport junit-skips TARGET=TEST.XML ..."
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
 		return 2
@@ -40,8 +42,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var c counts
 	var err error
 	switch {
-	case args[0] == "ginkgo" && len(args) == 2:
-		if c, err = ginkgoCounts(args[1]); err == nil {
+	case args[0] == "ginkgo" && len(args) >= 2:
+		if c, err = ginkgoCounts(args[1:]...); err == nil {
 			c.print(stdout)
 		}
 	case args[0] == "junit-skips":

@@ -184,6 +184,47 @@ func TestGinkgoCounts(t *testing.T) {
 	}
 }
 
+// TestGinkgoShares reads the reports of a suite run in two shares (each
+// with its own label filter, joined to the run's): a spec one share left
+// out and the other ran counts once, as run; a spec both left out is
+// skipped once.
+func TestGinkgoShares(t *testing.T) {
+	share := func(filter string, specs ...types.SpecReport) string {
+		path := filepath.Join(t.TempDir(), "report.json")
+		data, err := json.Marshal([]types.Report{{
+			SuiteDescription: "suite", SuiteSucceeded: true,
+			SuiteConfig: types.SuiteConfig{LabelFilter: filter},
+			SpecReports: specs,
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	first := share("(!soak) && (faults)",
+		it("outage", types.SpecStatePassed, "faults"),
+		it("story", types.SpecStateSkipped),
+		it("broken", types.SpecStateSkipped),
+		it("soak", types.SpecStateSkipped, "faults", "soak"))
+	second := share("(!soak) && (!(faults))",
+		it("outage", types.SpecStateSkipped, "faults"),
+		it("story", types.SpecStatePassed),
+		it("broken", types.SpecStateFailed),
+		it("soak", types.SpecStateSkipped, "faults", "soak"))
+	got, err := ginkgoCounts(first, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := counts{passed: 2, failed: 1, failures: []string{"scenario broken: failed: (no message)"},
+		notAsked: []string{"scenario soak [faults, soak; --ginkgo.label-filter=(!soak) && (faults)]"}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(counts{})); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+}
+
 func TestGinkgoUnreadable(t *testing.T) {
 	dir := t.TempDir()
 	for name, content := range map[string]string{
