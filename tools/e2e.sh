@@ -173,7 +173,8 @@ else
     followers+=($!)
   done
   wait "$bazel_pid" || status=$?
-  wait "${followers[@]}"
+  # tail exits 1 for a log that did not exist yet when it started.
+  wait "${followers[@]}" || true
 fi
 
 reports=()
