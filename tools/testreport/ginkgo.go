@@ -59,17 +59,17 @@ func ginkgoCounts(paths ...string) (counts, error) {
 	return c, nil
 }
 
-// specVerdict is what one report says of one spec: passed, failed (why,
-// and the state it failed in), or left out on purpose (notAsked).
+// specVerdict is what one report says of one spec: passed, failed, or
+// left out on purpose (notAsked).
 type specVerdict struct {
 	// spec names the spec across reports: its text and where it is.
 	spec     string
 	passed   bool
-	failure  string
-	state    string
 	notAsked bool
 	// line is how a failure or a spec left out is printed.
 	line string
+	// state is what a failed spec recorded of the state it failed in.
+	state string
 }
 
 func (v specVerdict) apply(c *counts) {
