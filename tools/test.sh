@@ -13,11 +13,11 @@
 #      (tools/e2e.sh; SKIP_E2E=1 leaves it out, for machines without root);
 #      what it needs from outside Bazel (the cluster's Kubernetes binaries,
 #      the peers of the Kueue and Trainer specs) builds in the background
-#      from step 2 on, at the lowest CPU and I/O priority, so that it takes
-#      what the checks and Bazel leave idle (the envtest suites mostly
-#      wait), and the suite waits for it; the protocol checker's searches,
-#      built in step 3, run beside the suite at that priority too, as the
-#      suite mostly waits on the cluster,
+#      from step 2 on, at a low CPU and I/O priority, so that it takes
+#      mostly what the checks and Bazel leave idle (the envtest suites
+#      mostly wait), and the suite waits for it; the protocol checker's
+#      searches, built in step 3, run beside the suite at the lowest
+#      priority, as the suite mostly waits on the cluster,
 #   5. ends with one line "N passed, N failed, N skipped" over checks, test
 #      targets and end-to-end specs. Skipped is what the run left out on
 #      purpose, each named above it; a test that skips on its own counts
@@ -34,9 +34,13 @@ record() { # name, exit status
 counts() { echo "${passed} passed, ${failed} failed, ${skipped} skipped"; }
 
 # What runs in the background at a lower priority than the steps it runs
-# beside: their CPU time is what those steps leave idle.
+# beside: their CPU time is what those steps leave idle. The end-to-end
+# suite's preparation (below) runs above the protocol checker's searches,
+# which start beside it once Bazel is done: the suite waits for the
+# preparation, and nothing waits for the searches until the very end.
 idle=(nice -n 19)
-if command -v ionice >/dev/null; then idle+=(ionice -c 3); fi
+background=(nice -n 10)
+if command -v ionice >/dev/null; then idle+=(ionice -c 3); background+=(ionice -c 2 -n 7); fi
 # Helm for the chart's tests, built beside everything up to them; without
 # it they fail, naming what to run.
 helm_out=$(mktemp)
@@ -60,7 +64,7 @@ fi
 export KUBEBUILDER_ASSETS
 if [ "${SKIP_E2E:-}" != 1 ]; then
   prepare_log=$(mktemp)
-  "${idle[@]}" tools/e2e.sh --prepare >"$prepare_log" 2>&1 &
+  "${background[@]}" tools/e2e.sh --prepare >"$prepare_log" 2>&1 &
   prepare_pid=$!
 fi
 # Passed into Bazel's test environment (see .bazelrc) for the tests that run Go.
