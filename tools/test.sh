@@ -50,8 +50,7 @@ helm_pid=$!
 # checks, which need none of it: each fills what the other leaves idle
 # (Bazel's loading and fetching, the Go linker's single thread). `bazel
 # test` below then finds it built, and says again what failed to build.
-bazel_build_log=$(mktemp)
-bazel_cmd build //... >"$bazel_build_log" 2>&1 &
+bazel_cmd build //... >/dev/null 2>&1 &
 bazel_build_pid=$!
 
 KUBEBUILDER_ASSETS=$(tools/kubebin/build.sh etcd kube-apiserver kubectl)
@@ -137,7 +136,6 @@ bazel_tests() {
 bazel_build_start=$(date +%s)
 wait "$bazel_build_pid"
 echo "bazel build //... (beside the steps above): waited $(( $(date +%s) - bazel_build_start ))s for it"
-rm -f "$bazel_build_log"
 bazel_tests //... --test_tag_filters=-checker,-helm
 
 # The protocol checker's searches: built above, each run from the script
@@ -148,15 +146,15 @@ if [ ${#checkers[@]} -eq 0 ]; then
   failed=$((failed + 1))
   echo "FAIL: no target is tagged checker (bazel query)"
 fi
-checker_pids=() checker_logs=()
-for target in "${checkers[@]}"; do
-  script=$(mktemp) log=$(mktemp)
+checker_dir=$(mktemp -d) checker_pids=()
+for k in "${!checkers[@]}"; do
+  target=${checkers[$k]} script="${checker_dir}/${k}.sh" log="${checker_dir}/${k}.log"
   if bazel_cmd run --script_path="$script" "$target" >"$log" 2>&1; then
     "${idle[@]}" bash "$script" -test.v -test.timeout=90m >"$log" 2>&1 &
   else
     false &
   fi
-  checker_pids+=($!) checker_logs+=("$log")
+  checker_pids+=($!)
 done
 
 wait "$helm_pid"
@@ -201,15 +199,15 @@ for k in "${!checkers[@]}"; do
   wait "${checker_pids[$k]}"
   status=$?
   # A search that skips was not asked to.
-  if grep -q -- '^--- SKIP' "${checker_logs[$k]}"; then status=1; fi
+  if grep -q -- '^--- SKIP' "${checker_dir}/${k}.log"; then status=1; fi
   if [ $status -ne 0 ]; then
-    cat "${checker_logs[$k]}"
+    cat "${checker_dir}/${k}.log"
   else
-    grep -E '^\s+\S+_test\.go:[0-9]+: explored|^--- PASS' "${checker_logs[$k]}"
+    grep -E '^\s+\S+_test\.go:[0-9]+: explored|^--- PASS' "${checker_dir}/${k}.log"
   fi
-  rm -f "${checker_logs[$k]}"
   record "${checkers[$k]} (at idle priority)" $status
 done
+rm -rf "$checker_dir"
 echo "the protocol checker's searches: waited $(( $(date +%s) - checkers_start ))s for them"
 
 echo "test wall time: $(( $(date +%s) - start ))s"

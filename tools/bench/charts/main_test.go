@@ -50,6 +50,20 @@ func bars(t *testing.T, svg []byte) []string {
 	}
 }
 
+// rendered reads run's summary lines and renders the charts they give.
+func rendered(t *testing.T, run string) (chart.Lines, map[string][]byte) {
+	t.Helper()
+	lines, err := chart.Read(strings.NewReader(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts, err := render(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines, charts
+}
+
 func TestRendersKnownSummaryLinesAsBars(t *testing.T) {
 	run := `B1: progress that is not a summary line
 bench=group-restart-run strategy=InPlaceRestart workers=4 run=1 total_s=3
@@ -59,14 +73,7 @@ bench=group-restart strategy=InPlaceRestart workers=1 p50_s=2.01 p90_s=2.01 runs
 bench=coordination-summary apf=shipped pods=10000 seconds=171 io_floor_s=66.0 recreate_s=399
 bench=coordination-summary apf=shipped pods=1000 seconds=16.1 io_floor_s=3.74 recreate_s=31.9
 `
-	lines, err := chart.Read(strings.NewReader(run))
-	if err != nil {
-		t.Fatal(err)
-	}
-	charts, err := render(lines)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, charts := rendered(t, run)
 	want := map[string][]string{
 		// The sizes in order, the ways in theirs, a way without a line at
 		// a size left out.
@@ -93,14 +100,7 @@ bench=group-restart strategy=InPlaceRestart/pod workers=8 p50_s=3.98 p90_s=4.22 
 bench=group-restart strategy=InPlaceRestart/process workers=8 p50_s=0.95 p90_s=1.1 runs=5 p50_worker_started_s=0.95
 bench=group-restart-ratio workers=8 recreate_over_process=4.74 pod_over_process=3.68
 `
-	lines, err := chart.Read(strings.NewReader(run))
-	if err != nil {
-		t.Fatal(err)
-	}
-	charts, err := render(lines)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines, charts := rendered(t, run)
 	want := []string{"W = 1 (the floor), ours, process tier: 0.61", "W = 1 (the floor), ours, Pod tier: 1.8",
 		"W = 8, ours, process tier: 0.95", "W = 8, ours, Pod tier: 3.5", "W = 8, community in place: 4.2", "W = 8, Recreate: 4.5"}
 	if got := bars(t, charts["b1.svg"]); !slices.Equal(got, want) {
