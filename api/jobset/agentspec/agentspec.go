@@ -25,6 +25,9 @@ const (
 	// the epoch it has joined, as a decimal int32. Only the agent writes
 	// it.
 	EpochAnnotation = "jobset.sigs.k8s.io/epoch"
+	// InPlaceGroupKey names a replicatedJob's in-place group: an annotation
+	// on its Job template, and a label of its Jobs and Pods.
+	InPlaceGroupKey = "alpha.jobset.sigs.k8s.io/in-place-group"
 	// JobSetNameKey holds the name of the owning JobSet, as a label and an
 	// annotation of every child Pod; the agent learns its JobSet's name
 	// from the annotation through the downward API.
@@ -69,6 +72,11 @@ const (
 	EnvNamespace       = "NAMESPACE"
 	EnvPodName         = "POD_NAME"
 	EnvJobSetName      = "JOBSET_NAME"
+	// EnvInPlaceGroup names the agent's in-place group when its
+	// replicatedJob names one (InPlaceGroupKey): the agent follows that
+	// group's epochs in status.inPlaceGroups, not the default group's.
+	// The controller sets it; empty: the default group.
+	EnvInPlaceGroup = "IN_PLACE_GROUP"
 	EnvRestartExitCode = "RESTART_POD_IN_PLACE_EXIT_CODE"
 	EnvBarrierPort     = "BARRIER_PORT"
 	EnvBarrierPath     = "BARRIER_PATH"

@@ -534,6 +534,76 @@ type JobSetStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="status.syncedEpoch must not decrease"
 	SyncedEpoch *int32 `json:"syncedEpoch,omitempty"`
+
+	// inPlaceGroups holds the epochs of the JobSet's named in-place groups
+	// (the annotation alpha.jobset.sigs.k8s.io/in-place-group on a
+	// replicatedJob's Job template): each group restarts in place on its
+	// own. syncedEpoch, deprecatedEpoch and the JobSet's InPlaceRestarting
+	// condition are the default group's: the replicatedJobs whose Pods run
+	// the agent and name no group. inPlaceRestarts and
+	// fencedInPlaceRestarts above count every group's restarts: the
+	// restart budget is the JobSet's.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="oldSelf.all(o, self.exists(n, n.name == o.name))",message="status.inPlaceGroups: a group's entry must not be removed (its epochs only increase)"
+	InPlaceGroups []InPlaceGroupStatus `json:"inPlaceGroups,omitempty"`
+}
+
+// InPlaceGroupStatus is the epoch protocol's state of one named in-place
+// group: the same fields, with the same rules, as the default group's at
+// the top of the status.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.deprecatedEpoch) ? self.deprecatedEpoch : 0) <= (has(self.syncedEpoch) ? self.syncedEpoch : 0)",message="status.inPlaceGroups[].deprecatedEpoch must not exceed its syncedEpoch"
+type InPlaceGroupStatus struct {
+	// name of the group, as the replicatedJobs' annotation
+	// alpha.jobset.sigs.k8s.io/in-place-group gives it.
+	//
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// syncedEpoch is the epoch every live Pod of the group has joined.
+	// Absent means 0. Only ever increases.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="status.inPlaceGroups[].syncedEpoch must not decrease"
+	SyncedEpoch *int32 `json:"syncedEpoch,omitempty"`
+
+	// deprecatedEpoch is the highest epoch of the group that must restart.
+	// Absent means 0. Only ever increases, and never exceeds syncedEpoch.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="status.inPlaceGroups[].deprecatedEpoch must not decrease"
+	DeprecatedEpoch *int32 `json:"deprecatedEpoch,omitempty"`
+
+	// inPlaceRestarts counts the group's own restarts in place that count
+	// against spec.failurePolicy.maxRestarts (each is in the JobSet's
+	// inPlaceRestarts too).
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	InPlaceRestarts int32 `json:"inPlaceRestarts,omitempty"`
+
+	// fencedInPlaceRestarts counts the group's restarts in place that
+	// nothing but fences caused (each is in the JobSet's
+	// fencedInPlaceRestarts too).
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	FencedInPlaceRestarts int32 `json:"fencedInPlaceRestarts,omitempty"`
+
+	// conditions of the group: InPlaceRestarting, InvalidEpoch and
+	// GatherStalled, as the JobSet's are for the default group.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // ReplicatedJobStatus counts the child Jobs of one replicatedJob by state.

@@ -93,6 +93,14 @@ const (
 	// answered that with a full restart; a Pod seen to finish on its own
 	// first is released at once.
 	GroupMemberFinalizer = "jobset.sigs.k8s.io/group-member"
+	// InPlaceGroupKey, an annotation on a replicatedJob's Job template,
+	// names the in-place group its Pods belong to: replicatedJobs that
+	// name the same group restart in place together, and a failure in one
+	// group leaves the others running (status.inPlaceGroups). Without it,
+	// a replicatedJob whose Pods run the agent is in the default group.
+	// The controller labels the group's Jobs and Pods with it too, and
+	// gives their agents the group's name (agentspec.EnvInPlaceGroup).
+	InPlaceGroupKey = agentspec.InPlaceGroupKey
 	// FailuresInPlaceAnnotation holds, on a member, the times (RFC 3339,
 	// the controller's clock) of its last failures in place.
 	FailuresInPlaceAnnotation = "jobset.sigs.k8s.io/failures-in-place"
