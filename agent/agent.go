@@ -336,7 +336,7 @@ func (a *Agent) consume(ctx context.Context, w *kubeclient.Watcher, resourceVers
 			a.backoff.reset()
 			resourceVersion = js.Metadata.ResourceVersion
 			a.setJobSetView(js)
-			restart, err := a.observe(ctx, Epochs{Synced: js.Status.SyncedEpoch, Deprecated: js.Status.DeprecatedEpoch})
+			restart, err := a.observe(ctx, js.epochsOf(a.cfg.InPlaceGroup))
 			switch {
 			case restart:
 				return true, resourceVersion, nil
@@ -361,7 +361,26 @@ type jobSet struct {
 		Restarts        int32 `json:"restarts"`
 		SyncedEpoch     int32 `json:"syncedEpoch"`
 		DeprecatedEpoch int32 `json:"deprecatedEpoch"`
+		InPlaceGroups   []struct {
+			Name            string `json:"name"`
+			SyncedEpoch     int32  `json:"syncedEpoch"`
+			DeprecatedEpoch int32  `json:"deprecatedEpoch"`
+		} `json:"inPlaceGroups"`
 	} `json:"status"`
+}
+
+// epochsOf is the epochs of the named in-place group ("": the default
+// group's). A group without an entry yet has not synced: epochs 0.
+func (js *jobSet) epochsOf(group string) Epochs {
+	if group == "" {
+		return Epochs{Synced: js.Status.SyncedEpoch, Deprecated: js.Status.DeprecatedEpoch}
+	}
+	for _, g := range js.Status.InPlaceGroups {
+		if g.Name == group {
+			return Epochs{Synced: g.SyncedEpoch, Deprecated: g.DeprecatedEpoch}
+		}
+	}
+	return Epochs{}
 }
 
 // jobSetSpec is what the agent reads of the JobSet's spec: the group's

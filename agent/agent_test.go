@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -159,6 +160,38 @@ var _ = Describe("Agent", func() {
 		Eventually(barrier(r)).Should(HavePrefix("200"))
 		Consistently(r.exited).ShouldNot(Receive())
 		setEpochs(2, 2)
+		Eventually(r.exited).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
+	})
+
+	It("in a named in-place group, follows that group's epochs and none other's", func() {
+		setGroupEpochs := func(group string, synced, deprecated int32) {
+			Eventually(func() error {
+				fresh := &jobset.JobSet{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(js), fresh); err != nil {
+					return err
+				}
+				patch := client.MergeFrom(fresh.DeepCopy())
+				entry := jobset.InPlaceGroupStatus{Name: group, SyncedEpoch: ptr.To(synced), DeprecatedEpoch: ptr.To(deprecated)}
+				if i := slices.IndexFunc(fresh.Status.InPlaceGroups, func(g jobset.InPlaceGroupStatus) bool { return g.Name == group }); i >= 0 {
+					fresh.Status.InPlaceGroups[i] = entry
+				} else {
+					fresh.Status.InPlaceGroups = append(fresh.Status.InPlaceGroups, entry)
+				}
+				return c.Status().Patch(ctx, fresh, patch)
+			}).Should(Succeed())
+		}
+		setEpochs(4, 3)
+		setGroupEpochs("embedding", 2, 1)
+		r := startWith(map[string]string{agentspec.EnvInPlaceGroup: "trunk"})
+		Eventually(podEpoch).Should(Equal("1"))
+		setGroupEpochs("trunk", 1, 0)
+		Eventually(barrier(r)).Should(HavePrefix("200"))
+		By("the default group and another group restarting")
+		setEpochs(5, 5)
+		setGroupEpochs("embedding", 3, 3)
+		Consistently(r.exited).ShouldNot(Receive())
+		By("its own group restarting")
+		setGroupEpochs("trunk", 1, 1)
 		Eventually(r.exited).Should(Receive(Equal(agentspec.DefaultRestartExitCode)))
 	})
 

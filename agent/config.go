@@ -33,6 +33,9 @@ type Config struct {
 	// WrapperControl is the worker wrapper's control socket; empty: the
 	// worker runs without a wrapper, and only the kubelet stops it.
 	WrapperControl string
+	// InPlaceGroup names the agent's in-place group, whose epochs it
+	// follows (status.inPlaceGroups); empty: the default group's.
+	InPlaceGroup string
 }
 
 // ConfigFromEnv reads and validates the configuration. Every problem is
@@ -51,6 +54,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		NodeName:        getenv(agentspec.EnvNodeName),
 		StateDir:        getenv(agentspec.EnvStateDir),
 		WrapperControl:  getenv(agentspec.EnvWrapperControl),
+		InPlaceGroup:    getenv(agentspec.EnvInPlaceGroup),
 	}
 	var errs []error
 	for _, v := range []struct {
@@ -97,6 +101,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if c.WrapperControl != "" && !strings.HasPrefix(c.WrapperControl, "/") {
 		errs = append(errs, fmt.Errorf("%s=%q: must be an absolute path, the worker wrapper's control socket in the volume the agent shares with the worker container",
 			agentspec.EnvWrapperControl, c.WrapperControl))
+	}
+	if problems := validation.IsDNS1123Label(c.InPlaceGroup); c.InPlaceGroup != "" && len(problems) > 0 {
+		errs = append(errs, fmt.Errorf("%s=%q is not a valid group name (%s): leave it to the controller, which sets it from the replicatedJob's annotation %s",
+			agentspec.EnvInPlaceGroup, c.InPlaceGroup, strings.Join(problems, "; "), agentspec.InPlaceGroupKey))
 	}
 	return c, errors.Join(errs...)
 }

@@ -37,6 +37,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"a relative probe path":                  {env: with(agentspec.EnvBarrierPath, "ready"), wantErrs: []string{"BARRIER_PATH=\"ready\": must be an absolute path"}},
 		"a fence time that is not whole seconds": {env: with(agentspec.EnvFenceAfterSeconds, "1.5"), wantErrs: []string{"FENCE_AFTER_SECONDS=\"1.5\": must be a whole number of seconds from 0 (never fence)"}},
 		"a negative fence time":                  {env: with(agentspec.EnvFenceAfterSeconds, "-1"), wantErrs: []string{"FENCE_AFTER_SECONDS=\"-1\""}},
+		"a group name that is not a name":        {env: with(agentspec.EnvInPlaceGroup, "Trunk_A"), wantErrs: []string{`IN_PLACE_GROUP="Trunk_A" is not a valid group name`, "alpha.jobset.sigs.k8s.io/in-place-group"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
