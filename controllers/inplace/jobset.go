@@ -1,6 +1,7 @@
 package inplace
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -23,8 +24,9 @@ import (
 // reading that the controller decides on and that `kubectl jobset` shows,
 // so that what a user reads is what the controller acts on.
 
-// Group returns the replicatedJobs of the JobSet's in-place group (those
-// whose Pods run the agent) and their names. Others (an initializer the
+// Group returns the replicatedJobs whose Pods run the agent, in every
+// in-place group, and their names: the members the controller holds,
+// watches for node loss and never lets shrink. Others (an initializer the
 // group waits for to Complete, a launcher that waits for the group to be
 // Ready; the webhook admits only shapes that cannot deadlock) are ordinary
 // Jobs: the epoch protocol neither expects nor counts their Pods, and
@@ -41,19 +43,139 @@ func Group(js *jobset.JobSet) ([]jobset.ReplicatedJob, sets.Set[string]) {
 	return members, names
 }
 
+// InPlaceGroup is one in-place group of a JobSet: replicatedJobs whose
+// Pods run the agent and restart in place together, with epochs of their
+// own. A failure in one group restarts that group alone; what a group
+// cannot absorb (a lost index, a spent budget) escalates to the JobSet.
+type InPlaceGroup struct {
+	// Name is the group's name (GroupNameOf); "" is the default group,
+	// the replicatedJobs that name none, whose state is the top of the
+	// JobSet's status.
+	Name           string
+	ReplicatedJobs []jobset.ReplicatedJob
+	Members        sets.Set[string]
+	// Synced, Deprecated and Conditions are the group's state as the
+	// JobSet's status holds it (the default group's conditions are the
+	// JobSet's).
+	Synced, Deprecated int32
+	Conditions         []metav1.Condition
+}
+
+// GroupNameOf is the in-place group a replicatedJob names, "" for the
+// default group.
+func GroupNameOf(rj *jobset.ReplicatedJob) string {
+	return rj.Template.Annotations[jobset.InPlaceGroupKey]
+}
+
+// Groups returns the JobSet's in-place groups that have members: the
+// default group first, then the named ones in the order of their first
+// replicatedJob.
+func Groups(js *jobset.JobSet) []InPlaceGroup {
+	members, _ := Group(js)
+	names := []string{}
+	for _, rj := range members {
+		if name := GroupNameOf(&rj); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.SortStableFunc(names, func(a, b string) int {
+		return cmp.Compare(min(len(a), 1), min(len(b), 1)) // the default group first
+	})
+	groups := make([]InPlaceGroup, len(names))
+	for i, name := range names {
+		groups[i] = GroupState(js, name)
+		for _, rj := range members {
+			if GroupNameOf(&rj) == name {
+				groups[i].ReplicatedJobs = append(groups[i].ReplicatedJobs, rj)
+				groups[i].Members.Insert(rj.Name)
+			}
+		}
+	}
+	return groups
+}
+
+// Scoped: the JobSet has named in-place groups, each restarting on its
+// own.
+func Scoped(js *jobset.JobSet) bool {
+	groups := Groups(js)
+	return len(groups) > 1 || len(groups) == 1 && groups[0].Name != ""
+}
+
+// DefaultGroup is the JobSet's default in-place group, empty when every
+// replicatedJob names a group.
+func DefaultGroup(js *jobset.JobSet) InPlaceGroup {
+	for _, g := range Groups(js) {
+		if g.Name == "" {
+			return g
+		}
+	}
+	return GroupState(js, "")
+}
+
+// GroupOf returns the in-place group of the replicatedJob named rjName,
+// and false when its Pods run no agent.
+func GroupOf(js *jobset.JobSet, rjName string) (InPlaceGroup, bool) {
+	for _, g := range Groups(js) {
+		if g.Members.Has(rjName) {
+			return g, true
+		}
+	}
+	return InPlaceGroup{}, false
+}
+
+// GroupState reads the named group's state from the status, without its
+// members.
+func GroupState(js *jobset.JobSet, name string) InPlaceGroup {
+	g := InPlaceGroup{Name: name, Members: sets.New[string]()}
+	if name == "" {
+		g.Synced, g.Deprecated = ptr.Deref(js.Status.SyncedEpoch, 0), ptr.Deref(js.Status.DeprecatedEpoch, 0)
+		g.Conditions = js.Status.Conditions
+		return g
+	}
+	for _, s := range js.Status.InPlaceGroups {
+		if s.Name == name {
+			g.Synced, g.Deprecated = ptr.Deref(s.SyncedEpoch, 0), ptr.Deref(s.DeprecatedEpoch, 0)
+			g.Conditions = s.Conditions
+		}
+	}
+	return g
+}
+
+// Regathering: the controller recreated every Pod of the group (a full
+// restart or a suspension) since it last synced, and said so in its
+// InPlaceRestarting condition in the same status write.
+func (g InPlaceGroup) Regathering() bool {
+	c := meta.FindStatusCondition(g.Conditions, string(jobset.JobSetInPlaceRestarting))
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == jobset.ReasonPodsRecreated
+}
+
+// RestartInProgress: a group restart of the group started and has not
+// synced yet.
+func (g InPlaceGroup) RestartInProgress() bool {
+	return RestartInProgress(g.Synced, g.Deprecated)
+}
+
+// Describe names the group for messages: "" for the default group, which
+// messages have always meant.
+func (g InPlaceGroup) Describe() string {
+	if g.Name == "" {
+		return ""
+	}
+	return fmt.Sprintf("in-place group %q: ", g.Name)
+}
+
 // GroupChildren keeps the Pods and Jobs of the in-place group's
 // replicatedJobs.
-func GroupChildren(js *jobset.JobSet, pods []*corev1.Pod, jobs []*batchv1.Job) ([]*corev1.Pod, []*batchv1.Job) {
-	_, names := Group(js)
+func GroupChildren(g InPlaceGroup, pods []*corev1.Pod, jobs []*batchv1.Job) ([]*corev1.Pod, []*batchv1.Job) {
 	groupPods := make([]*corev1.Pod, 0, len(pods))
 	for _, pod := range pods {
-		if names.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
+		if g.Members.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
 			groupPods = append(groupPods, pod)
 		}
 	}
 	var groupJobs []*batchv1.Job
 	for _, job := range jobs {
-		if names.Has(job.Labels[jobset.ReplicatedJobNameKey]) {
+		if g.Members.Has(job.Labels[jobset.ReplicatedJobNameKey]) {
 			groupJobs = append(groupJobs, job)
 		}
 	}
@@ -106,23 +228,21 @@ func MaxRestarts(js *jobset.JobSet) int32 {
 	return js.Spec.FailurePolicy.MaxRestarts
 }
 
-// Regathering: the controller recreated every Pod (a full restart or a
-// suspension) since the group last synced, and said so in the
-// InPlaceRestarting condition in the same status write.
+// Regathering: the controller recreated every Pod of the default group
+// since it last synced (InPlaceGroup.Regathering).
 func Regathering(js *jobset.JobSet) bool {
-	c := meta.FindStatusCondition(js.Status.Conditions, string(jobset.JobSetInPlaceRestarting))
-	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == jobset.ReasonPodsRecreated
+	return DefaultGroup(js).Regathering()
 }
 
-// GatherStart returns since when the JobSet's Pods have been gathering at
-// the epoch after the synced one, or false when they are not.
-func GatherStart(js *jobset.JobSet) (time.Time, bool) {
-	if c := meta.FindStatusCondition(js.Status.Conditions, string(jobset.JobSetInPlaceRestarting)); c != nil {
+// GatherStart returns since when the group's Pods have been gathering at
+// the epoch after its synced one, or false when they are not.
+func (g InPlaceGroup) GatherStart(js *jobset.JobSet) (time.Time, bool) {
+	if c := meta.FindStatusCondition(g.Conditions, string(jobset.JobSetInPlaceRestarting)); c != nil {
 		// True from a group restart's start, or from a full restart or a
 		// suspension, until the next sync.
 		return c.LastTransitionTime.Time, c.Status == metav1.ConditionTrue
 	}
-	if ptr.Deref(js.Status.SyncedEpoch, 0) > 0 {
+	if g.Synced > 0 {
 		return time.Time{}, false
 	}
 	// The first gather, from the JobSet's creation or its last resume.
@@ -191,24 +311,24 @@ func ParseIndexes(list string) sets.Set[int] {
 	return out
 }
 
-// SnapshotOf reads the protocol's inputs: the Pods of the current restart
-// attempt, the expected Pod count (less the indexes the current Jobs count
+// SnapshotOf reads the protocol's inputs for one in-place group: the Pods
+// of its replicatedJobs of the current restart attempt, the expected Pod
+// count (less the indexes the current Jobs count
 // complete, from their status: the Pods that completed them may be gone)
 // and the restart budget. A Pod shows a failure signal too when signs
 // holds one seen at the epoch it shows (Tally.Signs). A Pod marked lost
 // whose worker fenced reports (nil: none does) is not still running,
 // though no kubelet reported it stopped.
-func SnapshotOf(js *jobset.JobSet, pods []corev1.Pod, jobs []*batchv1.Job, signs map[string]string, fenced func(*corev1.Pod) bool) Snapshot {
-	current, jobs := GroupChildren(js, CurrentAttempt(js, pods), jobs)
+func SnapshotOf(js *jobset.JobSet, g InPlaceGroup, pods []corev1.Pod, jobs []*batchv1.Job, signs map[string]string, fenced func(*corev1.Pod) bool) Snapshot {
+	current, jobs := GroupChildren(g, CurrentAttempt(js, pods), jobs)
 	s := Snapshot{
-		Synced:       ptr.Deref(js.Status.SyncedEpoch, 0),
-		Deprecated:   ptr.Deref(js.Status.DeprecatedEpoch, 0),
-		Regathering:  Regathering(js),
+		Synced:       g.Synced,
+		Deprecated:   g.Deprecated,
+		Regathering:  g.Regathering(),
 		RestartsUsed: RestartsUsed(js),
 		MaxRestarts:  MaxRestarts(js),
 	}
-	members, _ := Group(js)
-	for _, rj := range members {
+	for _, rj := range g.ReplicatedJobs {
 		s.ExpectedPods += rj.Replicas * ptr.Deref(rj.Template.Spec.Parallelism, 1)
 	}
 	failurePolicies := map[string]*batchv1.PodFailurePolicy{}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -12,7 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 // JobName is the name of the index-th Job of a replicatedJob.
@@ -134,6 +138,7 @@ func constructJob(js *jobset.JobSet, at jobIndexes) *batchv1.Job {
 	if _, ok := job.Annotations[jobset.NodeSelectorStrategyKey]; ok {
 		pinToNamespacedJobNodes(&pod.Spec, js.Namespace, name)
 	}
+	nameInPlaceGroup(job, inplace.GroupNameOf(&rj))
 	if DNSHostnamesEnabled(js) {
 		pod.Spec.Subdomain = ServiceName(js)
 	}
@@ -145,6 +150,24 @@ func constructJob(js *jobset.JobSet, at jobIndexes) *batchv1.Job {
 	}
 	job.Spec.Suspend = ptr.To(ptr.Deref(js.Spec.Suspend, false))
 	return job
+}
+
+// nameInPlaceGroup labels the Job and its Pods with the in-place group
+// their replicatedJob names, and tells their agent which group's epochs
+// to follow. Without a name, or without an agent, the Job is left as it
+// is: its agent follows the default group.
+func nameInPlaceGroup(job *batchv1.Job, group string) {
+	pod := &job.Spec.Template
+	agent := sidecar.Index(pod.Spec)
+	if group == "" || agent < 0 {
+		return
+	}
+	job.Labels[jobset.InPlaceGroupKey] = group
+	pod.Labels[jobset.InPlaceGroupKey] = group
+	pod.Annotations[jobset.InPlaceGroupKey] = group
+	c := &pod.Spec.InitContainers[agent]
+	c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == agentspec.EnvInPlaceGroup })
+	c.Env = append(c.Env, corev1.EnvVar{Name: agentspec.EnvInPlaceGroup, Value: group})
 }
 
 // placementKeys are the exclusive-placement annotations that pass from the

@@ -6,7 +6,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/fastjobset/jobset/api/features"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
@@ -107,14 +107,23 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	update.js.Status.ReplicatedJobsStatus = status
 
 	pods, jobs := o.epochInputs()
-	var snapshot inplace.Snapshot
+	// Each in-place group decides on its own snapshot; what one cannot
+	// absorb (a lost index) escalates to the JobSet.
+	var groups []inplace.InPlaceGroup
+	var snapshots []inplace.Snapshot
 	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
-		// Suspended too: the Pods a suspension stopped may end Succeeded,
-		// and their Jobs count them complete.
-		snapshot = inplace.SnapshotOf(js, pods, jobs, o.signs, o.nodeLoss.fenced(js, o.pods, o.now))
-		a.requeueAfter = holdLostWorkers(&snapshot, pods, o.now)
-		if lost := inplace.LostIndex(snapshot.Pods); lost != "" && (d.kind.keepsRunning() || d.kind == completeJobSet) {
-			d, a.confirm = lostIndexDecision(js, lost), true
+		groups = inplace.Groups(js)
+		update.addGroupEntries(groups)
+		fenced := o.nodeLoss.fenced(js, o.pods, o.now)
+		for _, g := range groups {
+			// Suspended too: the Pods a suspension stopped may end
+			// Succeeded, and their Jobs count them complete.
+			snapshot := inplace.SnapshotOf(js, g, pods, jobs, o.signs, fenced)
+			a.requeueAfter = sooner(a.requeueAfter, holdLostWorkers(&snapshot, pods, o.now))
+			snapshots = append(snapshots, snapshot)
+			if lost := inplace.LostIndex(snapshot.Pods); lost != "" && (d.kind.keepsRunning() || d.kind == completeJobSet) {
+				d, a.confirm = lostIndexDecision(js, g, lost), true
+			}
 		}
 		// A Job may count an index complete before the cache shows that
 		// the Pod which completed it was stopped, not done: the completion
@@ -128,26 +137,47 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	}
 	switch {
 	case d.kind.keepsRunning() && inPlaceRestartEnabled(js):
-		epochs := inplace.Decide(snapshot)
-		a.confirm = a.confirm || writes(epochs, snapshot)
-		if epochs.RestartStarted {
-			a.failedInPlace = failedInPlace(epochs.FailedInPlace, pods, o.now, o.repeatedFailures)
+		restarting := false
+		for i, g := range groups {
+			snapshot := snapshots[i]
+			// The budget is the JobSet's: a group deciding after another
+			// sees the restart that one started.
+			snapshot.RestartsUsed = inplace.RestartsUsed(update.js)
+			epochs := inplace.Decide(snapshot)
+			a.confirm = a.confirm || writes(epochs, snapshot)
+			if epochs.BudgetExceeded {
+				d = failDecision(jobset.ReasonReachedMaxRestarts, "%s%s", g.Describe(), epochs.Message)
+				break
+			}
+			if epochs.RestartStarted && a.failedInPlace == nil {
+				a.failedInPlace = failedInPlace(epochs.FailedInPlace, pods, o.now, o.repeatedFailures)
+			}
+			status := update.groupStatus(g.Name)
+			update.applyEpochs(status, epochs, snapshot)
+			if inplace.RestartInProgress(epochs.Synced, epochs.Deprecated) {
+				var only sets.Set[string]
+				if inplace.Scoped(js) {
+					only = g.Members
+				}
+				holdReadyCounts(js, only, update.js.Status.ReplicatedJobsStatus, js.Status.ReplicatedJobsStatus)
+				restarting = true
+			}
+			groupPods, _ := inplace.GroupChildren(g, inplace.CurrentAttempt(js, o.pods), nil)
+			report, stallLookAgain := stalledGather(update.js, inplace.GroupState(update.js, g.Name), groupPods, snapshot.ExpectedPods, o.now, gatherStallThreshold)
+			a.requeueAfter = sooner(a.requeueAfter, stallLookAgain)
+			update.setGatherStalled(status, report)
 		}
-		update.applyEpochs(epochs, snapshot)
-		if inplace.RestartInProgress(ptr.Deref(update.js.Status.SyncedEpoch, 0), ptr.Deref(update.js.Status.DeprecatedEpoch, 0)) {
-			holdReadyCounts(js, update.js.Status.ReplicatedJobsStatus, js.Status.ReplicatedJobsStatus)
+		if restarting {
 			a.withTheirJobs = replacedWithTheirJobs(inplace.CurrentAttempt(js, pods), a.failedInPlace)
 		}
-		var report string
-		report, stallLookAgain := stalledGather(update.js, inplace.CurrentAttempt(js, o.pods), snapshot.ExpectedPods, o.now, gatherStallThreshold)
-		a.requeueAfter = sooner(a.requeueAfter, stallLookAgain)
-		update.setGatherStalled(report)
 		update.setKeptOffNodes(keptOffUnschedulable(inplace.CurrentAttempt(js, o.pods)))
 	default:
 		// Suspended, finished or restarting fully: nothing gathers, and a
 		// gather a GatherStalled condition reported is over; nor does a
 		// Pod wait to be scheduled.
-		update.setGatherStalled("")
+		for _, g := range groups {
+			update.setGatherStalled(update.groupStatus(g.Name), "")
+		}
 		update.setKeptOffNodes("")
 	}
 	update.apply(d)
@@ -172,7 +202,9 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	var confirmRelease bool
 	a.release, confirmRelease = releases(update.js, o.pods, jobs, o.nodeLoss, o.now)
 	a.confirm = a.confirm || confirmRelease
-	if d.kind.keepsRunning() && inPlaceRestartEnabled(update.js) {
+	if d.kind.keepsRunning() && inPlaceRestartEnabled(update.js) && !inplace.Scoped(update.js) {
+		// The tally follows one group's gather: the Pod events of a
+		// JobSet with named groups are all reconciled at the short pause.
 		a.gather, a.gatherKnown = gatherOf(update.js), true
 	}
 	a.confirm = a.confirm && o.fresh == nil

@@ -43,7 +43,7 @@ func TestEpochSnapshotCountsOnlyTheGroup(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "js-launcher-0", Labels: labels("launcher", "")}},
 	}
 
-	s := inplace.SnapshotOf(js, pods, jobs, nil, nil)
+	s := inplace.SnapshotOf(js, inplace.DefaultGroup(js), pods, jobs, nil, nil)
 	if s.ExpectedPods != 4 {
 		t.Errorf("ExpectedPods = %d, want 4: the node replicatedJob's 2 x 2, not the initializer's nor the launcher's", s.ExpectedPods)
 	}

@@ -7,6 +7,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
 )
@@ -118,14 +120,19 @@ func replicatedJobsStatus(js *jobset.JobSet, c childJobs) []jobset.ReplicatedJob
 // the watch of every Pod's agent, thousands of deliveries a write while
 // they gather. What a reader of the counts acts on is whether all of a
 // replicatedJob's Jobs are ready (Kueue's PodsReady): that is written at
-// once, the rest with the sync that ends the restart.
-func holdReadyCounts(js *jobset.JobSet, status, written []jobset.ReplicatedJobStatus) {
+// once, the rest with the sync that ends the restart. Of a JobSet with
+// named in-place groups, only the restarting group's replicatedJobs
+// (only); the others' Pods stay ready, and their counts are news.
+func holdReadyCounts(js *jobset.JobSet, only sets.Set[string], status, written []jobset.ReplicatedJobStatus) {
 	replicas := map[string]int32{}
 	for _, rj := range js.Spec.ReplicatedJobs {
 		replicas[rj.Name] = rj.Replicas
 	}
 	allReady := func(s jobset.ReplicatedJobStatus) bool { return s.Ready+s.Succeeded >= replicas[s.Name] }
 	for i := range status {
+		if only != nil && !only.Has(status[i].Name) {
+			continue
+		}
 		for _, w := range written {
 			if w.Name == status[i].Name && allReady(w) == allReady(status[i]) {
 				status[i].Ready = w.Ready

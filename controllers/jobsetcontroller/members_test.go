@@ -14,6 +14,7 @@ import (
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -246,7 +247,7 @@ func TestLostIndexDecision(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := lostIndexDecision(tc.js, "Pod w-1 was deleted while its worker ran")
+			d := lostIndexDecision(tc.js, inplace.DefaultGroup(tc.js), "Pod w-1 was deleted while its worker ran")
 			if d.kind != tc.kind || d.countsTowardMax != tc.counts {
 				t.Errorf("decision %v (counts %v), want %v (counts %v)", d.kind, d.countsTowardMax, tc.kind, tc.counts)
 			}

@@ -90,15 +90,16 @@ func policyDecision(js *jobset.JobSet, children childJobs, restartJobGate bool) 
 // resume) is, as any failure then, not counted; nor is one that a
 // suspension stopped (a preemption, not a failure): the new Jobs are
 // created suspended, and the resume starts every index.
-func lostIndexDecision(js *jobset.JobSet, lost string) decision {
+func lostIndexDecision(js *jobset.JobSet, g inplace.InPlaceGroup, lost string) decision {
 	const action = "a full restart recreates all Jobs and so the index"
 	if ptr.Deref(js.Spec.Suspend, false) {
 		return restartDecision(false, "%s; %s (not counted: the JobSet is suspended, which stopped the worker)", lost, action)
 	}
-	if ptr.Deref(js.Status.SyncedEpoch, 0) == 0 || inplace.Regathering(js) {
+	lost = g.Describe() + lost
+	if g.Synced == 0 || g.Regathering() {
 		return restartDecision(false, "%s; %s (not counted: the group had not synced)", lost, action)
 	}
-	return countedRestart(js, lost, action)
+	return countedRestart(js, g.RestartInProgress(), lost, action)
 }
 
 // childrenPlan is the create and delete work that converges the child Jobs

@@ -45,7 +45,7 @@ func TestEpochSnapshotDoomedJobs(t *testing.T) {
 	otherJob := pod("b-0", "js-workers-1")
 	otherJob.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 
-	s := inplace.SnapshotOf(js, []corev1.Pod{fatal, sibling, otherJob, pod("b-1", "js-workers-1")}, nil, nil, nil)
+	s := inplace.SnapshotOf(js, inplace.DefaultGroup(js), []corev1.Pod{fatal, sibling, otherJob, pod("b-1", "js-workers-1")}, nil, nil, nil)
 	got := map[string]bool{}
 	for _, p := range s.Pods {
 		got[p.Name] = p.EndsJob
@@ -90,7 +90,7 @@ func TestEpochSnapshotReadsTheJobs(t *testing.T) {
 	pods := []corev1.Pod{oldFailed, notHeldYet, deleting}
 	jobs := []*batchv1.Job{job("js-workers-0", "0"), job("js-workers-1", "", batchv1.JobFailureTarget)}
 
-	s := inplace.SnapshotOf(js, pods, jobs, nil, nil)
+	s := inplace.SnapshotOf(js, inplace.DefaultGroup(js), pods, jobs, nil, nil)
 	if s.ExpectedPods != 3 {
 		t.Errorf("ExpectedPods = %d, want 3: four indexes, one complete", s.ExpectedPods)
 	}
@@ -130,7 +130,7 @@ func TestEpochSnapshotReadsSignalsOnlyInSync(t *testing.T) {
 			js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).ReplicatedJob(rj).Obj()
 			js.UID = "uid"
 			js.Status.SyncedEpoch, js.Status.DeprecatedEpoch = ptr.To[int32](1), ptr.To(tc.deprecated)
-			s := inplace.SnapshotOf(js, []corev1.Pod{failing}, nil, nil, nil)
+			s := inplace.SnapshotOf(js, inplace.DefaultGroup(js), []corev1.Pod{failing}, nil, nil, nil)
 			if got := s.Pods[0].FailureSignal; (got != "") != tc.sign {
 				t.Errorf("FailureSignal = %q, want a sign: %v", got, tc.sign)
 			}
@@ -213,7 +213,7 @@ func TestInvalidEpochMessageIsBounded(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			u := nextReconcile(t, statusTestJobSet(nil))
-			u.setInvalidEpochs(tc.invalid)
+			u.setInvalidEpochs(u.groupStatus(""), tc.invalid)
 			c := meta.FindStatusCondition(u.js.Status.Conditions, string(jobset.JobSetInvalidEpoch))
 			if c == nil {
 				t.Fatal("no InvalidEpoch condition")

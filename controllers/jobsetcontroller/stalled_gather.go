@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
@@ -34,18 +33,18 @@ func WithGatherStallThreshold(d time.Duration) Option {
 // stalledGather reports a gather that has lasted threshold or longer: the
 // message names the Pods that have not joined, and why. Otherwise it
 // returns "" and, while the gather lasts, when to look again.
-func stalledGather(js *jobset.JobSet, pods []*corev1.Pod, expected int32, now time.Time, threshold time.Duration) (report string, lookAgain time.Duration) {
-	since, gathering := inplace.GatherStart(js)
+func stalledGather(js *jobset.JobSet, g inplace.InPlaceGroup, pods []*corev1.Pod, expected int32, now time.Time, threshold time.Duration) (report string, lookAgain time.Duration) {
+	since, gathering := g.GatherStart(js)
 	if !gathering || threshold <= 0 {
 		return "", 0
 	}
 	if waited := now.Sub(since); waited < threshold {
 		return "", threshold - waited
 	}
-	target := ptr.Deref(js.Status.SyncedEpoch, 0) + 1
+	target := g.Synced + 1
 	var waiting, stopping, unheld []string
 	live := int32(0)
-	_, group := inplace.Group(js)
+	group := g.Members
 	for _, pod := range pods {
 		if inplace.Stopping(pod) && group.Has(pod.Labels[jobset.ReplicatedJobNameKey]) {
 			stopping = append(stopping, pod.Name)

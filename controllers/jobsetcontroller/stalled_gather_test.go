@@ -12,6 +12,7 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -112,7 +113,7 @@ func TestStalledGather(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			report, lookAgain := stalledGather(tc.js, tc.pods, tc.expected, tc.now, threshold)
+			report, lookAgain := stalledGather(tc.js, inplace.DefaultGroup(tc.js), tc.pods, tc.expected, tc.now, threshold)
 			if tc.want == nil && report != "" {
 				t.Errorf("report %q, want none", report)
 			}
@@ -137,7 +138,7 @@ func TestStalledGatherMessageIsBounded(t *testing.T) {
 			Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 				Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Message: strings.Repeat("no node ", 1000)}}}})
 	}
-	report, _ := stalledGather(js, pods, 5000, time.Now().Add(time.Hour), time.Minute)
+	report, _ := stalledGather(js, inplace.DefaultGroup(js), pods, 5000, time.Now().Add(time.Hour), time.Minute)
 	if len(report) > 8<<10 || !strings.Contains(report, "and 4990 more") {
 		t.Errorf("report of %d bytes, want a bounded one that counts the rest: %.300s", len(report), report)
 	}

@@ -145,43 +145,111 @@ func (u *statusUpdate) setSuspended() {
 }
 
 // markRegathering records, in the same status write as the full restart or
-// suspension that recreates every Pod, that the new Pods gather at the next
-// epoch without a group restart: a sync past a synced epoch without it is a
-// group restart that the budget counts (Decide).
+// suspension that recreates every Pod, that each in-place group's new Pods
+// gather at its next epoch without a group restart: a sync past a synced
+// epoch without it is a group restart that the budget counts (Decide).
 func (u *statusUpdate) markRegathering(why string) {
-	if jobset.RestartStrategyOf(u.js) != jobset.InPlaceRestart || ptr.Deref(u.js.Status.SyncedEpoch, 0) < 1 {
+	if jobset.RestartStrategyOf(u.js) != jobset.InPlaceRestart {
 		return
 	}
-	u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonPodsRecreated,
-		fmt.Sprintf("%s: the new Pods gather at epoch %d without an in-place group restart", why, ptr.Deref(u.js.Status.SyncedEpoch, 0)+1))
+	for _, g := range inplace.Groups(u.js) {
+		if g.Synced < 1 {
+			continue
+		}
+		u.setGroupCondition(u.groupStatus(g.Name), jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonPodsRecreated,
+			fmt.Sprintf("%s: the new Pods gather at epoch %d without an in-place group restart", why, g.Synced+1))
+	}
 }
 
-// applyEpochs records an epoch decision in the status, with its condition,
-// events and metrics.
-func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
-	js, ns := u.js, u.js.Namespace
-	u.setInvalidEpochs(d.InvalidEpochs)
-	if d.BudgetExceeded {
-		u.apply(failDecision(jobset.ReasonReachedMaxRestarts, "%s", d.Message))
-		return
-	}
+// groupStatus is where one in-place group's state is written: the top of
+// the status for the default group, its entry of status.inPlaceGroups for
+// a named one.
+type groupStatus struct {
+	name               string
+	synced, deprecated **int32
+	conditions         *[]metav1.Condition
+	// restarts and fencedRestarts are a named group's own counters, nil
+	// for the default group's: the JobSet's count every group's.
+	restarts, fencedRestarts *int32
+}
 
+// groupStatus returns the named group's place in the status being
+// written, adding its entry to status.inPlaceGroups when it has none. The
+// pointers are good until the next entry is added: addGroupEntries adds
+// every group's first.
+func (u *statusUpdate) groupStatus(name string) groupStatus {
+	st := &u.js.Status
+	if name == "" {
+		return groupStatus{synced: &st.SyncedEpoch, deprecated: &st.DeprecatedEpoch, conditions: &st.Conditions}
+	}
+	i := slices.IndexFunc(st.InPlaceGroups, func(g jobset.InPlaceGroupStatus) bool { return g.Name == name })
+	if i < 0 {
+		st.InPlaceGroups = append(st.InPlaceGroups, jobset.InPlaceGroupStatus{Name: name})
+		i = len(st.InPlaceGroups) - 1
+	}
+	e := &st.InPlaceGroups[i]
+	return groupStatus{name: name, synced: &e.SyncedEpoch, deprecated: &e.DeprecatedEpoch, conditions: &e.Conditions,
+		restarts: &e.InPlaceRestarts, fencedRestarts: &e.FencedInPlaceRestarts}
+}
+
+// addGroupEntries gives every named in-place group its entry of
+// status.inPlaceGroups, so that a user sees each group from the start.
+func (u *statusUpdate) addGroupEntries(groups []inplace.InPlaceGroup) {
+	for _, g := range groups {
+		if g.Name != "" {
+			u.groupStatus(g.Name)
+		}
+	}
+}
+
+// describe names a named group at the start of a message.
+func (g groupStatus) describe() string {
+	if g.name == "" {
+		return ""
+	}
+	return fmt.Sprintf("in-place group %q: ", g.name)
+}
+
+func (u *statusUpdate) setGroupCondition(g groupStatus, t jobset.JobSetConditionType, status metav1.ConditionStatus, reason, message string) bool {
+	return meta.SetStatusCondition(g.conditions, metav1.Condition{
+		Type:               string(t),
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: u.js.Generation,
+		LastTransitionTime: u.now,
+	})
+}
+
+// applyEpochs records one group's epoch decision in the status, with its
+// condition, events and metrics. A spent budget is the caller's: it fails
+// the JobSet, not the group.
+func (u *statusUpdate) applyEpochs(g groupStatus, d inplace.Decision, s inplace.Snapshot) {
+	js, ns := u.js, u.js.Namespace
+	u.setInvalidEpochs(g, d.InvalidEpochs)
 	if d.Deprecated != s.Deprecated {
-		js.Status.DeprecatedEpoch = ptr.To(d.Deprecated)
+		*g.deprecated = ptr.To(d.Deprecated)
 	}
 	if d.RestartStarted && d.Fenced {
 		js.Status.FencedInPlaceRestarts++
-		note := inplace.FencedRestartStartedNote(js.Status.FencedInPlaceRestarts, d.Trigger, d.Deprecated)
-		u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonFencedRestartStarted, note)
+		count := js.Status.FencedInPlaceRestarts
+		if g.fencedRestarts != nil {
+			*g.fencedRestarts++
+		}
+		note := g.describe() + inplace.FencedRestartStartedNote(count, d.Trigger, d.Deprecated)
+		u.setGroupCondition(g, jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, jobset.ReasonFencedRestartStarted, note)
 		u.event(corev1.EventTypeWarning, jobset.ReasonFencedRestartStarted, "RestartInPlace", note)
 	} else if d.RestartStarted {
 		js.Status.InPlaceRestarts++
-		note := inplace.RestartStartedNote(js.Status.InPlaceRestarts, d.Trigger, d.Deprecated)
+		if g.restarts != nil {
+			*g.restarts++
+		}
+		note := g.describe() + inplace.RestartStartedNote(js.Status.InPlaceRestarts, d.Trigger, d.Deprecated)
 		reason, cause := jobset.ReasonInPlaceRestartStarted, metrics.CauseFailure
 		if d.Hang {
 			reason, cause = jobset.ReasonHang, metrics.CauseHang
 		}
-		u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, reason, note)
+		u.setGroupCondition(g, jobset.JobSetInPlaceRestarting, metav1.ConditionTrue, reason, note)
 		u.event(corev1.EventTypeWarning, reason, "RestartInPlace", note)
 		u.recorded = append(u.recorded, func() {
 			metrics.InPlaceRestarts.WithLabelValues(ns).Inc()
@@ -189,11 +257,11 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 		})
 	}
 	if d.Synced != s.Synced {
-		js.Status.SyncedEpoch = ptr.To(d.Synced)
+		*g.synced = ptr.To(d.Synced)
 		if d.RestartCompleted {
 			// Its duration is known when its start was recorded by an
 			// earlier reconcile.
-			started := meta.FindStatusCondition(u.original.Status.Conditions, string(jobset.JobSetInPlaceRestarting))
+			started := meta.FindStatusCondition(inplace.GroupState(u.original, g.name).Conditions, string(jobset.JobSetInPlaceRestarting))
 			fenced := d.Fenced || started != nil && started.Reason == jobset.ReasonFencedRestartStarted
 			note := inplace.RestartCompletedNote(js.Status.InPlaceRestarts, d.Synced)
 			if fenced {
@@ -212,34 +280,29 @@ func (u *statusUpdate) applyEpochs(d inplace.Decision, s inplace.Snapshot) {
 			// and no safety decision may rest on it (an agent writes it,
 			// and the admission policy checks its form, not its truth).
 			back := inplace.RestartTiers(s, d.Synced)
-			note = inplace.WithTiers(note, back)
+			note = g.describe() + inplace.WithTiers(note, back)
 			u.recorded = append(u.recorded, func() { metrics.InPlaceRestartCompleted(ns, back.Process, back.Pod, back.Replaced, back.Unreported) })
-			u.markSynced(jobset.ReasonInPlaceRestartCompleted, note)
+			u.setGroupCondition(g, jobset.JobSetInPlaceRestarting, metav1.ConditionFalse, jobset.ReasonInPlaceRestartCompleted, note)
 			u.event(corev1.EventTypeNormal, jobset.ReasonInPlaceRestartCompleted, "RestartInPlace", note)
 		} else {
-			note := fmt.Sprintf("every live Pod joined epoch %d", d.Synced)
-			u.markSynced(jobset.ReasonEpochSynced, note)
+			note := g.describe() + fmt.Sprintf("every live Pod joined epoch %d", d.Synced)
+			u.setGroupCondition(g, jobset.JobSetInPlaceRestarting, metav1.ConditionFalse, jobset.ReasonEpochSynced, note)
 			u.logOnly(jobset.ReasonEpochSynced, note)
 		}
 	}
 }
 
-// markSynced sets InPlaceRestarting False: the group synced.
-func (u *statusUpdate) markSynced(reason, message string) {
-	u.setCondition(jobset.JobSetInPlaceRestarting, metav1.ConditionFalse, reason, message)
-}
-
-// setInvalidEpochs names, in the InvalidEpoch condition, the live Pods whose
-// epoch annotation no agent could have written.
-func (u *statusUpdate) setInvalidEpochs(invalid []inplace.InvalidEpoch) {
+// setInvalidEpochs names, in the group's InvalidEpoch condition, the live
+// Pods whose epoch annotation no agent could have written.
+func (u *statusUpdate) setInvalidEpochs(g groupStatus, invalid []inplace.InvalidEpoch) {
 	if len(invalid) == 0 {
-		if meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetInvalidEpoch)) {
-			u.setCondition(jobset.JobSetInvalidEpoch, metav1.ConditionFalse, jobset.ReasonEpochsValid, "every live Pod reports a valid epoch")
+		if meta.IsStatusConditionTrue(*g.conditions, string(jobset.JobSetInvalidEpoch)) {
+			u.setGroupCondition(g, jobset.JobSetInvalidEpoch, metav1.ConditionFalse, jobset.ReasonEpochsValid, "every live Pod reports a valid epoch")
 		}
 		return
 	}
-	note := fmt.Sprintf("ignored for sync until fixed (only the agent writes %s): %s", jobset.EpochKey, describeInvalidEpochs(invalid))
-	if u.setCondition(jobset.JobSetInvalidEpoch, metav1.ConditionTrue, jobset.ReasonInvalidEpoch, note) {
+	note := g.describe() + fmt.Sprintf("ignored for sync until fixed (only the agent writes %s): %s", jobset.EpochKey, describeInvalidEpochs(invalid))
+	if u.setGroupCondition(g, jobset.JobSetInvalidEpoch, metav1.ConditionTrue, jobset.ReasonInvalidEpoch, note) {
 		u.event(corev1.EventTypeWarning, jobset.ReasonInvalidEpoch, "ReadEpochs", note)
 	}
 }
@@ -315,17 +378,18 @@ func (u *statusUpdate) setRestartingJobSet(d decision) {
 	}
 }
 
-// setGatherStalled records a stalled gather's report ("" once it is not):
-// the condition follows the report, the event says it once.
-func (u *statusUpdate) setGatherStalled(report string) {
-	was := meta.IsStatusConditionTrue(u.js.Status.Conditions, string(jobset.JobSetGatherStalled))
+// setGatherStalled records a stalled gather's report of the group ("" once
+// it is not): the condition follows the report, the event says it once.
+func (u *statusUpdate) setGatherStalled(g groupStatus, report string) {
+	was := meta.IsStatusConditionTrue(*g.conditions, string(jobset.JobSetGatherStalled))
 	if report == "" {
 		if was {
-			u.setCondition(jobset.JobSetGatherStalled, metav1.ConditionFalse, jobset.ReasonGatherCompleted, "the gather it reported ended")
+			u.setGroupCondition(g, jobset.JobSetGatherStalled, metav1.ConditionFalse, jobset.ReasonGatherCompleted, "the gather it reported ended")
 		}
 		return
 	}
-	u.setCondition(jobset.JobSetGatherStalled, metav1.ConditionTrue, jobset.ReasonPodsNotJoined, report)
+	report = g.describe() + report
+	u.setGroupCondition(g, jobset.JobSetGatherStalled, metav1.ConditionTrue, jobset.ReasonPodsNotJoined, report)
 	if !was {
 		u.event(corev1.EventTypeWarning, jobset.ReasonPodsNotJoined, "Gather", report)
 	}

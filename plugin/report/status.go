@@ -134,19 +134,20 @@ func ReadStatus(js *jobset.JobSet, pods []corev1.Pod, jobs []batchv1.Job) Status
 	for i := range jobs {
 		jobPointers[i] = &jobs[i]
 	}
-	snapshot := inplace.SnapshotOf(js, pods, jobPointers, nil, nil)
+	group := inplace.DefaultGroup(js)
+	snapshot := inplace.SnapshotOf(js, group, pods, jobPointers, nil, nil)
 	gathering := inplace.Gathering(s.Synced, s.Deprecated, snapshot.Regathering)
 	target := s.Synced
 	if gathering {
 		target = s.Synced + 1
 		s.GatheringAt = target
-		if since, ok := inplace.GatherStart(js); ok {
+		if since, ok := group.GatherStart(js); ok {
 			s.GatheringSince = ptr.To(since.UTC())
 		}
 	}
 	s.State = groupState(js, s.Synced, s.Deprecated, snapshot.Regathering)
 
-	current, _ := inplace.GroupChildren(js, inplace.CurrentAttempt(js, pods), nil)
+	current, _ := inplace.GroupChildren(group, inplace.CurrentAttempt(js, pods), nil)
 	live := int32(0)
 	for _, pod := range current {
 		if inplace.Live(pod) {

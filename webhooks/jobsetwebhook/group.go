@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
@@ -126,4 +127,42 @@ func injectable(js *jobset.JobSet, rj jobset.ReplicatedJob) bool {
 		}
 	}
 	return true
+}
+
+// maxInPlaceGroups bounds the named groups of a JobSet, as the schema
+// bounds status.inPlaceGroups.
+const maxInPlaceGroups = 64
+
+// validateInPlaceGroups checks the replicatedJobs that name an in-place
+// group: a group restarts its members' Pods in place, so only members
+// (Pods that run the agent) of an InPlaceRestart JobSet can name one, by a
+// name that can label them.
+func validateInPlaceGroups(js *jobset.JobSet) field.ErrorList {
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i, rj := range js.Spec.ReplicatedJobs {
+		name, ok := rj.Template.Annotations[jobset.InPlaceGroupKey]
+		if !ok {
+			continue
+		}
+		path := field.NewPath("spec", "replicatedJobs").Index(i).Child("template", "metadata", "annotations").Key(jobset.InPlaceGroupKey)
+		switch {
+		case jobset.RestartStrategyOf(js) != jobset.InPlaceRestart:
+			errs = append(errs, field.Invalid(path, name,
+				"names an in-place group, which only restartStrategy InPlaceRestart has: set spec.failurePolicy.restartStrategy to InPlaceRestart, or remove the annotation"))
+			continue
+		case sidecar.Index(rj.Template.Spec.Template.Spec) < 0:
+			errs = append(errs, field.Invalid(path, name,
+				fmt.Sprintf("replicatedJob %s names an in-place group, but its Pods run no agent, so they cannot restart in place: add the agent (or the annotation %s: \"true\" on the JobSet), or remove the annotation", rj.Name, jobset.InjectAgentKey)))
+			continue
+		}
+		for _, msg := range validation.IsDNS1123Label(name) {
+			errs = append(errs, field.Invalid(path, name, msg+": the group's name labels its Jobs and Pods"))
+		}
+		names.Insert(name)
+	}
+	if names.Len() > maxInPlaceGroups {
+		errs = append(errs, field.TooMany(field.NewPath("spec", "replicatedJobs"), names.Len(), maxInPlaceGroups))
+	}
+	return errs
 }

@@ -71,6 +71,7 @@ func Validate(js *jobset.JobSet, gates features.Gates) field.ErrorList {
 	}
 	errs = append(errs, validateVolumeClaimPolicies(js, spec)...)
 	errs = append(errs, validateHangTimeouts(js)...)
+	errs = append(errs, validateInPlaceGroups(js)...)
 	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
 		errs = append(errs, validateInPlaceRestart(js)...)
 	}

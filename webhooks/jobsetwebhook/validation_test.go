@@ -111,6 +111,30 @@ func TestValidate(t *testing.T) {
 			}),
 			want: []string{"FieldValueInvalid spec.coordinator.jobIndex", "FieldValueInvalid spec.coordinator.podIndex"},
 		},
+		"two named in-place groups": {
+			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[0].Template.Annotations = map[string]string{jobset.InPlaceGroupKey: "driver"}
+				js.Spec.ReplicatedJobs[1].Template.Annotations = map[string]string{jobset.InPlaceGroupKey: "workers"}
+			}),
+		},
+		"in-place groups named by no label, or on Pods without the agent": {
+			js: mutate(inPlace().ReplicatedJob(wrappers.MakeReplicatedJob("evaluator").Obj()).Obj(), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[1].Template.Annotations = map[string]string{jobset.InPlaceGroupKey: "Workers_A"}
+				// A launcher, outside the group.
+				js.Spec.ReplicatedJobs[2].DependsOn = []jobset.DependsOn{{Name: "workers", Status: jobset.DependencyReady}}
+				js.Spec.ReplicatedJobs[2].Template.Annotations = map[string]string{jobset.InPlaceGroupKey: "evaluator"}
+			}),
+			want: []string{
+				"FieldValueInvalid spec.replicatedJobs[1].template.metadata.annotations[alpha.jobset.sigs.k8s.io/in-place-group]",
+				"FieldValueInvalid spec.replicatedJobs[2].template.metadata.annotations[alpha.jobset.sigs.k8s.io/in-place-group]",
+			},
+		},
+		"an in-place group of a Recreate JobSet": {
+			js: mutate(wrappers.MakeJobSet("trainer", "ns").ReplicatedJob(wrappers.MakeReplicatedJob("workers").InPlaceReady().Obj()).Obj(), func(js *jobset.JobSet) {
+				js.Spec.ReplicatedJobs[0].Template.Annotations = map[string]string{jobset.InPlaceGroupKey: "workers"}
+			}),
+			want: []string{"FieldValueInvalid spec.replicatedJobs[0].template.metadata.annotations[alpha.jobset.sigs.k8s.io/in-place-group]"},
+		},
 		"hang timeouts": {
 			js: mutate(inPlace().Obj(), func(js *jobset.JobSet) {
 				js.Annotations = map[string]string{agentspec.FirstProgressTimeoutAnnotation: "20m", agentspec.ProgressTimeoutAnnotation: "2m"}
