@@ -141,6 +141,14 @@ func GroupState(js *jobset.JobSet, name string) InPlaceGroup {
 	return g
 }
 
+// StateIn returns the group with its state as js's status holds it: a
+// status being written holds the group's new epochs and conditions.
+func (g InPlaceGroup) StateIn(js *jobset.JobSet) InPlaceGroup {
+	state := GroupState(js, g.Name)
+	g.Synced, g.Deprecated, g.Conditions = state.Synced, state.Deprecated, state.Conditions
+	return g
+}
+
 // Regathering: the controller recreated every Pod of the group (a full
 // restart or a suspension) since it last synced, and said so in its
 // InPlaceRestarting condition in the same status write.

@@ -163,7 +163,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 				restarting = true
 			}
 			groupPods, _ := inplace.GroupChildren(g, inplace.CurrentAttempt(js, o.pods), nil)
-			report, stallLookAgain := stalledGather(update.js, inplace.GroupState(update.js, g.Name), groupPods, snapshot.ExpectedPods, o.now, gatherStallThreshold)
+			report, stallLookAgain := stalledGather(update.js, g.StateIn(update.js), groupPods, snapshot.ExpectedPods, o.now, gatherStallThreshold)
 			a.requeueAfter = sooner(a.requeueAfter, stallLookAgain)
 			update.setGatherStalled(status, report)
 		}
