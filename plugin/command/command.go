@@ -32,10 +32,10 @@ const Binary = "kubectl-jobset"
 const usage = `kubectl jobset shows what the JobSet controller sees of a JobSet's in-place restarts.
 
 Usage:
-  kubectl jobset status NAME [-n NAMESPACE] [-o table|json]
+  kubectl jobset status NAME [-n NAMESPACE] [-o table|json] [--group GROUP]
       The epochs, which Pods joined the current one and which are missing
       and why, the controller's conditions, its next step, and the restart
-      budget left.
+      budget left; of one in-place group, for a JobSet that names groups.
   kubectl jobset timeline NAME [-n NAMESPACE] [-o table|json] [--restarts N]
       The last group restarts phase by phase: the failure, the deprecation,
       each member's join, the sync, with their times.
@@ -51,6 +51,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 	flags.SetOutput(io.Discard)
 	output := flags.StringP("output", "o", "table", "Output format: table or json.")
 	restarts := flags.Int("restarts", 3, "timeline: how many of the last group restarts to show.")
+	group := flags.String("group", "", "status: the in-place group to show, of a JobSet that names groups (alpha.jobset.sigs.k8s.io/in-place-group); empty: the default group.")
 	showVersion := flags.Bool("version", false, "Print the version and exit.")
 	loading := clientcmd.NewDefaultClientConfigLoadingRules()
 	flags.StringVar(&loading.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "Path to the kubeconfig file to use.")
@@ -107,7 +108,9 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 	var result any
 	switch subcommand {
 	case "status":
-		result = report.ReadStatus(objects.jobSet, objects.pods, objects.jobs)
+		if result, err = report.ReadStatus(objects.jobSet, *group, objects.pods, objects.jobs); err != nil {
+			return err
+		}
 	case "timeline":
 		result = report.ReadTimeline(objects.jobSet, objects.pods, objects.events, *restarts)
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,7 +128,7 @@ func TestReadStatusMembers(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			s := ReadStatus(tc.js, tc.pods(tc.js), nil)
+			s := mustReadStatus(t, tc.js, tc.pods(tc.js))
 			var states, whys []string
 			for _, m := range s.Members {
 				states, whys = append(states, m.State), append(whys, m.Why)
@@ -154,7 +155,7 @@ func TestReadStatusWorkerRestarts(t *testing.T) {
 	js := inPlaceJobSet(2, 1)
 	reported := member(js, "0", "2")
 	reported.Annotations[agentspec.WorkerRestartsAnnotation] = "process=3,pod=1,epoch=2,tier=process"
-	s := ReadStatus(js, []corev1.Pod{reported, member(js, "1", "2")}, nil)
+	s := mustReadStatus(t, js, []corev1.Pod{reported, member(js, "1", "2")})
 	want := []*agentspec.WorkerRestarts{{Process: 3, Pod: 1, Epoch: 2, Tier: agentspec.TierProcess}, nil}
 	var got []*agentspec.WorkerRestarts
 	for _, m := range s.Members {
@@ -178,7 +179,7 @@ func TestReadStatusBudget(t *testing.T) {
 	js := inPlaceJobSet(4, 4)
 	js.Status.RestartsCountTowardsMax = 1
 	js.Status.ReplicatedJobsStatus = []jobset.ReplicatedJobStatus{{Name: "w", JobRestartsCountTowardsMax: []int32{1}}}
-	got := ReadStatus(js, nil, nil).Budget
+	got := mustReadStatus(t, js, nil).Budget
 	want := Budget{MaxRestarts: 5, Used: 6, FullRestarts: 1, OneJobRestarts: 1, InPlaceRestarts: 4, Left: 0}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("budget (-want +got):\n%s", diff)
@@ -190,7 +191,7 @@ func TestReadStatusBudget(t *testing.T) {
 
 func TestReadStatusOfARecreateJobSet(t *testing.T) {
 	js := wrappers.MakeJobSet("js", "ns").ReplicatedJob(wrappers.MakeReplicatedJob("w").Obj()).Obj()
-	s := ReadStatus(js, nil, nil)
+	s := mustReadStatus(t, js, nil)
 	if s.State != "not restarting in place (restartStrategy Recreate)" || s.Decision != "" || len(s.Members) != 0 {
 		t.Errorf("got state %q, decision %q, members %v", s.State, s.Decision, s.Members)
 	}
@@ -268,6 +269,46 @@ func TestReadTimeline(t *testing.T) {
 		"2 by restarting the worker's process, 1 by restarting its containers, 1 replaced", "joined epoch 4 by restarting the worker's process"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("timeline table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// mustReadStatus reads the default group's status.
+func mustReadStatus(t *testing.T, js *jobset.JobSet, pods []corev1.Pod) Status {
+	t.Helper()
+	s, err := ReadStatus(js, "", pods, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestReadStatusOfAGroup: a JobSet that names groups is read one group
+// at a time, by name; an unknown name, or none without a default group,
+// is refused with the groups it has.
+func TestReadStatusOfAGroup(t *testing.T) {
+	inGroup := func(rj jobset.ReplicatedJob, group string) jobset.ReplicatedJob {
+		rj.Template.Annotations = map[string]string{jobset.InPlaceGroupKey: group}
+		return rj
+	}
+	js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
+		ReplicatedJob(inGroup(wrappers.MakeReplicatedJob("trunk").InPlaceReady().Obj(), "trunk")).
+		ReplicatedJob(inGroup(wrappers.MakeReplicatedJob("head").InPlaceReady().Obj(), "head")).Obj()
+	js.Status.InPlaceGroups = []jobset.InPlaceGroupStatus{{Name: "head", SyncedEpoch: ptr.To[int32](3), DeprecatedEpoch: ptr.To[int32](3),
+		Conditions: []metav1.Condition{{Type: string(jobset.JobSetInPlaceRestarting), Status: metav1.ConditionTrue, Reason: jobset.ReasonInPlaceRestartStarted, Message: `in-place group "head": ...`}}}}
+	s, err := ReadStatus(js, "head", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Group != "head" || s.Synced != 3 || s.Deprecated != 3 || !slices.Equal(s.Groups, []string{"trunk", "head"}) {
+		t.Errorf("group %q, epochs %d/%d, groups %v; want head, 3/3, [trunk head]", s.Group, s.Synced, s.Deprecated, s.Groups)
+	}
+	if len(s.Conditions) != 1 || s.Conditions[0].Reason != jobset.ReasonInPlaceRestartStarted {
+		t.Errorf("conditions %+v, want the group's InPlaceRestarting", s.Conditions)
+	}
+	for _, name := range []string{"", "tail"} {
+		if _, err := ReadStatus(js, name, nil, nil); err == nil || !strings.Contains(err.Error(), "its groups are trunk, head; name one with --group") {
+			t.Errorf("group %q: %v, want an error naming the groups", name, err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,8 +23,13 @@ type Status struct {
 	Namespace       string `json:"namespace"`
 	Name            string `json:"name"`
 	RestartStrategy string `json:"restartStrategy"`
-	// Synced and Deprecated are status.syncedEpoch and
-	// status.deprecatedEpoch.
+	// Group is the in-place group reported ("" the default group), and
+	// Groups every group of the JobSet with members, when it names any.
+	Group  string   `json:"group,omitempty"`
+	Groups []string `json:"groups,omitempty"`
+	// Synced and Deprecated are the group's epochs: status.syncedEpoch
+	// and status.deprecatedEpoch for the default group, its
+	// status.inPlaceGroups entry's for a named one.
 	Synced     int32 `json:"syncedEpoch"`
 	Deprecated int32 `json:"deprecatedEpoch"`
 	// State says where the group is: in sync, gathering (and why), or
@@ -41,7 +47,8 @@ type Status struct {
 	// MissingPods counts the expected Pods of the group that do not exist.
 	MissingPods int32 `json:"missingPods,omitempty"`
 	// Conditions are the JobSet's True conditions: the controller's
-	// diagnosis (GatherStalled, KeptOffNodes, InvalidEpoch...) among them.
+	// diagnosis (GatherStalled, KeptOffNodes, InvalidEpoch...) among them;
+	// and a named group's, after them.
 	Conditions []Condition `json:"conditions,omitempty"`
 	Members    []Member    `json:"members"`
 }
@@ -101,16 +108,33 @@ const (
 	MemberSucceeded = "Succeeded"
 )
 
-// ReadStatus reads the JobSet's group from its Pods and Jobs (any of the
-// JobSet's: those of earlier restart attempts and outside the group are
-// left out as the controller leaves them out).
-func ReadStatus(js *jobset.JobSet, pods []corev1.Pod, jobs []batchv1.Job) Status {
+// ReadStatus reads the JobSet's in-place group named groupName ("" the
+// default group) from its Pods and Jobs (any of the JobSet's: those of
+// earlier restart attempts and outside the group are left out as the
+// controller leaves them out). A JobSet that names groups must be read one
+// group at a time: without a name, the default group, when it has members.
+func ReadStatus(js *jobset.JobSet, groupName string, pods []corev1.Pod, jobs []batchv1.Job) (Status, error) {
+	group, groups := inplace.DefaultGroup(js), inplace.Groups(js)
+	var names []string
+	if inplace.Scoped(js) {
+		for _, g := range groups {
+			names = append(names, cmp.Or(g.Name, `"" (the default group)`))
+		}
+	}
+	if i := slices.IndexFunc(groups, func(g inplace.InPlaceGroup) bool { return g.Name == groupName }); i >= 0 {
+		group = groups[i]
+	} else if groupName != "" || len(groups) > 0 {
+		return Status{}, fmt.Errorf("JobSet %s/%s has no in-place group %q with members: its groups are %s; name one with --group",
+			js.Namespace, js.Name, groupName, strings.Join(names, ", "))
+	}
 	s := Status{
 		Namespace:       js.Namespace,
 		Name:            js.Name,
 		RestartStrategy: string(jobset.RestartStrategyOf(js)),
-		Synced:          ptr.Deref(js.Status.SyncedEpoch, 0),
-		Deprecated:      ptr.Deref(js.Status.DeprecatedEpoch, 0),
+		Group:           group.Name,
+		Groups:          names,
+		Synced:          group.Synced,
+		Deprecated:      group.Deprecated,
 		Budget: Budget{
 			MaxRestarts:     inplace.MaxRestarts(js),
 			Used:            inplace.RestartsUsed(js),
@@ -120,21 +144,24 @@ func ReadStatus(js *jobset.JobSet, pods []corev1.Pod, jobs []batchv1.Job) Status
 		},
 	}
 	s.Budget.Left = max(0, s.Budget.MaxRestarts-s.Budget.Used)
-	for _, c := range js.Status.Conditions {
+	conditions := js.Status.Conditions
+	if group.Name != "" {
+		conditions = append(slices.Clone(conditions), group.Conditions...)
+	}
+	for _, c := range conditions {
 		if c.Status == metav1.ConditionTrue {
 			s.Conditions = append(s.Conditions, Condition{Type: c.Type, Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.UTC()})
 		}
 	}
 	if jobset.RestartStrategyOf(js) != jobset.InPlaceRestart {
 		s.State = "not restarting in place (restartStrategy " + s.RestartStrategy + ")"
-		return s
+		return s, nil
 	}
 
 	jobPointers := make([]*batchv1.Job, len(jobs))
 	for i := range jobs {
 		jobPointers[i] = &jobs[i]
 	}
-	group := inplace.DefaultGroup(js)
 	snapshot := inplace.SnapshotOf(js, group, pods, jobPointers, nil, nil)
 	gathering := inplace.Gathering(s.Synced, s.Deprecated, snapshot.Regathering)
 	target := s.Synced
@@ -165,7 +192,7 @@ func ReadStatus(js *jobset.JobSet, pods []corev1.Pod, jobs []batchv1.Job) Status
 	if !finished(js) && !ptr.Deref(js.Spec.Suspend, false) {
 		s.Decision = describeDecision(inplace.Decide(snapshot), snapshot, target, s.Members, s.MissingPods)
 	}
-	return s
+	return s, nil
 }
 
 func groupState(js *jobset.JobSet, synced, deprecated int32, regathering bool) string {

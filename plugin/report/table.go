@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -16,6 +17,9 @@ func WriteStatus(out io.Writer, s Status, now time.Time) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "JobSet:\t%s/%s\n", s.Namespace, s.Name)
 	fmt.Fprintf(w, "Restart strategy:\t%s\n", s.RestartStrategy)
+	if len(s.Groups) > 0 {
+		fmt.Fprintf(w, "In-place group:\t%s (the JobSet's groups: %s)\n", cmp.Or(s.Group, `""`), strings.Join(s.Groups, ", "))
+	}
 	fmt.Fprintf(w, "Epochs:\tsynced %d, deprecated %d\n", s.Synced, s.Deprecated)
 	state := s.State
 	if s.GatheringSince != nil {
