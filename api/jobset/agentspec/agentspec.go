@@ -69,14 +69,14 @@ const (
 
 // Environment variables the agent reads.
 const (
-	EnvNamespace       = "NAMESPACE"
-	EnvPodName         = "POD_NAME"
-	EnvJobSetName      = "JOBSET_NAME"
+	EnvNamespace  = "NAMESPACE"
+	EnvPodName    = "POD_NAME"
+	EnvJobSetName = "JOBSET_NAME"
 	// EnvInPlaceGroup names the agent's in-place group when its
 	// replicatedJob names one (InPlaceGroupKey): the agent follows that
 	// group's epochs in status.inPlaceGroups, not the default group's.
 	// The controller sets it; empty: the default group.
-	EnvInPlaceGroup = "IN_PLACE_GROUP"
+	EnvInPlaceGroup    = "IN_PLACE_GROUP"
 	EnvRestartExitCode = "RESTART_POD_IN_PLACE_EXIT_CODE"
 	EnvBarrierPort     = "BARRIER_PORT"
 	EnvBarrierPath     = "BARRIER_PATH"
