@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
+	"github.com/fastjobset/jobset/api/tlsoptions"
 	"github.com/fastjobset/jobset/images/manifest"
 )
 
@@ -50,6 +52,7 @@ var CommunityJobSet = &Peer{
 	config:        &configFile{ConfigMap: "jobset-manager-config", Key: "controller_manager_config.yaml"},
 	render:        renderCommunityJobSet,
 	enableGates:   configGates,
+	setTLS:        configTLS,
 }
 
 // OurJobSet is ours, as install.yaml installs it (LoadFile), with the gates
@@ -64,6 +67,7 @@ var OurJobSet = &Peer{
 	probeInterval: 500 * time.Millisecond,
 	beforeLeaving: releaseGroupMembers,
 	enableGates:   flagGates,
+	setTLS:        flagTLS,
 }
 
 func renderCommunityJobSet(_ *Peer, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
@@ -92,10 +96,9 @@ func configGates(p *Peer, objs []*unstructured.Unstructured) error {
 	return unstructured.SetNestedField(cm.Object, text, "data", p.config.Key)
 }
 
-// flagGates turns our gates on: one more --feature-gates on the container
-// of each Deployment that is named as the Deployment (the controller and
-// the webhook, which must agree: the webhook admits what the controller
-// then does), after the flags install.yaml gives, which it adds to.
+// flagGates turns our gates on: one more --feature-gates on the
+// controller and the webhook (appendFlags), after the flags install.yaml
+// gives, which it adds to.
 func flagGates(p *Peer, objs []*unstructured.Unstructured) error {
 	if len(p.featureGates) == 0 {
 		return nil
@@ -104,11 +107,77 @@ func flagGates(p *Peer, objs []*unstructured.Unstructured) error {
 	for i, g := range p.featureGates {
 		pairs[i] = g + "=true"
 	}
-	flag := featureGatesFlag + strings.Join(pairs, ",")
+	return appendFlags(p, objs, "turn the feature gates on", featureGatesFlag+strings.Join(pairs, ","))
+}
+
+// TLSAnnotation, on community JobSet's Pod template, is the TLS policy
+// that its Configuration holds (TLS.String): its manager reads the
+// Configuration once, at start, so that a new policy changes the template
+// too and its Pods are replaced.
+const TLSAnnotation = "jobset-peers/tls"
+
+// configTLS sets community JobSet's TLS policy where its manager reads it:
+// the tls field of its Configuration (v0.12.0: tls.minVersion and
+// tls.cipherSuites, which pkg/config applies to the webhook server and
+// main.go to the metrics server under the TLSOptions gate), and
+// TLSAnnotation on its Pod template.
+func configTLS(p *Peer, objs []*unstructured.Unstructured) error {
+	cm, _, err := p.config.in(objs, p.Namespace)
+	if err != nil {
+		return err
+	}
+	policy := map[string]any{}
+	if p.tls.MinVersion != "" {
+		policy["minVersion"] = p.tls.MinVersion
+	}
+	if len(p.tls.CipherSuites) > 0 {
+		policy["cipherSuites"] = p.tls.CipherSuites
+	}
+	doc, err := yaml.Marshal(map[string]any{"tls": policy})
+	if err != nil {
+		return err
+	}
+	text, _, _ := unstructured.NestedString(cm.Object, "data", p.config.Key)
+	if text, err = addToConfig(text, doc); err != nil {
+		return fmt.Errorf("setting the TLS policy %s: %w", p.tls, err)
+	}
+	if err := unstructured.SetNestedField(cm.Object, text, "data", p.config.Key); err != nil {
+		return err
+	}
 	for _, name := range p.Deployments {
 		d := find(objs, "Deployment", p.Namespace, name)
 		if d == nil {
-			return fmt.Errorf("no Deployment %s/%s to turn the feature gates on in", p.Namespace, name)
+			return fmt.Errorf("no Deployment %s/%s to restart on a new TLS policy", p.Namespace, name)
+		}
+		if err := unstructured.SetNestedField(d.Object, p.tls.String(), "spec", "template", "metadata", "annotations", TLSAnnotation); err != nil {
+			return fmt.Errorf("deployment %s: %w", ref(d), err)
+		}
+	}
+	return nil
+}
+
+// flagTLS sets our TLS policy: --tls-min-version and --tls-cipher-suites
+// on the controller and the webhook (appendFlags), which serve it alike.
+func flagTLS(p *Peer, objs []*unstructured.Unstructured) error {
+	var flags []string
+	if p.tls.MinVersion != "" {
+		flags = append(flags, "--"+tlsoptions.MinVersionFlag+"="+p.tls.MinVersion)
+	}
+	if len(p.tls.CipherSuites) > 0 {
+		flags = append(flags, "--"+tlsoptions.CipherSuitesFlag+"="+strings.Join(p.tls.CipherSuites, ","))
+	}
+	return appendFlags(p, objs, "set the TLS policy", flags...)
+}
+
+// appendFlags appends flags to the arguments of the container of each
+// Deployment that is named as the Deployment (the controller and the
+// webhook, which must agree: the webhook admits what the controller then
+// does); to names what they are for, in errors.
+func appendFlags(p *Peer, objs []*unstructured.Unstructured, to string, flags ...string) error {
+	for _, name := range p.Deployments {
+		d := find(objs, "Deployment", p.Namespace, name)
+		if d == nil {
+			return fmt.Errorf("no Deployment %s/%s to %s in", p.Namespace, name, to)
 		}
 		path := []string{"spec", "template", "spec", "containers"}
 		containers, _, err := unstructured.NestedSlice(d.Object, path...)
@@ -122,11 +191,14 @@ func flagGates(p *Peer, objs []*unstructured.Unstructured) error {
 				continue
 			}
 			args, _ := c["args"].([]any)
-			c["args"] = append(args, flag)
+			for _, f := range flags {
+				args = append(args, f)
+			}
+			c["args"] = args
 			found = true
 		}
 		if !found {
-			return fmt.Errorf("deployment %s has no container %s to turn the feature gates on in", ref(d), name)
+			return fmt.Errorf("deployment %s has no container %s to %s in", ref(d), name, to)
 		}
 		if err := unstructured.SetNestedSlice(d.Object, containers, path...); err != nil {
 			return err

@@ -76,6 +76,10 @@ type Peer struct {
 	// them (nil: the peer has none to turn on).
 	featureGates []string
 	enableGates  func(*Peer, []*unstructured.Unstructured) error
+	// tls is the TLS policy WithTLS set, and setTLS writes it into the
+	// manifests, where the peer reads it (nil: the peer has none).
+	tls    *TLS
+	setTLS func(*Peer, []*unstructured.Unstructured) error
 }
 
 // WithFeatureGates returns p with the feature gates turned on as well, in
@@ -86,6 +90,42 @@ type Peer struct {
 func (p *Peer) WithFeatureGates(gates ...string) *Peer {
 	q := *p
 	q.featureGates = append(slices.Clone(p.featureGates), gates...)
+	return &q
+}
+
+// TLS is a TLS policy of the TLSOptions feature gate (beta, on by default
+// on either side) for a JobSet controller's servers, admission and
+// metrics: the minimum protocol version and the TLS 1.2 cipher suites, by
+// the names of Go's crypto/tls constants, which both sides take
+// ("VersionTLS13", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"). An empty
+// field is left unset.
+type TLS struct {
+	MinVersion   string
+	CipherSuites []string
+}
+
+// String is the policy as one line: "minVersion=VersionTLS12
+// cipherSuites=A,B".
+func (t TLS) String() string {
+	var parts []string
+	if t.MinVersion != "" {
+		parts = append(parts, "minVersion="+t.MinVersion)
+	}
+	if len(t.CipherSuites) > 0 {
+		parts = append(parts, "cipherSuites="+strings.Join(t.CipherSuites, ","))
+	}
+	return strings.Join(parts, " ")
+}
+
+// WithTLS returns p with the TLS policy set as well, in the manifests that
+// Load and LoadFile return, as a user sets it: community JobSet's in the
+// tls field of its Configuration, ours with --tls-min-version and
+// --tls-cipher-suites on the controller and the webhook. The copy is the
+// same peer to Find, SwitchJobSet and Install.
+func (p *Peer) WithTLS(t TLS) *Peer {
+	q := *p
+	t.CipherSuites = slices.Clone(t.CipherSuites)
+	q.tls = &t
 	return &q
 }
 
@@ -141,8 +181,8 @@ func Load(p *Peer, dir string) (*Manifests, error) {
 }
 
 // LoadFile reads p's manifests from the file at path as they are, but for
-// the feature gates of WithFeatureGates: for ours, whose install.yaml needs
-// no fitting.
+// the feature gates of WithFeatureGates and the TLS policy of WithTLS: for
+// ours, whose install.yaml needs no fitting.
 func LoadFile(p *Peer, path string) (*Manifests, error) {
 	m, err := load(p, path, false)
 	if err != nil {
@@ -168,6 +208,14 @@ func load(p *Peer, path string, render bool) (*Manifests, error) {
 		}
 	case len(p.featureGates) > 0:
 		return nil, fmt.Errorf("%s has no feature gates to turn on (%s)", p.Name, strings.Join(p.featureGates, ", "))
+	}
+	if p.tls != nil {
+		if p.setTLS == nil {
+			return nil, fmt.Errorf("%s has no TLS policy to set (%s)", p.Name, p.tls)
+		}
+		if err := p.setTLS(p, objs); err != nil {
+			return nil, err
+		}
 	}
 	m := &Manifests{Peer: p, Objects: objs}
 	if err := m.check(); err != nil {

@@ -288,6 +288,33 @@ metadata:
 				"image: localhost/jobset-community/jobset:v0.12.0",
 				"image: localhost/jobset-community/jobset:v0.12.0\n        imagePullPolicy: IfNotPresent")}
 		},
+		"community JobSet with a TLS policy in its Configuration, and on its Pod template": func(t *testing.T) tc {
+			policy := TLS{MinVersion: "VersionTLS12", CipherSuites: []string{"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}}
+			return tc{peer: CommunityJobSet.WithFeatureGates("TLSOptions").WithTLS(policy), manifests: communityManifests, want: edit(t, communityManifests,
+				"    internalCertManagement:\n      enable: true\n",
+				`    internalCertManagement:
+      enable: true
+    featureGates:
+      InPlaceRestart: true
+      TLSOptions: true
+    tls:
+      cipherSuites:
+      - TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384
+      - TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384
+      minVersion: VersionTLS12
+`,
+				"spec:\n  template:\n    spec:\n      containers:\n      - name: manager\n",
+				"spec:\n  template:\n    metadata:\n      annotations:\n        jobset-peers/tls: minVersion=VersionTLS12 cipherSuites=TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384\n    spec:\n      containers:\n      - name: manager\n",
+				"image: localhost/jobset-community/jobset:v0.12.0",
+				"image: localhost/jobset-community/jobset:v0.12.0\n        imagePullPolicy: IfNotPresent")}
+		},
+		"community JobSet whose Configuration sets a TLS policy already": func(t *testing.T) tc {
+			return tc{peer: CommunityJobSet.WithTLS(TLS{MinVersion: "VersionTLS13"}), manifests: edit(t, communityManifests, "    leaderElection:\n", "    tls:\n      minVersion: VersionTLS12\n    leaderElection:\n"),
+				wantErr: "sets tls already"}
+		},
+		"Kueue has no TLS policy to set": func(t *testing.T) tc {
+			return tc{peer: Kueue.WithTLS(TLS{MinVersion: "VersionTLS13"}), manifests: kueueManifests, wantErr: "kueue has no TLS policy to set (minVersion=VersionTLS13)"}
+		},
 		"Kueue has no feature gates to turn on": func(t *testing.T) tc {
 			return tc{peer: Kueue.WithFeatureGates("Something"), manifests: kueueManifests, wantErr: "kueue has no feature gates to turn on (Something)"}
 		},
@@ -360,6 +387,24 @@ func TestLoadFileFeatureGates(t *testing.T) {
 				"      - name: jobset-controller\n        args:\n        - --health-probe-bind-address=:8081\n        - --feature-gates=RestartJob=true,ElasticJobSet=true\n",
 				"        - --feature-gates=TLSOptions=false\n",
 				"        - --feature-gates=TLSOptions=false\n        - --feature-gates=RestartJob=true,ElasticJobSet=true\n"),
+		},
+		"ours with a TLS policy, in the controller and the webhook, after the flags given": {
+			peer:      OurJobSet.WithTLS(TLS{MinVersion: "VersionTLS12", CipherSuites: []string{"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}}),
+			manifests: ourManifests,
+			want: edit(t, ourManifests,
+				"      - name: jobset-controller\n        args:\n        - --health-probe-bind-address=:8081\n",
+				"      - name: jobset-controller\n        args:\n        - --health-probe-bind-address=:8081\n        - --tls-min-version=VersionTLS12\n        - --tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384\n",
+				"        - --feature-gates=TLSOptions=false\n",
+				"        - --feature-gates=TLSOptions=false\n        - --tls-min-version=VersionTLS12\n        - --tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384\n"),
+		},
+		"ours with the minimum version alone": {
+			peer:      OurJobSet.WithTLS(TLS{MinVersion: "VersionTLS13"}),
+			manifests: ourManifests,
+			want: edit(t, ourManifests,
+				"      - name: jobset-controller\n        args:\n        - --health-probe-bind-address=:8081\n",
+				"      - name: jobset-controller\n        args:\n        - --health-probe-bind-address=:8081\n        - --tls-min-version=VersionTLS13\n",
+				"        - --feature-gates=TLSOptions=false\n",
+				"        - --feature-gates=TLSOptions=false\n        - --tls-min-version=VersionTLS13\n"),
 		},
 		"ours whose webhook's container is named otherwise": {
 			peer: OurJobSet.WithFeatureGates("RestartJob"), manifests: edit(t, ourManifests, "- name: jobset-webhook", "- name: other"),
