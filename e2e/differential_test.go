@@ -30,9 +30,11 @@ import (
 // JobSet, in the same namespace under the same name (so that the keys
 // derived from them agree), and the same failure; then what each made of
 // it (tools/testing/differential: the stored status, the Jobs, the Pods,
-// the JobSet's events) is compared field by field. Community JobSet is
-// switched in as the migration specs do (label migration, as they need it
-// built), and ours, as the suite deployed it, is back after the spec.
+// the JobSet's events) is compared field by field. TLSOptions' spec
+// compares what each side's servers accept and refuse of TLS clients
+// instead (differential_tls_test.go). Community JobSet is switched in as
+// the migration specs do (label migration, as they need it built), and
+// ours, as the suite deployed it, is back after the spec.
 var _ = Describe("Differential against community JobSet", Serial, Label("migration"), func() {
 	It("recreates only the failed Job under a RestartJob rule as community JobSet does", func(ctx context.Context) {
 		d := startDifferential(ctx, features.RestartJob)
@@ -48,6 +50,10 @@ var _ = Describe("Differential against community JobSet", Serial, Label("migrati
 		community := d.under(ctx, d.community, func(ctx context.Context) differential.Fields { return elasticScenario(ctx, ns) })
 		ours := d.under(ctx, d.oursGated, func(ctx context.Context) differential.Fields { return elasticScenario(ctx, ns) })
 		expectAgree(community, ours)
+	})
+
+	It("serves its webhook and metrics under a TLSOptions policy as community JobSet does", func(ctx context.Context) {
+		tlsDifferential(ctx)
 	})
 })
 
