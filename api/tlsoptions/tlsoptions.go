@@ -99,6 +99,10 @@ func cipherSuites(names []string) ([]uint16, error) {
 	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
 		byName[s.Name] = s
 	}
+	// The names Go's constants had before they said SHA256, which
+	// community JobSet accepts as crypto/tls still defines them.
+	byName["TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305"] = byName["TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"]
+	byName["TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305"] = byName["TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"]
 	var ids []uint16
 	var unknown, tls13 []string
 	for _, name := range names {

@@ -35,6 +35,11 @@ func TestServerConfig(t *testing.T) {
 			gates: on, wantMin: tls.VersionTLS12,
 			wantSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384},
 		},
+		"the CHACHA20 suites by the names crypto/tls had before SHA256, as community accepts them": {
+			args:  []string{"--tls-cipher-suites=TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305,TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305"},
+			gates: on, wantMin: tls.VersionTLS12,
+			wantSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256},
+		},
 		"the gate off, nothing set": {gates: off},
 		"the gate off and a flag set": {
 			args: []string{"--tls-min-version=VersionTLS13"}, gates: off,
