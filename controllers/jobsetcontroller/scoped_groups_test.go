@@ -23,13 +23,9 @@ import (
 // stall threshold, waits for a member the finalizer does not hold yet.
 func TestDecideScopedGroups(t *testing.T) {
 	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	inGroup := func(rj jobset.ReplicatedJob, group string) jobset.ReplicatedJob {
-		rj.Template.Annotations = map[string]string{jobset.InPlaceGroupKey: group}
-		return rj
-	}
 	js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).EnableDNSHostnames(false).
-		ReplicatedJob(inGroup(wrappers.MakeReplicatedJob("trunk").InPlaceReady().Obj(), "trunk")).
-		ReplicatedJob(inGroup(wrappers.MakeReplicatedJob("head").InPlaceReady().Obj(), "head")).Obj()
+		ReplicatedJob(wrappers.MakeReplicatedJob("trunk").InPlaceReady().InPlaceGroup("trunk").Obj()).
+		ReplicatedJob(wrappers.MakeReplicatedJob("head").InPlaceReady().InPlaceGroup("head").Obj()).Obj()
 	js.UID, js.CreationTimestamp = "uid-1", metav1.NewTime(now.Add(-time.Hour))
 	js.Status.InPlaceGroups = []jobset.InPlaceGroupStatus{{Name: "trunk", SyncedEpoch: ptr.To[int32](1), DeprecatedEpoch: ptr.To[int32](0)}}
 	var jobs []batchv1.Job
@@ -94,13 +90,9 @@ func TestDecideScopedGroups(t *testing.T) {
 // no reconcile saw the first group's failure before the full restart,
 // which then counts once.
 func TestFullRestartDuringAnotherGroupsRestart(t *testing.T) {
-	inGroup := func(rj jobset.ReplicatedJob, group string) jobset.ReplicatedJob {
-		rj.Template.Annotations = map[string]string{jobset.InPlaceGroupKey: group}
-		return rj
-	}
 	js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
-		ReplicatedJob(inGroup(wrappers.MakeReplicatedJob("trunk").InPlaceReady().Obj(), "trunk")).
-		ReplicatedJob(inGroup(wrappers.MakeReplicatedJob("head").InPlaceReady().Obj(), "head")).Obj()
+		ReplicatedJob(wrappers.MakeReplicatedJob("trunk").InPlaceReady().InPlaceGroup("trunk").Obj()).
+		ReplicatedJob(wrappers.MakeReplicatedJob("head").InPlaceReady().InPlaceGroup("head").Obj()).Obj()
 	js.Status.InPlaceRestarts = 1
 	js.Status.InPlaceGroups = []jobset.InPlaceGroupStatus{
 		{Name: "trunk", SyncedEpoch: ptr.To[int32](1), DeprecatedEpoch: ptr.To[int32](0)},

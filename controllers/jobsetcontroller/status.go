@@ -38,14 +38,7 @@ func newStatusUpdate(js *jobset.JobSet, now metav1.Time) *statusUpdate {
 }
 
 func (u *statusUpdate) setCondition(t jobset.JobSetConditionType, status metav1.ConditionStatus, reason, message string) bool {
-	return meta.SetStatusCondition(&u.js.Status.Conditions, metav1.Condition{
-		Type:               string(t),
-		Status:             status,
-		Reason:             reason,
-		Message:            message,
-		ObservedGeneration: u.js.Generation,
-		LastTransitionTime: u.now,
-	})
+	return u.setGroupCondition(u.groupStatus(""), t, status, reason, message)
 }
 
 func (u *statusUpdate) event(eventType, reason, action, note string) {

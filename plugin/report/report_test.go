@@ -287,13 +287,9 @@ func mustReadStatus(t *testing.T, js *jobset.JobSet, pods []corev1.Pod) Status {
 // at a time, by name; an unknown name, or none without a default group,
 // is refused with the groups it has.
 func TestReadStatusOfAGroup(t *testing.T) {
-	inGroup := func(rj jobset.ReplicatedJob, group string) jobset.ReplicatedJob {
-		rj.Template.Annotations = map[string]string{jobset.InPlaceGroupKey: group}
-		return rj
-	}
 	js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
-		ReplicatedJob(inGroup(wrappers.MakeReplicatedJob("trunk").InPlaceReady().Obj(), "trunk")).
-		ReplicatedJob(inGroup(wrappers.MakeReplicatedJob("head").InPlaceReady().Obj(), "head")).Obj()
+		ReplicatedJob(wrappers.MakeReplicatedJob("trunk").InPlaceReady().InPlaceGroup("trunk").Obj()).
+		ReplicatedJob(wrappers.MakeReplicatedJob("head").InPlaceReady().InPlaceGroup("head").Obj()).Obj()
 	js.Status.InPlaceGroups = []jobset.InPlaceGroupStatus{{Name: "head", SyncedEpoch: ptr.To[int32](3), DeprecatedEpoch: ptr.To[int32](3),
 		Conditions: []metav1.Condition{{Type: string(jobset.JobSetInPlaceRestarting), Status: metav1.ConditionTrue, Reason: jobset.ReasonInPlaceRestartStarted, Message: `in-place group "head": ...`}}}}
 	s, err := ReadStatus(js, "head", nil, nil)

@@ -22,14 +22,10 @@ import (
 // Two named in-place groups, "trunk" and "head", one replicatedJob each:
 // the test plays their agents as the in-place scenarios do.
 var _ = Describe("Scoped in-place groups", func() {
-	inGroup := func(rj jobset.ReplicatedJob, group string) jobset.ReplicatedJob {
-		rj.Template.Annotations = map[string]string{jobset.InPlaceGroupKey: group}
-		return rj
-	}
 	twoGroups := func(maxRestarts int32) *jobset.JobSet {
 		return wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(maxRestarts).
-			ReplicatedJob(inGroup(wrappers.MakeReplicatedJob("trunk").Pods(2).InPlaceReady().Obj(), "trunk")).
-			ReplicatedJob(inGroup(wrappers.MakeReplicatedJob("head").Pods(2).InPlaceReady().Obj(), "head")).Obj()
+			ReplicatedJob(wrappers.MakeReplicatedJob("trunk").Pods(2).InPlaceReady().InPlaceGroup("trunk").Obj()).
+			ReplicatedJob(wrappers.MakeReplicatedJob("head").Pods(2).InPlaceReady().InPlaceGroup("head").Obj()).Obj()
 	}
 	// startPods creates the Pods of the replicatedJob's only Job, as the
 	// Job controller would, each with its agent at the given epoch.

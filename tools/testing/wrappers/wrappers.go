@@ -195,6 +195,13 @@ func (w *ReplicatedJobWrapper) GroupName(g string) *ReplicatedJobWrapper {
 	return w
 }
 
+// InPlaceGroup names the replicatedJob's in-place group (the annotation
+// on its Job template).
+func (w *ReplicatedJobWrapper) InPlaceGroup(name string) *ReplicatedJobWrapper {
+	w.Template.Annotations = merge(w.Template.Annotations, map[string]string{jobset.InPlaceGroupKey: name})
+	return w
+}
+
 // PodLabels merges labels into the Pod template's labels.
 func (w *ReplicatedJobWrapper) PodLabels(labels map[string]string) *ReplicatedJobWrapper {
 	w.Template.Spec.Template.Labels = merge(w.Template.Spec.Template.Labels, labels)
