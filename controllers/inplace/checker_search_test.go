@@ -17,29 +17,51 @@ import (
 // rather than let the machine kill the run.
 const maxStates = 60_000_000
 
-// TestProtocolChecker explores the model. Safety, budget and tally
-// violations are found on the step that breaks them, and states past them
-// are not explored. Liveness and exactness are checked once every state is
-// known: from each state, the quiet run that always takes the first quiet
-// step must reach a quiet state that converged accepts (unless that run
-// passes a step already reported).
+// TestProtocolChecker explores the model. Safety, budget, tally and
+// isolation violations are found on the step that breaks them, and states
+// past them are not explored. Liveness and exactness are checked once
+// every state is known: from each state, the quiet run that always takes
+// the first quiet step must reach a quiet state that converged accepts
+// (unless that run passes a step already reported).
 func TestProtocolChecker(t *testing.T) {
+	states, err := search(func(v *violation, trace string) bool {
+		t.Errorf("%s\n%s", v.message, trace)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("explored %d states", states)
+}
+
+// TestProtocolCheckerProcessTier explores the model with every Pod in the
+// process tier (processTier).
+func TestProtocolCheckerProcessTier(t *testing.T) {
+	processTier = true
+	defer func() { processTier = false }()
+	TestProtocolChecker(t)
+}
+
+// search explores the model breadth first from initial() and reports each
+// kind of violation once, with its shortest trace, for as long as report
+// asks for more. It returns how many states it explored.
+func search(report func(v *violation, trace string) (more bool)) (int, error) {
 	// What the search keeps holds no pointers and costs the collector
 	// nothing to keep; collecting the garbage of each step often keeps the
 	// heap near what is kept.
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	c := newChecker()
 	c.add(initial(), -1)
-	reported := map[string]bool{}
-	report := func(v *violation, at int32, last string) {
+	reported, more := map[string]bool{}, true
+	found := func(v *violation, at int32, last string) {
 		if !reported[v.kind] {
 			reported[v.kind] = true
-			t.Errorf("%s\n%s", v.message, c.trace(at, last))
+			more = report(v, c.trace(at, last))
 		}
 	}
-	for i := int32(0); int(i) < c.len(); i++ {
+	for i := int32(0); int(i) < c.len() && more; i++ {
 		if c.len() > maxStates {
-			t.Fatalf("the model grew past %d states: bound it tighter", maxStates)
+			return c.len(), fmt.Errorf("the model grew past %d states: bound it tighter", maxStates)
 		}
 		s := c.at(i).unpack()
 		steps := quiet(s)
@@ -48,7 +70,7 @@ func TestProtocolChecker(t *testing.T) {
 		}
 		for k, st := range steps {
 			if st.violation != nil {
-				c.reportStep(s, st, i, report)
+				c.reportStep(s, st, i, found)
 				continue
 			}
 			j, _ := c.add(st.next, i)
@@ -58,26 +80,18 @@ func TestProtocolChecker(t *testing.T) {
 		}
 		for _, st := range faults(s) {
 			if st.violation != nil {
-				c.reportStep(s, st, i, report)
+				c.reportStep(s, st, i, found)
 				continue
 			}
 			c.add(st.next, i)
 		}
 	}
-	for i := int32(0); int(i) < c.len(); i++ {
+	for i := int32(0); int(i) < c.len() && more; i++ {
 		if v := c.settle(i); v != nil {
-			report(v, i, "... then quiet steps until nothing changes")
+			found(v, i, "... then quiet steps until nothing changes")
 		}
 	}
-	t.Logf("explored %d states", c.len())
-}
-
-// TestProtocolCheckerProcessTier explores the model with every Pod in the
-// process tier (processTier).
-func TestProtocolCheckerProcessTier(t *testing.T) {
-	processTier = true
-	defer func() { processTier = false }()
-	TestProtocolChecker(t)
+	return c.len(), nil
 }
 
 func (c *checker) reportStep(s state, st step, at int32, report func(*violation, int32, string)) {
@@ -269,7 +283,7 @@ func (c *checker) trace(i int32, last string) string {
 // packed is a state in a few words: the checker keeps millions of them,
 // and the state's own fields, a byte each at least, would not fit in
 // memory.
-type packed [6]uint64
+type packed [maxObjects + maxGroups]uint64
 
 func (s state) pack() packed {
 	var k packed
@@ -285,7 +299,8 @@ func (k packed) unpack() state {
 
 // code visits every field of the state with its width in bits, so that
 // packing and unpacking cannot disagree on the layout. Each object (a Pod
-// and its cached copy) fills one word, the rest of the state the last.
+// and its cached copy) fills one word, each group one, and the rest of the
+// state shares the first group's.
 func (s *state) code(c *codec) {
 	for i := range s.pods {
 		p, v := &s.pods[i], &s.cache[i]
@@ -329,28 +344,40 @@ func (s *state) code(c *codec) {
 		c.int8(&s.made[slot], 3)
 		c.bool(&s.finished[slot])
 	}
-	c.int8(&s.synced, epochBits)
-	c.int8(&s.deprecated, epochBits)
-	c.int8(&s.inPlaceRestarts, 3)
 	c.bool(&s.jobSetFailed)
 	c.bool(&s.fullRestart)
 	c.int8(&s.fullRestarts, 3)
 	c.bool(&s.suspended)
 	c.bool(&s.jobsSuspended)
-	c.bool(&s.regathering)
 	c.bool(&s.preempted)
 	c.int8(&s.failures, 3)
-	c.int8(&s.disruptions, 3)
-	c.bool(&s.disrupted)
+	for k := range s.groups {
+		if k > 0 {
+			c.nextWord()
+		}
+		s.groups[k].code(c)
+	}
+}
+
+// code visits the fields of one group.
+func (g *group) code(c *codec) {
+	c.int8(&g.synced, epochBits)
+	c.int8(&g.deprecated, epochBits)
+	c.int8(&g.restarts, 3)
+	c.bool(&g.regathering)
+	c.int8(&g.disruptions, 3)
+	c.bool(&g.disrupted)
 	for i := range maxObjects {
-		b := s.fencedOut&(1<<i) != 0
+		b := g.fencedOut&(1<<i) != 0
 		c.bool(&b)
 		if b {
-			s.fencedOut |= 1 << i
+			g.fencedOut |= 1 << i
 		}
 	}
-	c.int8(&s.faulted, 3)
-	c.int8(&s.forgiven, 2)
+	c.int8(&g.faulted, 3)
+	c.int8(&g.forgiven, 2)
+	c.int8(&g.absorbed, 2)
+	c.bool(&g.touched)
 }
 
 // epochBits bounds the epochs the model reaches.

@@ -35,9 +35,10 @@ import (
 //
 // In every reachable state it checks:
 //
-//   - safety: no worker starts at epoch e unless every slot that still has
-//     work has a Pod whose agent joined e, and no two workers run at
-//     different epochs;
+//   - safety: no worker starts at epoch e unless its group synced e, which
+//     it may only once every slot of it that still has work has a Pod whose
+//     agent joined e; no two workers of a group run at different epochs,
+//     and no rank runs twice;
 //   - budget exactness: group restarts counted never exceed the disruptions
 //     of a synced group that happened, and equal them once the group is quiet;
 //   - liveness: with no more faults, fair quiet steps reach a synced group
@@ -59,13 +60,68 @@ import (
 // restart code and the kubelet restarts every container, as in the Pod
 // tier. A wrapper that dies ends its container, and the kubelet's rule
 // restarts every container of the Pod.
+//
+// In the groups mode (scopedGroups, TestProtocolCheckerScopedGroups) the
+// JobSet declares two in-place groups: Job a's slots are group a, Job b's
+// slot group b. Each group has epochs of its own in the status, which are
+// all its Pods' agents follow, and the controller decides each on its own
+// Pods, the groups one after the other in a reconcile. The budget is the
+// JobSet's, small enough here for two faults to spend it: each decision
+// reads the restarts counted so far, those of the decisions before it in
+// the same reconcile included. Escalation is the JobSet's too: a lost
+// index in either group restarts every Job, which answers a disruption of
+// the other group that no restart of its own answered yet (a full restart
+// restarts each group once); a spent budget in either fails the JobSet.
+// The controller does not pace the Pod events of a JobSet of several
+// groups, so its tally keeps no failure sign, and the tally is not
+// checked. Kueue does not suspend the JobSet in this mode, and a node is
+// cut off only once both groups synced (see faults and cutOff). Safety,
+// liveness and the budget are checked per group, the budget's total as
+// well (never past the budget, which fails the JobSet only when a
+// disruption is left unanswered), and:
+//
+//   - isolation: a group that nothing touched in the run (a fault of one
+//     of its Pods, its node cut off, a fault of every running worker that
+//     hit one of its, a full restart) keeps its epochs once it synced, and
+//     every worker of it runs on: no fault of the other group, and no
+//     decision on it, reaches the group.
 
 const (
 	slots       = 3
 	maxObjects  = 5 // three Pods and two replacements
 	maxFailures = 2 // faults injected per run: one failure during a gather
 	maxRestarts = 10
+	// groupsMaxRestarts is the budget of the groups mode, which two
+	// faults can spend: the decision of one group must read the restart
+	// another started in the same reconcile.
+	groupsMaxRestarts = 2
 )
+
+// restartLimit is the JobSet's failurePolicy.maxRestarts.
+func restartLimit() int32 {
+	if scopedGroups {
+		return groupsMaxRestarts
+	}
+	return maxRestarts
+}
+
+// cutOff: a node may be cut off (the run's first fault) in state s. In
+// the groups mode only once every group synced: a cut while a group
+// gathers for the first time is the one group's case, which the other
+// searches check, and would double this search; what only this one
+// checks, a cut node's Pod, its fence and its loss beside another group,
+// starts there.
+func cutOff(s state) bool {
+	if !scopedGroups {
+		return true
+	}
+	for k := range groupCount() {
+		if s.groups[k].synced < 1 {
+			return false
+		}
+	}
+	return true
+}
 
 // jobOf maps a slot to its replicated Job: slots 0 and 1 are the two
 // indexes of Job "a", slot 2 the only index of Job "b".
@@ -208,8 +264,10 @@ type state struct {
 	// of it in sync (0: none).
 	signs [maxObjects]int8
 
-	synced, deprecated, inPlaceRestarts int8
-	jobSetFailed                        bool
+	// groups are the in-place groups' epochs and accounting: one group
+	// of every slot, or in the groups mode one a replicated Job (groupOf).
+	groups       [maxGroups]group
+	jobSetFailed bool
 	// fullRestart: the controller recreated every Job for a lost index;
 	// fullRestarts counts those that counted toward the budget.
 	fullRestart  bool
@@ -218,11 +276,23 @@ type state struct {
 	// suspended is the JobSet's spec.suspend, which Kueue sets to preempt
 	// it (once a run: preempted) and clears to resume it. jobsSuspended:
 	// the controller suspended the Jobs and recorded the suspension in the
-	// status, with regathering when a group had synced: the Pods after the
-	// resume gather at S+1 without a group restart (Snapshot.Regathering).
-	suspended, jobsSuspended, regathering, preempted bool
+	// status, with each group that had synced regathering: the Pods after
+	// the resume gather at S+1 without a group restart
+	// (Snapshot.Regathering).
+	suspended, jobsSuspended, preempted bool
 
 	failures int8 // faults injected so far
+}
+
+// group is one in-place group's part of the status and of the ground
+// truth the checker keeps on it.
+type group struct {
+	synced, deprecated int8
+	// restarts are the group's restarts in place that counted toward the
+	// budget; the JobSet's count, which every group's decision reads, is
+	// their sum.
+	restarts    int8
+	regathering bool
 	// disruptions counts the synced groups that lost a member to a fault
 	// of the group's own, before a group restart started; disrupted says
 	// the current synced group did already. A fence that stops a worker
@@ -240,6 +310,70 @@ type state struct {
 	// rejoined yet): outside what the controller can count.
 	faulted  int8
 	forgiven int8
+	// absorbed (the groups mode): the group's disruption that no restart
+	// of its own had answered when another group's lost index restarted
+	// the JobSet fully, which answers it.
+	absorbed int8
+	// touched (the groups mode): something that may stop the group's
+	// workers happened to it in this run: a fault of one of its own Pods
+	// (its node cut off among them), a fault of every running worker that
+	// hit one of its, a suspension or a full restart. Only then may its
+	// epochs move past a synced one, or a worker of it stop (isolated).
+	touched bool
+}
+
+// maxGroups: the groups mode has two in-place groups.
+const maxGroups = 2
+
+// scopedGroups: the groups mode (TestProtocolCheckerScopedGroups): each
+// replicated Job is an in-place group of its own, with its own epochs,
+// decided on its own Pods; the restart budget is the JobSet's.
+var scopedGroups bool
+
+// sharedEpochs is a deliberate fault of the groups mode, to show that the
+// checker finds it: every agent follows group a's epochs, as one that
+// read the JobSet's default group would.
+var sharedEpochs bool
+
+// groupOf maps a slot to its in-place group.
+func groupOf(slot int8) int {
+	if scopedGroups {
+		return jobOf[slot]
+	}
+	return 0
+}
+
+// groupCount is the number of in-place groups the mode has.
+func groupCount() int {
+	if scopedGroups {
+		return maxGroups
+	}
+	return 1
+}
+
+// readsGroup is the group whose epochs the agent of p follows.
+func readsGroup(p pod) int {
+	if sharedEpochs {
+		return 0
+	}
+	return groupOf(p.slot)
+}
+
+// inPlaceRestarts is the JobSet's count of group restarts in place that
+// counted toward the budget.
+func (s *state) inPlaceRestarts() int8 {
+	var n int8
+	for _, g := range s.groups {
+		n += g.restarts
+	}
+	return n
+}
+
+// touch records, in the groups mode, that a fault hit the slot's group.
+func (s *state) touch(slot int8) {
+	if scopedGroups {
+		s.groups[groupOf(slot)].touched = true
+	}
 }
 
 // initial is the first Pods, held, as if the controller's first reconcile
@@ -280,18 +414,25 @@ var podNames = func() (names [slots][maxObjects]string) {
 
 func podName(slot, gen int8) string { return podNames[slot][gen] }
 
-// member: the Pod belongs to the synced group.
+// member: the Pod belongs to its group's synced group.
 func (s *state) member(p pod) bool {
-	return p.live() && s.synced >= 1 && p.joined == s.synced && !p.restarting
+	g := &s.groups[groupOf(p.slot)]
+	return p.live() && g.synced >= 1 && p.joined == g.synced && !p.restarting
 }
 
 // disrupt records the ground truth of a fault on Pod i: the first loss of a
-// member since the group synced is one group restart owed.
+// member since its group synced is one group restart owed. Once the
+// JobSet restarted fully, the run is over: the new Pods start over as
+// from initial(), and a fault of the old ones owes nothing.
 func (s *state) disrupt(i int) {
-	if (s.member(s.pods[i]) || s.fencedOut&(1<<i) != 0) && !s.disrupted && !RestartInProgress(int32(s.synced), int32(s.deprecated)) {
-		s.disruptions++
-		s.disrupted = true
-		s.faulted = int8(i + 1)
+	if s.fullRestart {
+		return
+	}
+	g := &s.groups[groupOf(s.pods[i].slot)]
+	if (s.member(s.pods[i]) || g.fencedOut&(1<<i) != 0) && !g.disrupted && !RestartInProgress(int32(g.synced), int32(g.deprecated)) {
+		g.disruptions++
+		g.disrupted = true
+		g.faulted = int8(i + 1)
 	}
 }
 
@@ -299,7 +440,7 @@ func (s *state) disrupt(i int) {
 // fence: the member leaves the group, and no restart is owed for it.
 func (s *state) fence(i int) {
 	if s.member(s.pods[i]) {
-		s.fencedOut |= 1 << i
+		s.groups[groupOf(s.pods[i].slot)].fencedOut |= 1 << i
 	}
 	s.pods[i].fenceKept = true
 }
@@ -362,11 +503,13 @@ func faults(s state) []step {
 		}
 		// The node is cut off, as a run's first fault (which keeps the
 		// states few enough): it runs on, unheard.
-		if s.failures == 0 {
+		if s.failures == 0 && cutOff(s) {
 			n := s
 			n.failures++
+			n.touch(p.slot)
 			q := &n.pods[i]
-			q.cut, q.viewSynced, q.viewDeprecated = true, s.synced, s.deprecated
+			g := s.groups[readsGroup(p)]
+			q.cut, q.viewSynced, q.viewDeprecated = true, g.synced, g.deprecated
 			add(n, "the node of %s is cut off", p.name())
 		}
 		// Deleted: the kubelet stops it (a quiet step), and how it ends
@@ -374,6 +517,7 @@ func faults(s state) []step {
 		// when the node comes back.
 		n := s
 		n.failures++
+		n.touch(p.slot)
 		n.disrupt(i)
 		n.pods[i].deleting = true
 		add(n, "%s is deleted", p.name())
@@ -384,6 +528,7 @@ func faults(s state) []step {
 			for _, reported := range []bool{true, false} {
 				n := s
 				n.failures++
+				n.touch(p.slot)
 				n.disrupt(i)
 				q := &n.pods[i]
 				restartAll(q)
@@ -399,6 +544,7 @@ func faults(s state) []step {
 				// stop what the worker left behind; the container stays.
 				n := s
 				n.failures++
+				n.touch(p.slot)
 				n.disrupt(i)
 				beginStop(&n.pods[i])
 				add(n, "worker of %s exits 1: its wrapper tells the agent, which asks it to stop what is left", p.name())
@@ -408,6 +554,7 @@ func faults(s state) []step {
 			if !p.stopping {
 				n := s
 				n.failures++
+				n.touch(p.slot)
 				q := &n.pods[i]
 				q.phase, q.worker, q.agentUp, q.held, q.fenced = succeeded, 0, false, false, false
 				n.finished[p.slot] = true
@@ -416,6 +563,7 @@ func faults(s state) []step {
 		}
 		n = s
 		n.failures++
+		n.touch(p.slot)
 		n.disrupt(i)
 		q := &n.pods[i]
 		q.phase, q.worker, q.agentUp, q.restarting, q.held, q.fenced, q.stopping = failed, 0, false, false, false, false, false
@@ -429,6 +577,7 @@ func faults(s state) []step {
 		n, deleted := s, false
 		for i, p := range s.pods {
 			if p.live() && p.slot == 2 && !p.orphan {
+				n.touch(p.slot)
 				n.disrupt(i)
 				q := &n.pods[i]
 				q.deleting, q.orphan, q.counted = true, true, true
@@ -443,11 +592,17 @@ func faults(s state) []step {
 	// Kueue preempts the JobSet: it sets spec.suspend, the controller
 	// suspends the Jobs, and the Job controller deletes their Pods. Only
 	// in a run without faults, and none after it: a fault besides would
-	// multiply the states past what a run can explore.
-	if !s.preempted && s.failures == 0 && !s.jobSetFailed {
+	// multiply the states past what a run can explore. Not in the groups
+	// mode, whose search it would double: what it does to a group (one
+	// that had synced regathers) is the one group's case, which the other
+	// searches check.
+	if !s.preempted && s.failures == 0 && !s.jobSetFailed && !scopedGroups {
 		n := s
 		n.failures = maxFailures
 		n.suspended, n.preempted = true, true
+		for slot := range int8(slots) {
+			n.touch(slot)
+		}
 		add(n, "Kueue suspends the JobSet")
 	}
 	// The NCCL pattern: one fault makes every running worker exit at once,
@@ -456,6 +611,7 @@ func faults(s state) []step {
 		n, any := s, false
 		for i, p := range s.pods {
 			if p.live() && p.worker != 0 && !(processTier && p.stopping) {
+				n.touch(p.slot)
 				n.disrupt(i)
 				q := &n.pods[i]
 				if processTier {
@@ -472,7 +628,7 @@ func faults(s state) []step {
 			add(n, "every running worker exits 1")
 		}
 	}
-	return out
+	return checkIsolation(s, out)
 }
 
 // quiet are the steps that happen without faults: kubelet, agents, Job
@@ -564,7 +720,11 @@ func quiet(s state) []step {
 			n := s
 			n.cache[i] = s.pods[i].view()
 			n.signs[i] = keptSign(s, s.signs[i], n.cache[i])
-			out = append(out, step{label: describe("informer delivers Pod object %d", i), next: n, violation: quietButDecisive(s, i, n)})
+			st := step{label: describe("informer delivers Pod object %d", i), next: n}
+			if !scopedGroups {
+				st.violation = quietButDecisive(s, i, n)
+			}
+			out = append(out, st)
 		}
 	}
 	if s.completedCache != s.completed {
@@ -591,7 +751,7 @@ func quiet(s state) []step {
 		n.suspended = false
 		add(n, "Kueue resumes the JobSet")
 	}
-	return out
+	return checkIsolation(s, out)
 }
 
 // keptSign is what the tally keeps of a Pod's failure signal once the
@@ -610,8 +770,11 @@ func keptSign(s state, kept int8, c cached) int8 {
 }
 
 // readsSignals: the last decision left the group in sync (Tally.ReadsSignals).
+// The controller does not pace the Pod events of a JobSet of several
+// groups: its tally knows no decision, and keeps no sign.
 func readsSignals(s state) bool {
-	return !s.suspended && !s.jobsSuspended && !Gathering(int32(s.synced), int32(s.deprecated), s.regathering)
+	g := s.groups[0]
+	return !scopedGroups && !s.suspended && !s.jobsSuspended && !Gathering(int32(g.synced), int32(g.deprecated), g.regathering)
 }
 
 // agentStep runs the real agent's decision in Pod i, on the epochs it saw
@@ -631,11 +794,12 @@ func agentStep(s state, i int) (step, bool) {
 		if p.cut || !p.live() {
 			return step{}, false
 		}
-		q.joined, q.annotation = s.synced+1, s.synced+1
+		synced := s.groups[readsGroup(p)].synced
+		q.joined, q.annotation = synced+1, synced+1
 		// The fence record goes with the join of the epoch after the
 		// fenced one, which the Pod shows (the admission policy admits
 		// it only so); any join clears it from the state directory.
-		q.fenceRecorded = p.fenceKept && p.annotation == s.synced || p.fenceRecorded && p.annotation == q.annotation
+		q.fenceRecorded = p.fenceKept && p.annotation == synced || p.fenceRecorded && p.annotation == q.annotation
 		q.fenceKept = false
 		return step{label: describe("agent of %s joins epoch %d (fence record: %v)", p.name(), q.joined, q.fenceRecorded), next: n}, true
 	case agent.Restart:
@@ -690,12 +854,13 @@ func wrapperSteps(s state, i int) []step {
 	return []step{confirm, escalate}
 }
 
-// seen is what the Pod's agent knows of the JobSet's epochs.
+// seen is what the Pod's agent knows of its group's epochs.
 func seen(s state, p pod) agent.Epochs {
 	if p.cut {
 		return agent.Epochs{Synced: int32(p.viewSynced), Deprecated: int32(p.viewDeprecated)}
 	}
-	return agent.Epochs{Synced: int32(s.synced), Deprecated: int32(s.deprecated)}
+	g := s.groups[readsGroup(p)]
+	return agent.Epochs{Synced: int32(g.synced), Deprecated: int32(g.deprecated)}
 }
 
 // fenceDue: the agent, out of contact for its fence time, fences. It does
@@ -710,10 +875,12 @@ func liftPending(p pod) bool {
 	return p.agentUp && p.worker == 0 && p.joined != 0 && p.joined == p.viewSynced && !p.fenced
 }
 
-// lostAtSync: a live Pod shows the synced epoch, but its agent left it.
-func (s *state) lostAtSync() bool {
+// lostAtSync: a live Pod of group k shows its synced epoch, but its agent
+// left it.
+func (s *state) lostAtSync(k int) bool {
+	synced := s.groups[k].synced
 	for _, p := range s.pods {
-		if p.live() && p.annotation == s.synced && (p.joined != s.synced || p.restarting) {
+		if p.live() && groupOf(p.slot) == k && p.annotation == synced && (p.joined != synced || p.restarting) {
 			return true
 		}
 	}
@@ -736,35 +903,39 @@ func markLost(s state, i int) step {
 	return step{label: describe("controller marks %s Failed and deletes it: its node is lost", q.name()), next: n}
 }
 
-// unsafeStart checks, when the worker of Pod i starts, that no worker runs
-// at another epoch.
+// unsafeStart checks, when the worker of Pod i starts, that its group
+// synced its epoch (incompleteSync checked that group), that no worker of
+// its group runs at another epoch, and none of its rank at all.
 func unsafeStart(s state, i int) *violation {
 	e := s.pods[i].worker
+	if k := groupOf(s.pods[i].slot); e > s.groups[k].synced {
+		return violated("safety: unsynced start", "the worker of %s starts at epoch %d, which its group%s never synced (synced: %d)", s.pods[i].name(), e, groupName(k), s.groups[k].synced)
+	}
 	for j, p := range s.pods {
 		if j != i && p.exists && p.worker != 0 && p.slot == s.pods[i].slot {
 			return violated("safety: rank runs twice", "the worker of %s starts while the worker of %s, of the same rank, runs at epoch %d", s.pods[i].name(), p.name(), p.worker)
 		}
-		if p.exists && p.worker != 0 && p.worker != e {
+		if p.exists && p.worker != 0 && p.worker != e && groupOf(p.slot) == groupOf(s.pods[i].slot) {
 			return violated("safety: mixed epochs", "the worker of %s starts at epoch %d while the worker of %s runs at epoch %d", s.pods[i].name(), e, p.name(), p.worker)
 		}
 	}
 	return nil
 }
 
-// incompleteSync checks that a group syncing at epoch e has every slot with
-// work left: some Pod of the slot joined e (it may have failed since, which
-// is a new failure, not a smaller group).
-func incompleteSync(s state, e int8) *violation {
-	for slot := range slots {
-		if s.finished[slot] {
+// incompleteSync checks that group k syncing at epoch e has every slot of
+// it with work left: some Pod of the slot joined e (it may have failed
+// since, which is a new failure, not a smaller group).
+func incompleteSync(s state, k int, e int8) *violation {
+	for slot := range int8(slots) {
+		if s.finished[slot] || groupOf(slot) != k {
 			continue
 		}
 		joined := false
 		for _, p := range s.pods {
-			joined = joined || (p.exists && int(p.slot) == slot && p.annotation == e)
+			joined = joined || (p.exists && p.slot == slot && p.annotation == e)
 		}
 		if !joined {
-			return violated("safety: incomplete group", "the group syncs at epoch %d without slot %d: no Pod of it joined", e, slot)
+			return violated("safety: incomplete group", "the group%s syncs at epoch %d without slot %d: no Pod of it joined", groupName(k), e, slot)
 		}
 	}
 	return nil
@@ -824,24 +995,25 @@ func jobController(s state) (state, bool) {
 	return n, changed
 }
 
-// snapshot reads the protocol's inputs from Pods and Jobs as the
-// reconciler does: the current attempt's Pods, the expected count from the
-// Jobs' completed indexes.
-func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot {
+// snapshot reads the protocol's inputs of group k from Pods and Jobs as
+// the reconciler does: the current attempt's Pods of the group, the
+// expected count from its Jobs' completed indexes, and used, the
+// JobSet's restarts as the decisions before it left them.
+func snapshot(s state, k int, used int8, pods [maxObjects]cached, completed [slots]bool) Snapshot {
+	g := s.groups[k]
 	snap := Snapshot{
-		Synced: int32(s.synced), Deprecated: int32(s.deprecated),
-		ExpectedPods: slots,
-		Regathering:  s.regathering,
-		MaxRestarts:  maxRestarts, RestartsUsed: int32(s.inPlaceRestarts),
+		Synced: int32(g.synced), Deprecated: int32(g.deprecated),
+		Regathering: g.regathering,
+		MaxRestarts: restartLimit(), RestartsUsed: int32(used),
 		Pods: make([]Pod, 0, maxObjects),
 	}
-	for _, done := range completed {
-		if done {
-			snap.ExpectedPods--
+	for slot, done := range completed {
+		if !done && groupOf(int8(slot)) == k {
+			snap.ExpectedPods++
 		}
 	}
 	for i, c := range pods {
-		if !c.exists {
+		if !c.exists || groupOf(c.slot) != k {
 			continue
 		}
 		p := Pod{
@@ -872,18 +1044,17 @@ func snapshot(s state, pods [maxObjects]cached, completed [slots]bool) Snapshot 
 	return snap
 }
 
-// reconcile runs the real Decide on the controller's cache. A decision that
-// writes is made again on a fresh read of the Pods and Jobs (the cache may
-// be behind), and that one is applied, as the reconciler does. A suspended
+// reconcile runs the real Decide on the controller's cache, once a group,
+// the groups in a fixed order, each on its own Pods and reading the
+// JobSet's restarts as the decisions before it left them. A decision
+// that writes is made again on a fresh read of the Pods and Jobs (the
+// cache may be behind), and that one is applied, as the reconciler does.
+// A lost index in any group restarts the JobSet fully. A suspended
 // JobSet's reconcile decides no epoch; it still looks for a lost index.
 func reconcile(s state) (step, bool) {
 	var fresh [maxObjects]cached
 	for i, p := range s.pods {
 		fresh[i] = p.view()
-	}
-	d := decideEpochs(s, s.cache, s.completedCache)
-	if d.Synced != int32(s.synced) || d.Deprecated != int32(s.deprecated) || d.BudgetExceeded || d.LostIndex != "" {
-		d = decideEpochs(s, fresh, s.completed)
 	}
 	n := s
 	var labels []string
@@ -892,24 +1063,29 @@ func reconcile(s state) (step, bool) {
 	if s.suspended != s.jobsSuspended {
 		n.jobsSuspended = s.suspended
 		if s.suspended {
-			n.regathering = s.synced >= 1
+			for k := range n.groups {
+				n.groups[k].regathering = s.groups[k].synced >= 1
+			}
 			labels = append(labels, describe("suspends the Jobs"))
 		} else {
 			labels = append(labels, describe("resumes the Jobs"))
 		}
 	}
-	// A lost index: a full restart, which counts when a synced group lost
-	// a member, unless it escalates the group restart in progress, or the
-	// JobSet is suspended (a preemption stopped the worker), or the group
-	// had not synced since Pods were recreated.
-	if d.LostIndex != "" {
-		n.fullRestart = true
-		if !s.suspended && s.synced >= 1 && !s.regathering && !RestartInProgress(int32(s.synced), int32(s.deprecated)) {
-			n.fullRestarts++
+	var decisions [maxGroups]Decision
+	used := s.inPlaceRestarts()
+	for k := range groupCount() {
+		g := s.groups[k]
+		d := decideEpochs(s, k, used, s.cache, s.completedCache)
+		if d.Synced != int32(g.synced) || d.Deprecated != int32(g.deprecated) || d.BudgetExceeded || d.LostIndex != "" {
+			d = decideEpochs(s, k, used, fresh, s.completed)
 		}
-		st := step{label: describe("controller restarts fully: %s", d.LostIndex), next: n}
-		st.violation = overCounted(n)
-		return st, true
+		if d.LostIndex != "" {
+			return restartFully(s, n, k, d)
+		}
+		if d.RestartStarted && !d.Fenced {
+			used++
+		}
+		decisions[k] = d
 	}
 	// Held: the live Pods the cache shows unheld (adoptions), before the
 	// status is written. A Pod deleted since refuses the finalizer, one
@@ -928,36 +1104,41 @@ func reconcile(s state) (step, bool) {
 			labels = append(labels, describe("releases %s", p.name()))
 		}
 	}
-	switch {
-	case d.BudgetExceeded:
-		n.jobSetFailed = true
-		labels = append(labels, describe("fails the JobSet: %s", d.Message))
-	case d.Synced != int32(s.synced) || d.Deprecated != int32(s.deprecated):
-		n.synced, n.deprecated = int8(d.Synced), int8(d.Deprecated)
-		if d.RestartStarted && !d.Fenced {
-			n.inPlaceRestarts++
+	for k, d := range decisions[:groupCount()] {
+		g, ng := s.groups[k], &n.groups[k]
+		if d.BudgetExceeded {
+			n.jobSetFailed = true
+			labels = append(labels, describe("fails the JobSet: %s%s", groupLabel(k), d.Message))
+			break
 		}
-		if d.RestartStarted && d.Fenced && s.disrupted {
+		if d.Synced == int32(g.synced) && d.Deprecated == int32(g.deprecated) {
+			continue
+		}
+		ng.synced, ng.deprecated = int8(d.Synced), int8(d.Deprecated)
+		if d.RestartStarted && !d.Fenced {
+			ng.restarts++
+		}
+		if d.RestartStarted && d.Fenced && g.disrupted {
 			// A fault of the group's own came first: the restart counts,
 			// unless the API shows nothing of it yet.
-			if v := visibleFault(s, fresh); v != nil {
-				return step{label: describe("controller starts a group restart, uncounted, as for fences only (%s)", d.Trigger), next: n, violation: v}, true
+			if v := visibleFault(s, k, fresh); v != nil {
+				return step{label: describe("controller starts a group restart, uncounted, as for fences only (%s%s)", groupLabel(k), d.Trigger), next: n, violation: v}, true
 			}
-			n.forgiven++
+			ng.forgiven++
 		}
-		if n.synced != s.synced {
-			n.disrupted, n.regathering, n.fencedOut, n.faulted = false, false, 0, 0
+		if ng.synced != g.synced {
+			ng.disrupted, ng.regathering, ng.fencedOut, ng.faulted = false, false, 0, 0
 			// A Pod of a cut-off node may show the epoch it joined
 			// while its agent, fenced, left it: the group syncs without
 			// the worker, disrupted from the start.
-			if n.lostAtSync() {
-				n.disruptions++
-				n.disrupted = true
+			if n.lostAtSync(k) {
+				ng.disruptions++
+				ng.disrupted = true
 			}
 		}
-		label := describe("synced %d->%d, deprecated %d->%d", s.synced, n.synced, s.deprecated, n.deprecated)
+		label := describe("%ssynced %d->%d, deprecated %d->%d", groupLabel(k), g.synced, ng.synced, g.deprecated, ng.deprecated)
 		if d.RestartStarted {
-			label += describe(", group restart %d starts (%s)", n.inPlaceRestarts, d.Trigger)
+			label += describe(", group restart %d starts (%s)", n.inPlaceRestarts(), d.Trigger)
 		}
 		labels = append(labels, label)
 	}
@@ -965,12 +1146,14 @@ func reconcile(s state) (step, bool) {
 		return step{}, false
 	}
 	// The decision is published: a group left gathering drops the signs.
-	if Gathering(int32(n.synced), int32(n.deprecated), n.regathering) {
+	if g := n.groups[0]; !scopedGroups && Gathering(int32(g.synced), int32(g.deprecated), g.regathering) {
 		n.signs = [maxObjects]int8{}
 	}
 	st := step{label: describe("controller %s", strings.Join(labels, "; ")), next: n}
-	if n.synced != s.synced {
-		st.violation = incompleteSync(s, n.synced)
+	for k := range groupCount() {
+		if e := n.groups[k].synced; e != s.groups[k].synced && st.violation == nil {
+			st.violation = incompleteSync(s, k, e)
+		}
 	}
 	if st.violation == nil {
 		st.violation = overCounted(n)
@@ -978,10 +1161,41 @@ func reconcile(s state) (step, bool) {
 	return st, true
 }
 
-// decideEpochs is the epoch decision on the given Pods and Jobs: Decide's,
-// but of a suspended JobSet only whether an index was lost.
-func decideEpochs(s state, pods [maxObjects]cached, completed [slots]bool) Decision {
-	snap := snapshot(s, pods, completed)
+// restartFully is the controller's answer to a lost index in group k: it
+// recreates every Job, a full restart, which counts when the group, synced,
+// lost a member, unless it escalates the group restart in progress, or
+// the JobSet is suspended (a preemption stopped the worker), or the group
+// had not synced since Pods were recreated. One that counts with the
+// budget spent fails the JobSet instead.
+func restartFully(s, n state, k int, d Decision) (step, bool) {
+	if g := s.groups[k]; !s.suspended && g.synced >= 1 && !g.regathering && !RestartInProgress(int32(g.synced), int32(g.deprecated)) {
+		if int32(s.inPlaceRestarts()) >= restartLimit() {
+			n.jobSetFailed = true
+			return step{label: describe("controller fails the JobSet: %s, and the budget is spent", d.LostIndex), next: n}, true
+		}
+		n.fullRestarts++
+	}
+	n.fullRestart = true
+	for slot := range int8(slots) {
+		n.touch(slot)
+	}
+	// It restarts the other groups too: a disruption of theirs that no
+	// restart of their own answered yet it answers as a group restart
+	// answers every loss of its synced group, without counting again.
+	for j := range groupCount() {
+		if o := &n.groups[j]; j != k && o.disrupted && !RestartInProgress(int32(o.synced), int32(o.deprecated)) {
+			o.absorbed++
+		}
+	}
+	st := step{label: describe("controller restarts fully: %s", d.LostIndex), next: n}
+	st.violation = overCounted(n)
+	return st, true
+}
+
+// decideEpochs is group k's epoch decision on the given Pods and Jobs:
+// Decide's, but of a suspended JobSet only whether an index was lost.
+func decideEpochs(s state, k int, used int8, pods [maxObjects]cached, completed [slots]bool) Decision {
+	snap := snapshot(s, k, used, pods, completed)
 	if s.suspended {
 		return Decision{Synced: snap.Synced, Deprecated: snap.Deprecated, LostIndex: LostIndex(snap.Pods)}
 	}
@@ -1001,7 +1215,8 @@ func quietButDecisive(s state, i int, delivered state) *violation {
 	if !before.exists || !after.exists || before.slot != after.slot || before.gen != after.gen {
 		return nil
 	}
-	was, is := Decide(snapshot(s, s.cache, s.completedCache)), Decide(snapshot(delivered, delivered.cache, s.completedCache))
+	used := s.inPlaceRestarts()
+	was, is := Decide(snapshot(s, 0, used, s.cache, s.completedCache)), Decide(snapshot(delivered, 0, used, delivered.cache, s.completedCache))
 	if outcome(was) == outcome(is) {
 		return nil
 	}
@@ -1043,72 +1258,129 @@ func markOf(c cached, withSignal bool) *Mark {
 // gatherOf is what the last decision left the group gathering at, as the
 // controller publishes it from the status.
 func gatherOf(s state) *Gather {
-	if !Gathering(int32(s.synced), int32(s.deprecated), s.regathering) {
+	g := s.groups[0]
+	if !Gathering(int32(g.synced), int32(g.deprecated), g.regathering) {
 		return nil
 	}
-	return &Gather{Attempt: "0", Group: sets.New(jobNames[:]...), Epoch: int32(s.synced) + 1}
+	return &Gather{Attempt: "0", Group: sets.New(jobNames[:]...), Epoch: int32(g.synced) + 1}
 }
 
 var jobNames = [...]string{"a", "b"}
 
-// visibleFault: the Pod whose fault disrupted the synced group shows it in
-// the API (fresh) when a group restart that only fences caused starts: it
-// ended or is being deleted, shows a failure signal, or joined the next
-// epoch without a fence record of the synced one. Such a fault must count.
-func visibleFault(s state, fresh [maxObjects]cached) *violation {
-	if s.faulted == 0 {
+// groupLabel names group k in a trace, in the groups mode.
+func groupLabel(k int) string {
+	if !scopedGroups {
+		return ""
+	}
+	return "group " + jobNames[k] + ": "
+}
+
+// groupName names group k in a message, in the groups mode.
+func groupName(k int) string {
+	if !scopedGroups {
+		return ""
+	}
+	return " " + jobNames[k]
+}
+
+// visibleFault: the Pod whose fault disrupted group k's synced group shows
+// it in the API (fresh) when a group restart that only fences caused
+// starts: it ended or is being deleted, shows a failure signal, or joined
+// the next epoch without a fence record of the synced one. Such a fault
+// must count.
+func visibleFault(s state, k int, fresh [maxObjects]cached) *violation {
+	g := s.groups[k]
+	if g.faulted == 0 {
 		return nil
 	}
-	i := s.faulted - 1
+	i := g.faulted - 1
 	c := fresh[i]
 	switch {
 	case !c.exists:
-	case c.phase != running || c.deleting || c.signal || c.annotation == s.synced+1 && !c.fenced:
+	case c.phase != running || c.deleting || c.signal || c.annotation == g.synced+1 && !c.fenced:
 	default:
 		return nil
 	}
 	return violated("budget: a fence hid a failure", "a group restart starts uncounted, as if only fences caused it, but Pod object %d shows the fault of its own that disrupted the synced group (or is gone)", i)
 }
 
+// disruptions are the disruptions of every group.
+func (s *state) disruptions() int8 {
+	var n int8
+	for _, g := range s.groups {
+		n += g.disruptions
+	}
+	return n
+}
+
+// overCounted: the JobSet counted more restarts than its groups were
+// disrupted, or a group more restarts in place than it was.
 func overCounted(s state) *violation {
-	if counted := s.inPlaceRestarts + s.fullRestarts; counted > s.disruptions {
+	counted := s.inPlaceRestarts() + s.fullRestarts
+	if int32(counted) > restartLimit() {
+		return violated("budget: exceeded", "budget: %d restarts counted (%d in place, %d full), more than the %d the budget allows",
+			counted, s.inPlaceRestarts(), s.fullRestarts, restartLimit())
+	}
+	if counted > s.disruptions() {
 		return violated("budget: over-counted", "budget: %d restarts counted (%d in place, %d full), but the synced group was disrupted %d times",
-			counted, s.inPlaceRestarts, s.fullRestarts, s.disruptions)
+			counted, s.inPlaceRestarts(), s.fullRestarts, s.disruptions())
+	}
+	for k, g := range s.groups {
+		if g.restarts > g.disruptions {
+			return violated("budget: over-counted", "budget: group%s counted %d restarts in place, but was disrupted %d times", groupName(k), g.restarts, g.disruptions)
+		}
 	}
 	return nil
 }
 
 // converged checks a quiet state: every slot with work left runs its worker
-// in the synced group, and every disruption was counted once.
+// in its group's synced group, and every disruption was counted once.
 func converged(s state) *violation {
 	if s.jobSetFailed {
-		return violated("liveness: JobSet failed", "liveness: the JobSet failed")
-	}
-	if s.fullRestart {
-		if counted := s.inPlaceRestarts + s.fullRestarts + s.forgiven; counted != s.disruptions {
-			return violated("budget: miscounted", "budget: %d restarts counted (%d in place, %d full) for %d disruptions of a synced group",
-				counted, s.inPlaceRestarts, s.fullRestarts, s.disruptions)
+		// Only a spent budget fails it, and only when it leaves a
+		// disruption unanswered.
+		var forgiven int8
+		for _, g := range s.groups {
+			forgiven += g.forgiven
+		}
+		if counted := s.inPlaceRestarts() + s.fullRestarts; int32(counted) < restartLimit() || s.disruptions() <= counted+forgiven {
+			return violated("liveness: JobSet failed", "liveness: the JobSet failed with %d restarts counted of the %d the budget allows, for %d disruptions (%d forgiven)",
+				counted, restartLimit(), s.disruptions(), forgiven)
 		}
 		return nil
 	}
-	for slot := range slots {
+	if s.fullRestart {
+		var uncounted int8
+		for _, g := range s.groups {
+			uncounted += g.forgiven + g.absorbed
+		}
+		if counted := s.inPlaceRestarts() + s.fullRestarts + uncounted; counted != s.disruptions() {
+			return violated("budget: miscounted", "budget: %d restarts counted (%d in place, %d full) for %d disruptions of a synced group",
+				counted, s.inPlaceRestarts(), s.fullRestarts, s.disruptions())
+		}
+		return nil
+	}
+	for slot := range int8(slots) {
 		if s.finished[slot] {
 			continue
 		}
 		if s.completed[slot] {
 			return violated("liveness: group shrank", "liveness: with no more faults, slot %d's index counts complete but its worker never finished: the group shrank", slot)
 		}
+		synced := s.groups[groupOf(slot)].synced
 		ok := false
 		for _, p := range s.pods {
-			ok = ok || (p.live() && int(p.slot) == slot && p.joined == s.synced && p.worker == s.synced && s.synced >= 1)
+			ok = ok || (p.live() && p.slot == slot && p.joined == synced && p.worker == synced && synced >= 1)
 		}
 		if !ok {
-			return violated("liveness: stalled", "liveness: with no more faults, slot %d has no Pod running its worker at the synced epoch %d", slot, s.synced)
+			return violated("liveness: stalled", "liveness: with no more faults, slot %d has no Pod running its worker at the synced epoch %d", slot, synced)
 		}
 	}
-	if s.inPlaceRestarts+s.forgiven != s.disruptions {
-		return violated("budget: miscounted", "budget: %d group restarts counted (and %d absorbed unseen by a restart fences started) for %d disruptions of a synced group",
-			s.inPlaceRestarts, s.forgiven, s.disruptions)
+	for k, g := range s.groups {
+		if g.restarts+g.forgiven != g.disruptions {
+			return violated("budget: miscounted", "budget: %d group restarts counted (and %d absorbed unseen by a restart fences started) for %d disruptions of a synced group%s",
+				g.restarts, g.forgiven, g.disruptions, groupName(k))
+		}
 	}
 	return nil
 }
