@@ -163,6 +163,13 @@ func (g InPlaceGroup) RestartInProgress() bool {
 	return RestartInProgress(g.Synced, g.Deprecated)
 }
 
+// AnyRestartInProgress: a group restart of some in-place group of the
+// JobSet (the default group's, by its status, whatever its members)
+// started and has not synced yet.
+func AnyRestartInProgress(js *jobset.JobSet) bool {
+	return GroupState(js, "").RestartInProgress() || slices.ContainsFunc(Groups(js), InPlaceGroup.RestartInProgress)
+}
+
 // Describe names the group for messages: "" for the default group, which
 // messages have always meant.
 func (g InPlaceGroup) Describe() string {

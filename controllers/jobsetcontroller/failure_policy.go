@@ -44,17 +44,20 @@ func failurePolicyDecision(js *jobset.JobSet, failed []*batchv1.Job, restartJobG
 	case jobset.RestartJobSetAndIgnoreMaxRestarts:
 		return restartDecision(false, "%s; %s recreates all Jobs (not counted toward maxRestarts)", why, describeRule(ruleName))
 	default:
-		return countedRestart(js, restartInProgressFor(js, first), why, describeRule(ruleName)+" recreates all Jobs")
+		return countedRestart(js, why, describeRule(ruleName)+" recreates all Jobs")
 	}
 }
 
 // countedRestart answers a failure with a full restart that counts toward
-// maxRestarts, or fails the JobSet when none is left. A failure during an
-// in-place group restart that it is part of (inProgress: its Pods were the
-// ones that restart) is the failure that the group restart already
-// counted: one failure, one unit.
-func countedRestart(js *jobset.JobSet, inProgress bool, why, action string) decision {
-	if inProgress && jobset.RestartStrategyOf(js) == jobset.InPlaceRestart {
+// maxRestarts, or fails the JobSet when none is left. A full restart is
+// one recovery, whatever it answers: during a group restart in place, of
+// any in-place group, it escalates that restart, which counted already
+// (the Job may have failed because its Pods were the ones restarting),
+// and does not count again; any other group's failure it cuts short is
+// answered by it too. So what it costs does not depend on which of the
+// failures a reconcile saw first.
+func countedRestart(js *jobset.JobSet, why, action string) decision {
+	if jobset.RestartStrategyOf(js) == jobset.InPlaceRestart && inplace.AnyRestartInProgress(js) {
 		return restartDecision(false, "%s; %s (the in-place group restart in progress becomes a full restart; it counts once)", why, action)
 	}
 	maxRestarts := int32(0)
@@ -66,17 +69,6 @@ func countedRestart(js *jobset.JobSet, inProgress bool, why, action string) deci
 			why, maxRestarts, js.Status.RestartsCountTowardsMax, inplace.OneJobRestartsCounted(js), js.Status.InPlaceRestarts)
 	}
 	return restartDecision(true, "%s; %s (restart %d of %d)", why, action, inplace.RestartsUsed(js)+1, maxRestarts)
-}
-
-// restartInProgressFor: a group restart in progress may be what failed the
-// Job: its own group's, or, for a Job outside every group (a launcher that
-// fails while the workers restart), any group's.
-func restartInProgressFor(js *jobset.JobSet, failed *batchv1.Job) bool {
-	rjName := failed.Labels[jobset.ReplicatedJobNameKey]
-	if g, ok := inplace.GroupOf(js, rjName); ok {
-		return g.RestartInProgress()
-	}
-	return inplace.GroupState(js, "").RestartInProgress() || slices.ContainsFunc(inplace.Groups(js), inplace.InPlaceGroup.RestartInProgress)
 }
 
 func describeRule(name string) string {

@@ -99,7 +99,7 @@ func lostIndexDecision(js *jobset.JobSet, g inplace.InPlaceGroup, lost string) d
 	if g.Synced == 0 || g.Regathering() {
 		return restartDecision(false, "%s; %s (not counted: the group had not synced)", lost, action)
 	}
-	return countedRestart(js, g.RestartInProgress(), lost, action)
+	return countedRestart(js, lost, action)
 }
 
 // childrenPlan is the create and delete work that converges the child Jobs

@@ -34,7 +34,7 @@ func oneJobRestart(js *jobset.JobSet, failed *batchv1.Job, rule *jobset.FailureP
 	fullInstead := func(because string) decision {
 		action := fmt.Sprintf("failure policy rule %q (%s) recreates all Jobs instead: %s", rule.Name, rule.Action, because)
 		if counted {
-			return countedRestart(js, restartInProgressFor(js, failed), why, action)
+			return countedRestart(js, why, action)
 		}
 		return restartDecision(false, "%s; %s (not counted toward maxRestarts)", why, action)
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/controllers/inplace"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
@@ -80,5 +81,30 @@ func TestDecideScopedGroups(t *testing.T) {
 	}
 	if a.gatherKnown {
 		t.Errorf("the Pod tally was told a gather of one group: %+v", a.gather)
+	}
+}
+
+// TestFullRestartDuringAnotherGroupsRestart: a full restart is one
+// recovery. While one group restarts in place (counted when it started),
+// a lost index of another group escalates it, uncounted: the same as when
+// no reconcile saw the first group's failure before the full restart,
+// which then counts once.
+func TestFullRestartDuringAnotherGroupsRestart(t *testing.T) {
+	js := wrappers.MakeJobSet("js", "ns").RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
+		ReplicatedJob(wrappers.MakeReplicatedJob("trunk").InPlaceReady().InPlaceGroup("trunk").Obj()).
+		ReplicatedJob(wrappers.MakeReplicatedJob("head").InPlaceReady().InPlaceGroup("head").Obj()).Obj()
+	js.Status.InPlaceRestarts = 1
+	js.Status.InPlaceGroups = []jobset.InPlaceGroupStatus{
+		{Name: "trunk", SyncedEpoch: ptr.To[int32](1), DeprecatedEpoch: ptr.To[int32](0)},
+		{Name: "head", SyncedEpoch: ptr.To[int32](2), DeprecatedEpoch: ptr.To[int32](2), InPlaceRestarts: 1},
+	}
+	trunk := inplace.GroupState(js, "trunk")
+	if d := lostIndexDecision(js, trunk, "Pod js-trunk-0-0 was deleted while its worker ran"); d.kind != restartJobSet || d.countsTowardMax {
+		t.Errorf("with the head group restarting: %v (counts %v), want a full restart that does not count again", d.kind, d.countsTowardMax)
+	}
+	js.Status.InPlaceRestarts = 0
+	js.Status.InPlaceGroups[1] = jobset.InPlaceGroupStatus{Name: "head", SyncedEpoch: ptr.To[int32](1), DeprecatedEpoch: ptr.To[int32](0)}
+	if d := lostIndexDecision(js, trunk, "Pod js-trunk-0-0 was deleted while its worker ran"); d.kind != restartJobSet || !d.countsTowardMax {
+		t.Errorf("with no group restarting: %v (counts %v), want a full restart that counts", d.kind, d.countsTowardMax)
 	}
 }
