@@ -69,9 +69,10 @@ import (
 // JobSet's, small enough here for two faults to spend it: each decision
 // reads the restarts counted so far, those of the decisions before it in
 // the same reconcile included. Escalation is the JobSet's too: a lost
-// index in either group restarts every Job, which answers a disruption of
-// the other group that no restart of its own answered yet (a full restart
-// restarts each group once); a spent budget in either fails the JobSet.
+// index in either group restarts every Job, one recovery of both groups:
+// it answers each disruption that no restart answered yet, and counts
+// not at all while either group's restart is under way, which it
+// escalates; a spent budget in either fails the JobSet.
 // The controller does not pace the Pod events of a JobSet of several
 // groups, so its tally keeps no failure sign, and the tally is not
 // checked. Kueue does not suspend the JobSet in this mode, and a node is
@@ -310,9 +311,9 @@ type group struct {
 	// rejoined yet): outside what the controller can count.
 	faulted  int8
 	forgiven int8
-	// absorbed (the groups mode): the group's disruption that no restart
-	// of its own had answered when another group's lost index restarted
-	// the JobSet fully, which answers it.
+	// absorbed (the groups mode): the group's disruption that a full
+	// restart answered without counting for it: another group's lost
+	// index, or its own while another group's restart was under way.
 	absorbed int8
 	// touched (the groups mode): something that may stop the group's
 	// workers happened to it in this run: a fault of one of its own Pods
@@ -1163,27 +1164,36 @@ func reconcile(s state) (step, bool) {
 
 // restartFully is the controller's answer to a lost index in group k: it
 // recreates every Job, a full restart, which counts when the group, synced,
-// lost a member, unless it escalates the group restart in progress, or
-// the JobSet is suspended (a preemption stopped the worker), or the group
-// had not synced since Pods were recreated. One that counts with the
-// budget spent fails the JobSet instead.
+// lost a member, unless it escalates a group restart in progress (of any
+// group: that one counted already), or the JobSet is suspended (a
+// preemption stopped the worker), or the group had not synced since Pods
+// were recreated. One that counts with the budget spent fails the JobSet
+// instead.
 func restartFully(s, n state, k int, d Decision) (step, bool) {
-	if g := s.groups[k]; !s.suspended && g.synced >= 1 && !g.regathering && !RestartInProgress(int32(g.synced), int32(g.deprecated)) {
+	inProgress := false
+	for j := range groupCount() {
+		inProgress = inProgress || RestartInProgress(int32(s.groups[j].synced), int32(s.groups[j].deprecated))
+	}
+	counts := false
+	if g := s.groups[k]; !s.suspended && g.synced >= 1 && !g.regathering && !inProgress {
 		if int32(s.inPlaceRestarts()) >= restartLimit() {
 			n.jobSetFailed = true
 			return step{label: describe("controller fails the JobSet: %s, and the budget is spent", d.LostIndex), next: n}, true
 		}
 		n.fullRestarts++
+		counts = true
 	}
 	n.fullRestart = true
 	for slot := range int8(slots) {
 		n.touch(slot)
 	}
-	// It restarts the other groups too: a disruption of theirs that no
-	// restart of their own answered yet it answers as a group restart
-	// answers every loss of its synced group, without counting again.
+	// It is one recovery of every group: a disruption that no restart
+	// answered yet, but the one it counts for, it answers without
+	// counting again, as a group restart answers every loss of its synced
+	// group. So two groups' faults cost the same whichever the controller
+	// saw first.
 	for j := range groupCount() {
-		if o := &n.groups[j]; j != k && o.disrupted && !RestartInProgress(int32(o.synced), int32(o.deprecated)) {
+		if o := &n.groups[j]; o.disrupted && !RestartInProgress(int32(o.synced), int32(o.deprecated)) && !(counts && j == k) {
 			o.absorbed++
 		}
 	}
