@@ -67,6 +67,9 @@ func exitCode(ws syscall.WaitStatus) int {
 	return ws.ExitStatus()
 }
 
+// procRoot is the proc filesystem of the wrapper's PID namespace.
+const procRoot = "/proc"
+
 // proc is one process as /proc/<pid>/stat shows it.
 type proc struct {
 	pid, ppid int
@@ -135,13 +138,25 @@ func descendants(procs []proc, root int) []int {
 	return found
 }
 
+// living maps the PIDs of a listing to whether each lives: a zombie holds
+// nothing, and its parent reaps it.
+func living(procs []proc) map[int]bool {
+	alive := make(map[int]bool, len(procs))
+	for _, p := range procs {
+		alive[p.pid] = !p.zombie
+	}
+	return alive
+}
+
 // livingOthers are the processes listed in a cgroup.procs file other than
-// self that still live: a zombie holds nothing, and its parent reaps it.
-func livingOthers(cgroupProcs, procRoot string, self int) ([]int, error) {
+// self that live by the poll's listing of procRoot. A process the listing
+// does not hold started after it and is read on its own.
+func livingOthers(cgroupProcs string, procs []proc, procRoot string, self int) ([]int, error) {
 	list, err := os.ReadFile(cgroupProcs)
 	if err != nil {
 		return nil, err
 	}
+	alive := living(procs)
 	var others []int
 	for _, field := range bytes.Fields(list) {
 		pid, err := strconv.Atoi(string(field))
@@ -150,25 +165,29 @@ func livingOthers(cgroupProcs, procRoot string, self int) ([]int, error) {
 		if err != nil || pid == self || pid == 0 {
 			continue
 		}
-		if p, ok := readProc(procRoot, pid); ok && !p.zombie {
+		live, listed := alive[pid]
+		if !listed {
+			p, ok := readProc(procRoot, pid)
+			live = ok && !p.zombie
+		}
+		if live {
 			others = append(others, pid)
 		}
 	}
 	return others, nil
 }
 
-// namespaceOthers are the living processes other than self that the proc
-// filesystem at listRoot lists, read at procRoot. With the wrapper PID 1
-// of the container's PID namespace, /proc lists that namespace alone: the
-// worker's tree and every exec session in the container, whatever the
-// cgroup version, and nothing of another container (the agent is one).
-func namespaceOthers(listRoot, procRoot string, self int) []int {
+// namespaceOthers are the processes of a PID namespace's listing other
+// than self that live by the poll's listing of /proc, which is the same
+// listing when the wrapper is PID 1 of the container's PID namespace:
+// /proc then lists that namespace alone, the worker's tree and every exec
+// session in the container, whatever the cgroup version, and nothing of
+// another container (the agent is one).
+func namespaceOthers(listed, procs []proc, self int) []int {
+	alive := living(procs)
 	var others []int
-	for _, p := range readProcs(listRoot) {
-		if p.pid == self {
-			continue
-		}
-		if live, ok := readProc(procRoot, p.pid); ok && !live.zombie {
+	for _, p := range listed {
+		if p.pid != self && alive[p.pid] {
 			others = append(others, p.pid)
 		}
 	}
@@ -184,7 +203,7 @@ func detectPIDNamespace(pid int) string {
 	if pid != 1 {
 		return ""
 	}
-	return "/proc"
+	return procRoot
 }
 
 // The container's cgroup, as cgroup v2 shows it to a container with its

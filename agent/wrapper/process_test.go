@@ -109,6 +109,7 @@ func TestLivingOthers(t *testing.T) {
 		"1":  "1 (jobset-wrapper) S 0 1 1 0 -1",
 		"20": "20 (bash) S 0 20 20 0 -1",
 		"21": "21 (defunct) Z 1 21 21 0 -1",
+		"23": "23 (sh) S 20 20 20 0 -1",
 	} {
 		if err := os.MkdirAll(filepath.Join(procRoot, pid), 0o755); err != nil {
 			t.Fatal(err)
@@ -117,54 +118,40 @@ func TestLivingOthers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The poll's listing was taken before 23 started: the cgroup's list
+	// names it, and it is read on its own.
+	listed := []proc{{pid: 1}, {pid: 20}, {pid: 21, zombie: true}}
 	list := filepath.Join(t.TempDir(), "cgroup.procs")
 	// The wrapper, a live process, a zombie, one of another PID namespace
-	// (0), one that ended since.
-	if err := os.WriteFile(list, []byte("1\n20\n21\n0\n22\n"), 0o644); err != nil {
+	// (0), one that ended since, one that started after the listing.
+	if err := os.WriteFile(list, []byte("1\n20\n21\n0\n22\n23\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := livingOthers(list, procRoot, 1)
+	got, err := livingOthers(list, listed, procRoot, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []int{20}; !slices.Equal(got, want) {
+	if want := []int{20, 23}; !slices.Equal(got, want) {
 		t.Errorf("living others = %v, want %v", got, want)
 	}
-	if _, err := livingOthers(filepath.Join(t.TempDir(), "absent"), procRoot, 1); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := livingOthers(filepath.Join(t.TempDir(), "absent"), listed, procRoot, 1); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("error for an absent list = %v, want not exist", err)
 	}
 }
 
 func TestNamespaceOthers(t *testing.T) {
 	// The namespace's listing: the wrapper (1), a live exec session, a
-	// zombie, and a process that ended since it was listed. Liveness is
-	// read at procRoot, as the kernel has it now.
-	list, procRoot := t.TempDir(), t.TempDir()
-	writeStat := func(root, pid, stat string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Join(root, pid), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, pid, "stat"), []byte(stat), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for pid, stat := range map[string]string{
-		"1":  "1 (jobset-wrapper) S 0 1 1 0 -1",
-		"20": "20 (bash) S 0 20 20 0 -1",
-		"21": "21 (defunct) S 1 21 21 0 -1",
-		"22": "22 (sleep) S 20 20 20 0 -1",
-	} {
-		writeStat(list, pid, stat)
-	}
-	writeStat(procRoot, "1", "1 (jobset-wrapper) S 0 1 1 0 -1")
-	writeStat(procRoot, "20", "20 (bash) S 0 20 20 0 -1")
-	writeStat(procRoot, "21", "21 (defunct) Z 1 21 21 0 -1")
-	if got, want := namespaceOthers(list, procRoot, 1), []int{20}; !slices.Equal(got, want) {
+	// process that is a zombie by now, one that ended since it was listed.
+	listed := []proc{{pid: 1}, {pid: 20}, {pid: 21, ppid: 1}, {pid: 22}}
+	procs := []proc{{pid: 1}, {pid: 20}, {pid: 21, ppid: 1, zombie: true}}
+	if got, want := namespaceOthers(listed, procs, 1), []int{20}; !slices.Equal(got, want) {
 		t.Errorf("namespace's others = %v, want %v", got, want)
 	}
-	if got := namespaceOthers(filepath.Join(list, "absent"), procRoot, 1); len(got) != 0 {
-		t.Errorf("others of an absent proc filesystem = %v, want none", got)
+	if got := namespaceOthers(procs, procs, 1); !slices.Equal(got, []int{20}) {
+		t.Errorf("others of /proc as PID 1 lists it = %v, want [20]", got)
+	}
+	if got := namespaceOthers(nil, procs, 1); len(got) != 0 {
+		t.Errorf("others of an empty listing = %v, want none", got)
 	}
 }
 
@@ -178,7 +165,7 @@ func TestDetectPIDNamespace(t *testing.T) {
 }
 
 func TestReadProcsSeesThisProcess(t *testing.T) {
-	procs := readProcs("/proc")
+	procs := readProcs(procRoot)
 	i := slices.IndexFunc(procs, func(p proc) bool { return p.pid == os.Getpid() })
 	if i < 0 {
 		t.Fatalf("/proc lists %d processes, not this one (%d)", len(procs), os.Getpid())

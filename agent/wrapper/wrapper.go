@@ -524,9 +524,11 @@ func (w *wrapper) beginStop(grace time.Duration, then then, arg int) {
 // is left then is outside the group (setsid), never had the SIGTERM, and
 // would gain nothing from the grace but delay the next attempt. A
 // container runtime too kills the rest once the container's first process
-// has exited.
+// has exited. Each poll lists the processes once, for the check and the
+// kill alike.
 func (w *wrapper) stepStop() {
-	if w.nothingLeft() {
+	procs := readProcs(procRoot)
+	if w.nothingLeft(procs) {
 		w.finishStop()
 		return
 	}
@@ -538,7 +540,7 @@ func (w *wrapper) stepStop() {
 		w.logf("attempt %d did not end within %s of SIGTERM: killing what is left of it", w.attempt, w.stop.grace)
 	}
 	w.stop.killed = true
-	w.killAll()
+	w.killAll(procs)
 }
 
 // groupEnded reports whether the attempt's main process and its process
@@ -552,28 +554,33 @@ func (w *wrapper) groupEnded() bool {
 // the parent of any process that outlived its own), the attempt's process
 // group is empty, and neither the container's cgroup nor its PID
 // namespace, when known, holds a process but the wrapper.
-func (w *wrapper) nothingLeft() bool {
+func (w *wrapper) nothingLeft(procs []proc) bool {
 	if !w.reap() {
 		return false
 	}
 	if !w.groupEnded() {
 		return false
 	}
-	return len(w.outsiders()) == 0
+	return len(w.outsiders(procs)) == 0
 }
 
 // outsiders are the living processes of the container outside the
 // worker's tree that the wrapper knows of: those its cgroup lists, and, as
 // PID 1 of the container's PID namespace, every other process there.
-func (w *wrapper) outsiders() []int {
+// procs is the poll's listing of /proc.
+func (w *wrapper) outsiders(procs []proc) []int {
 	var pids []int
 	if w.cfg.CgroupProcs != "" {
-		if others, err := livingOthers(w.cfg.CgroupProcs, "/proc", w.self); err == nil {
+		if others, err := livingOthers(w.cfg.CgroupProcs, procs, procRoot, w.self); err == nil {
 			pids = append(pids, others...)
 		}
 	}
 	if w.cfg.PIDNamespace != "" {
-		pids = append(pids, namespaceOthers(w.cfg.PIDNamespace, "/proc", w.self)...)
+		listed := procs
+		if w.cfg.PIDNamespace != procRoot {
+			listed = readProcs(w.cfg.PIDNamespace)
+		}
+		pids = append(pids, namespaceOthers(listed, procs, w.self)...)
 	}
 	return pids
 }
@@ -582,17 +589,16 @@ func (w *wrapper) outsiders() []int {
 // descendant of the wrapper (those that left the group with setsid or
 // setpgid too) and to every other process of the container's cgroup and
 // PID namespace (an exec session, which a container restart would end as
-// well). It runs
-// again on every poll until nothing is left: a process forked meanwhile is
-// caught by the next.
-func (w *wrapper) killAll() {
+// well). It runs again on every poll until nothing is left: a process
+// forked meanwhile is caught by the next.
+func (w *wrapper) killAll(procs []proc) {
 	if w.pgid != 0 {
 		_ = syscall.Kill(-w.pgid, syscall.SIGKILL)
 	}
-	for _, pid := range descendants(readProcs("/proc"), w.self) {
+	for _, pid := range descendants(procs, w.self) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	for _, pid := range w.outsiders() {
+	for _, pid := range w.outsiders(procs) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }

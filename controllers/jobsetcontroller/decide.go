@@ -138,6 +138,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 	switch {
 	case d.kind.keepsRunning() && inPlaceRestartEnabled(js):
 		restarting := false
+		scoped, current := inplace.Scoped(js), inplace.CurrentAttempt(js, o.pods)
 		for i, g := range groups {
 			snapshot := snapshots[i]
 			// The budget is the JobSet's: a group deciding after another
@@ -156,13 +157,13 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 			update.applyEpochs(status, epochs, snapshot)
 			if inplace.RestartInProgress(epochs.Synced, epochs.Deprecated) {
 				var only sets.Set[string]
-				if inplace.Scoped(js) {
+				if scoped {
 					only = g.Members
 				}
 				holdReadyCounts(js, only, update.js.Status.ReplicatedJobsStatus, js.Status.ReplicatedJobsStatus)
 				restarting = true
 			}
-			groupPods, _ := inplace.GroupChildren(g, inplace.CurrentAttempt(js, o.pods), nil)
+			groupPods, _ := inplace.GroupChildren(g, current, nil)
 			report, stallLookAgain := stalledGather(update.js, g.StateIn(update.js), groupPods, snapshot.ExpectedPods, o.now, gatherStallThreshold)
 			a.requeueAfter = sooner(a.requeueAfter, stallLookAgain)
 			update.setGatherStalled(status, report)
@@ -170,7 +171,7 @@ func decide(o *observed, gatherStallThreshold time.Duration) actions {
 		if restarting {
 			a.withTheirJobs = replacedWithTheirJobs(inplace.CurrentAttempt(js, pods), a.failedInPlace)
 		}
-		update.setKeptOffNodes(keptOffUnschedulable(inplace.CurrentAttempt(js, o.pods)))
+		update.setKeptOffNodes(keptOffUnschedulable(current))
 	default:
 		// Suspended, finished or restarting fully: nothing gathers, and a
 		// gather a GatherStalled condition reported is over; nor does a

@@ -197,10 +197,7 @@ func (u *statusUpdate) addGroupEntries(groups []inplace.InPlaceGroup) {
 
 // describe names a named group at the start of a message.
 func (g groupStatus) describe() string {
-	if g.name == "" {
-		return ""
-	}
-	return fmt.Sprintf("in-place group %q: ", g.name)
+	return inplace.InPlaceGroup{Name: g.name}.Describe()
 }
 
 func (u *statusUpdate) setGroupCondition(g groupStatus, t jobset.JobSetConditionType, status metav1.ConditionStatus, reason, message string) bool {
