@@ -356,11 +356,20 @@ func (s *soak) inject(ctx context.Context, kind string, epoch int32) soakFault {
 	case soakLeaderKill:
 		f.lo, f.hi, f.minEpoch = 0, 0, epoch
 		f.unharmed = waitForSyncedWorkers(ctx, r.js, s.size)
-		leader := leaderPod(ctx)
+		killed := leaderIdentity(ctx)
+		leader, _, _ := strings.Cut(killed, "_")
 		f.detail = "Pod " + leader
 		f.at = time.Now()
 		r.plane.killContainer(ctx, leader, "jobset-controller")
-		f.end = func(ctx context.Context) { waitForRollout(ctx, "jobset-controller") }
+		f.end = func(ctx context.Context) {
+			// A controller leads again, the standby or the killed one
+			// restarted. Both replicas available again may take minutes:
+			// the kubelet's back-off grows with each restart of the
+			// container that the soak caused (an outage ends the leader's
+			// lease too), which is the kubelet's pace, not the product's.
+			Eventually(func() string { return leaderIdentity(ctx) }).WithTimeout(soakRecoveryBound).
+				ShouldNot(Or(BeEmpty(), Equal(killed)), "a new leader after %s was killed", leader)
+		}
 
 	case soakSuspendResume:
 		// Resumed at once, before the suspended Jobs' Pods stopped (as
