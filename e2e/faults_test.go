@@ -157,7 +157,7 @@ var _ = Describe("Control-plane faults", Serial, Label("local-cluster", "faults"
 			crashedLeader: true,
 			inject: func(ctx context.Context) time.Time {
 				killedLeader = leaderIdentity(ctx)
-				victim, _, _ = strings.Cut(killedLeader, "_")
+				victim = podOfLeader(killedLeader)
 				By("SIGKILL to the leader, " + victim)
 				plane.killContainer(ctx, victim, "jobset-controller")
 				return time.Now()
@@ -424,11 +424,11 @@ func componentRestarts(ctx context.Context) map[string]int32 {
 	return out
 }
 
-// leaderPod is the Pod whose controller holds the lease (identities are
-// <hostname>_<uuid>, the hostname is the Pod's name).
-func leaderPod(ctx context.Context) string {
-	holder, _, _ := strings.Cut(leaderIdentity(ctx), "_")
-	return holder
+// podOfLeader is the Pod of a lease holder's identity: identities are
+// <hostname>_<uuid>, and the hostname is the Pod's name.
+func podOfLeader(identity string) string {
+	pod, _, _ := strings.Cut(identity, "_")
+	return pod
 }
 
 // leaderIdentity is the lease holder's identity: its Pod's name and an ID

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -277,11 +279,19 @@ type kueueQueueSet struct {
 // label every node gets, a ClusterQueue of cpu quota (and ample memory) on it that preempts
 // lower priorities, and a LocalQueue; all removed after the spec.
 func kueueQueues(ctx context.Context, ns, cpu string) kueueQueueSet {
-	q := kueueQueueSet{flavor: ns, clusterQueue: ns, localQueue: "queue"}
-	kueueLabelNodes(ctx, q.flavor)
-	kueueCreate(ctx, "ResourceFlavor", "", q.flavor, map[string]any{
-		"nodeLabels": map[string]any{kueueFlavorKey: q.flavor},
+	kueueLabelNodes(ctx, map[string]string{kueueFlavorKey: ns})
+	return kueueQueuesOnFlavor(ctx, ns, cpu, map[string]any{
+		"nodeLabels": map[string]any{kueueFlavorKey: ns},
 	})
+}
+
+// kueueQueuesOnFlavor sets up, for namespace ns alone, the ResourceFlavor
+// of flavorSpec (its nodes labelled already), a ClusterQueue of cpu quota
+// (and ample memory) on it that preempts lower priorities, and a
+// LocalQueue; all removed after the spec.
+func kueueQueuesOnFlavor(ctx context.Context, ns, cpu string, flavorSpec map[string]any) kueueQueueSet {
+	q := kueueQueueSet{flavor: ns, clusterQueue: ns, localQueue: "queue"}
+	kueueCreate(ctx, "ResourceFlavor", "", q.flavor, flavorSpec)
 	kueueCreate(ctx, "ClusterQueue", "", q.clusterQueue, map[string]any{
 		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
 		"preemption":        map[string]any{"withinClusterQueue": "LowerPriority"},
@@ -343,23 +353,34 @@ func kueueDelete(ctx context.Context, obj *unstructured.Unstructured) {
 	Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, obj))).To(Succeed())
 }
 
-// kueueLabelNodes gives every node the flavor's label, removed after the spec.
-func kueueLabelNodes(ctx context.Context, flavor string) {
+// kueueLabelNodes gives the named nodes (every node when none is named)
+// the labels, removed after the spec.
+func kueueLabelNodes(ctx context.Context, labels map[string]string, names ...string) {
 	var nodes corev1.NodeList
 	Expect(k8sClient.List(ctx, &nodes)).To(Succeed())
 	Expect(nodes.Items).NotTo(BeEmpty())
+	labelled := 0
 	for i := range nodes.Items {
 		node := &nodes.Items[i]
+		if len(names) > 0 && !slices.Contains(names, node.Name) {
+			continue
+		}
+		labelled++
 		patch := client.MergeFrom(node.DeepCopy())
-		node.Labels[kueueFlavorKey] = flavor
+		maps.Copy(node.Labels, labels)
 		Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) {
 			var n corev1.Node
 			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(node), &n)).To(Succeed())
 			patch := client.MergeFrom(n.DeepCopy())
-			delete(n.Labels, kueueFlavorKey)
+			for key := range labels {
+				delete(n.Labels, key)
+			}
 			Expect(k8sClient.Patch(ctx, &n, patch)).To(Succeed())
 		})
+	}
+	if len(names) > 0 {
+		Expect(labelled).To(Equal(len(names)), "nodes %v", names)
 	}
 }
 

@@ -159,16 +159,24 @@ func workerProcesses(containerID, tag string) []string {
 // fault touches, so that the specs measure the loss of a worker's node.
 func pinComponents(ctx context.Context, node string) {
 	for _, name := range []string{"jobset-controller", "jobset-webhook"} {
-		var d appsv1.Deployment
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "jobset-system", Name: name}, &d)).To(Succeed())
-		if d.Spec.Template.Spec.NodeSelector[corev1.LabelHostname] == node {
-			continue
+		if pinDeployment(ctx, client.ObjectKey{Namespace: "jobset-system", Name: name}, node) {
+			waitForRollout(ctx, name)
 		}
-		patch := client.MergeFrom(d.DeepCopy())
-		d.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: node}
-		Expect(k8sClient.Patch(ctx, &d, patch)).To(Succeed())
-		waitForRollout(ctx, name)
 	}
+}
+
+// pinDeployment keeps the Deployment's Pods on node, and tells whether
+// that changed it: its Pods then roll.
+func pinDeployment(ctx context.Context, key client.ObjectKey, node string) bool {
+	var d appsv1.Deployment
+	Expect(k8sClient.Get(ctx, key, &d)).To(Succeed())
+	if d.Spec.Template.Spec.NodeSelector[corev1.LabelHostname] == node {
+		return false
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: node}
+	Expect(k8sClient.Patch(ctx, &d, patch)).To(Succeed())
+	return true
 }
 
 // nodeScenario is a JobSet of two ranks on two nodes other than the

@@ -357,7 +357,7 @@ func (s *soak) inject(ctx context.Context, kind string, epoch int32) soakFault {
 		f.lo, f.hi, f.minEpoch = 0, 0, epoch
 		f.unharmed = waitForSyncedWorkers(ctx, r.js, s.size)
 		killed := leaderIdentity(ctx)
-		leader, _, _ := strings.Cut(killed, "_")
+		leader := podOfLeader(killed)
 		f.detail = "Pod " + leader
 		f.at = time.Now()
 		r.plane.killContainer(ctx, leader, "jobset-controller")
