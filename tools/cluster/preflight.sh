@@ -10,7 +10,8 @@
 # kubelets run with the cgroupfs driver on v1), the Debian packages that
 # hold its commands, and Go. JOBSET_PREFLIGHT_FS, empty by default, is the
 # root under which /sys and /usr are looked at (tests point it at a fake
-# tree); commands are found on PATH, root by `id -u`.
+# tree); commands are found on PATH, root by `id -u`, free space by `df`
+# on the filesystem of JOBSET_CLUSTER_DIR (or its nearest existing parent).
 set -uo pipefail
 
 fs="${JOBSET_PREFLIGHT_FS:-}"
@@ -25,6 +26,27 @@ if [ ! -e "$fs/sys/fs/cgroup/freezer/cgroup.procs" ]; then
     missing+=("cgroup v1 with the freezer hierarchy: this machine runs cgroup v2 alone (the unified hierarchy, the default of current distributions); boot it with the kernel parameter systemd.unified_cgroup_hierarchy=0 where the distribution still supports cgroup v1")
   else
     missing+=("cgroup v1 with the freezer hierarchy: nothing is mounted at /sys/fs/cgroup/freezer")
+  fi
+fi
+
+# Disk: the kubelets evict every Pod once their root's filesystem has less
+# than 1% free (evictionHard in cluster.sh), and the images and Pods of a
+# cluster take a few GiB more; below that a run fails at its first Pod,
+# with no sign of why. Unknown (no df, or output it cannot read): no
+# verdict.
+cluster_dir="${JOBSET_CLUSTER_DIR:-/tmp/jobset-cluster}"
+probe=$cluster_dir
+while [ ! -e "$fs$probe" ] && [ -n "$probe" ] && [ "$probe" != / ]; do probe=${probe%/*}; done
+size_k="" free_k=""
+if command -v df >/dev/null 2>&1; then
+  { read -r _ && read -r _ size_k _ free_k _; } < <(df -P -k "$fs${probe:-/}" 2>/dev/null)
+fi
+if [[ "$size_k" =~ ^[0-9]+$ ]] && [[ "$free_k" =~ ^[0-9]+$ ]]; then
+  working_k=$((4 * 1024 * 1024))
+  need_k=$((size_k / 100 + working_k))
+  if [ "$free_k" -lt "$need_k" ]; then
+    gib() { local tenths=$(($1 * 10 / 1048576)); echo "$((tenths / 10)).$((tenths % 10)) GiB"; }
+    missing+=("disk: $(gib "$free_k") free on the filesystem of ${cluster_dir}, $(gib "$need_k") needed (the kubelets evict every Pod below 1% free, $(gib $((size_k / 100))) there, and the cluster's images and Pods take about $(gib "$working_k")); free space, for example old Bazel output bases under ~/.cache/bazel or the Go build cache (go clean -cache), or set JOBSET_CLUSTER_DIR to a larger filesystem")
   fi
 fi
 

@@ -17,12 +17,14 @@ import (
 )
 
 // machine is a fake host: which commands exist, whether id -u says root,
-// and which cgroup layout /sys/fs/cgroup has.
+// which cgroup layout /sys/fs/cgroup has, and what df says of the disk.
 type machine struct {
 	root     bool
 	cgroup   string // "v1" (with the freezer), "v2" (unified alone) or ""
 	commands []string
 	cni      []string
+	// df is what `df -P -k` prints; empty: no df on the machine.
+	df string
 }
 
 var allCommands = []string{"go", "nsenter", "unshare", "mount", "mountpoint", "setsid", "ip", "iptables",
@@ -56,6 +58,10 @@ func preflight(t *testing.T, m machine) (int, string) {
 	write(filepath.Join(bin, "id"), "#!"+bash+"\necho "+uid+"\n", 0o755)
 	for _, c := range m.commands {
 		write(filepath.Join(bin, c), "#!"+bash+"\n", 0o755)
+	}
+	if m.df != "" {
+		// printf, a builtin: the machine's PATH holds its stubs alone.
+		write(filepath.Join(bin, "df"), "#!"+bash+"\nprintf '%s' '"+m.df+"'\n", 0o755)
 	}
 	for _, p := range m.cni {
 		write(filepath.Join(fs, "usr/lib/cni", p), "", 0o755)
@@ -167,5 +173,36 @@ func TestPreflightPackagesAreTheDocumentedOnes(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^\s*(packages=\()?[^#\n]*\b` + regexp.QuoteMeta(p) + `\b`).MatchString(ci) {
 			t.Errorf(".ci/run does not install %s, which preflight.sh requires", p)
 		}
+	}
+}
+
+// dfOutput is what `df -P -k` prints of a 251 GiB disk with free KiB free.
+func dfOutput(free string) string {
+	return "Filesystem     1024-blocks      Used Available Capacity Mounted on\n" +
+		"/dev/vda         263174212 200000000 " + free + "      99% /\n"
+}
+
+func TestPreflightNamesADiskTooFullForTheKubelets(t *testing.T) {
+	everything := machine{root: true, cgroup: "v1", commands: allCommands, cni: []string{"bridge", "host-local"}}
+	full := everything
+	full.df = dfOutput("3145728") // 3 GiB: above the kubelets' 1% (2.5 GiB), not above what the cluster takes too
+	code, out := preflight(t, full)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, want := range []string{
+		"disk: 3.0 GiB free on the filesystem of /tmp/jobset-cluster, 6.5 GiB needed",
+		"evict every Pod below 1% free, 2.5 GiB there",
+		"go clean -cache",
+		"JOBSET_CLUSTER_DIR",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the message lacks %q:\n%s", want, out)
+		}
+	}
+	roomy := everything
+	roomy.df = dfOutput("41943040") // 40 GiB
+	if code, out := preflight(t, roomy); code != 0 || out != "" {
+		t.Errorf("40 GiB free: exit %d, stderr %q; want 0 and nothing", code, out)
 	}
 }
