@@ -30,6 +30,22 @@ type machine struct {
 var allCommands = []string{"go", "nsenter", "unshare", "mount", "mountpoint", "setsid", "ip", "iptables",
 	"conntrack", "containerd", "ctr", "runc", "curl", "openssl", "sha256sum"}
 
+// complete is a machine that has everything the cluster needs.
+func complete() machine {
+	return machine{root: true, cgroup: "v1", commands: allCommands, cni: []string{"bridge", "host-local"}}
+}
+
+// expectMentions fails t for each of wants that the preflight's message
+// out lacks.
+func expectMentions(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("the message lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // preflight runs the script on m and returns its exit code and stderr.
 func preflight(t *testing.T, m machine) (int, string) {
 	t.Helper()
@@ -91,7 +107,7 @@ func preflight(t *testing.T, m machine) (int, string) {
 }
 
 func TestPreflightPassesAMachineThatHasEverything(t *testing.T) {
-	code, out := preflight(t, machine{root: true, cgroup: "v1", commands: allCommands, cni: []string{"bridge", "host-local"}})
+	code, out := preflight(t, complete())
 	if code != 0 || out != "" {
 		t.Errorf("exit %d, stderr %q; want 0 and nothing", code, out)
 	}
@@ -108,7 +124,7 @@ func TestPreflightNamesWhatIsMissingAndTheAlternative(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	for _, want := range []string{
+	expectMentions(t, out,
 		"root:",
 		"cgroup v2 alone",
 		"systemd.unified_cgroup_hierarchy=0",
@@ -116,15 +132,13 @@ func TestPreflightNamesWhatIsMissingAndTheAlternative(t *testing.T) {
 		"KUBECONFIG=<its kubeconfig> tools/demo.sh",
 		"bazel-bin/images/",
 		"docs/local-cluster.md",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the message lacks %q:\n%s", want, out)
-		}
-	}
+	)
 }
 
 func TestPreflightNamesAMachineWithoutTheFreezer(t *testing.T) {
-	code, out := preflight(t, machine{root: true, commands: allCommands, cni: []string{"bridge", "host-local"}})
+	noFreezer := complete()
+	noFreezer.cgroup = ""
+	code, out := preflight(t, noFreezer)
 	if code != 1 || !strings.Contains(out, "nothing is mounted at /sys/fs/cgroup/freezer") || strings.Contains(out, "root:") || strings.Contains(out, "commands:") {
 		t.Errorf("exit %d, want 1 and the freezer alone named:\n%s", code, out)
 	}
@@ -183,24 +197,19 @@ func dfOutput(free string) string {
 }
 
 func TestPreflightNamesADiskTooFullForTheKubelets(t *testing.T) {
-	everything := machine{root: true, cgroup: "v1", commands: allCommands, cni: []string{"bridge", "host-local"}}
-	full := everything
+	full := complete()
 	full.df = dfOutput("3145728") // 3 GiB: above the kubelets' 1% (2.5 GiB), not above what the cluster takes too
 	code, out := preflight(t, full)
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	for _, want := range []string{
+	expectMentions(t, out,
 		"disk: 3.0 GiB free on the filesystem of /tmp/jobset-cluster, 6.5 GiB needed",
 		"evict every Pod below 1% free, 2.5 GiB there",
 		"go clean -cache",
 		"JOBSET_CLUSTER_DIR",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the message lacks %q:\n%s", want, out)
-		}
-	}
-	roomy := everything
+	)
+	roomy := complete()
 	roomy.df = dfOutput("41943040") // 40 GiB
 	if code, out := preflight(t, roomy); code != 0 || out != "" {
 		t.Errorf("40 GiB free: exit %d, stderr %q; want 0 and nothing", code, out)
