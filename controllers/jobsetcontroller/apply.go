@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -228,17 +229,34 @@ func (r *Reconciler) deleteExpired(ctx context.Context, js *jobset.JobSet) error
 
 // writeStatus persists the status with a merge patch guarded by the
 // resourceVersion the reconcile read (a stale read fails with a conflict
-// and is retried on fresh state; statusPatch), then logs and emits the queued events,
-// which are the reconcile's decisions, and records the metrics.
+// and is retried on fresh state; statusPatch), then announces it. A write
+// that failed without a refusal may have been stored all the same: its
+// announcement waits until a later reconcile sees whether it was
+// (unconfirmedWrites).
 func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
 	log := ctrl.LoggerFrom(ctx)
 	if apiequality.Semantic.DeepEqual(u.original.Status, u.js.Status) {
 		log.V(2).Info("Status unchanged")
 		return nil
 	}
+	key := client.ObjectKeyFromObject(u.js)
 	if err := r.client.Status().Patch(ctx, u.js, statusPatch(u.original)); err != nil {
-		return fmt.Errorf("writing the status of JobSet %s: %w", client.ObjectKeyFromObject(u.js), err)
+		if mayHaveLanded(err) {
+			r.unconfirmed.hold(key, u, func() {
+				log.Info("A status write whose answer was lost was stored: announcing it", "err", err.Error())
+				r.announce(log, u)
+			})
+		}
+		return fmt.Errorf("writing the status of JobSet %s: %w", key, err)
 	}
+	r.unconfirmed.forget(key)
+	r.announce(log, u)
+	return nil
+}
+
+// announce logs and emits the events of a stored status write, which are
+// the reconcile's decisions, and records its metrics.
+func (r *Reconciler) announce(log logr.Logger, u *statusUpdate) {
 	counts := []any{"restarts", u.js.Status.Restarts, "inPlaceRestarts", u.js.Status.InPlaceRestarts,
 		"syncedEpoch", ptr.Deref(u.js.Status.SyncedEpoch, 0), "deprecatedEpoch", ptr.Deref(u.js.Status.DeprecatedEpoch, 0)}
 	if attempts := u.js.Status.ExecutionAttempts; attempts != nil {
@@ -253,7 +271,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, u *statusUpdate) error {
 	for _, record := range u.recorded {
 		record()
 	}
-	return nil
 }
 
 // memberHold adds the group-member finalizer to a Pod, whatever other

@@ -54,6 +54,8 @@ type Reconciler struct {
 	// gates are community JobSet's feature gates, as the binary's
 	// --feature-gates set them.
 	gates features.Gates
+	// unconfirmed are the status writes whose answer was lost (unconfirmed.go).
+	unconfirmed unconfirmedWrites
 }
 
 // WithFeatureGates sets the feature gates (the default: community's
@@ -191,11 +193,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, js); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.pacer.forget(req.NamespacedName)
+			r.unconfirmed.forget(req.NamespacedName)
 			return ctrl.Result{}, r.releaseAll(ctx, nil, req.NamespacedName)
 		}
 		return ctrl.Result{}, err
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("jobSet", klog.KObj(js)))
+	r.unconfirmed.confirm(js)
 	if js.DeletionTimestamp != nil {
 		return ctrl.Result{}, r.releaseAll(ctx, js, req.NamespacedName)
 	}

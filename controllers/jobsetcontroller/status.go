@@ -16,9 +16,10 @@ import (
 )
 
 // statusUpdate accumulates one reconcile's changes to a JobSet's status, and
-// the events and metrics that record them. Nothing is emitted unless the
-// status write succeeds, so no event or counter describes a state that was
-// never persisted, and a retried reconcile cannot count twice.
+// the events and metrics that record them. Nothing is emitted until the
+// status write is known to be stored (writeStatus), so no event or counter
+// describes a state that was never persisted, and a retried reconcile
+// cannot count twice.
 type statusUpdate struct {
 	original *jobset.JobSet
 	js       *jobset.JobSet
