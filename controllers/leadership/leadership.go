@@ -56,8 +56,8 @@ import (
 // group restart may wait. Safety does not rest on synchronised clocks, only
 // on clock rates: the leader stops acting RenewDeadline after its last
 // successful renewal, and a standby cannot take the lease before
-// LeaseDuration after it saw that renewal, which leaves 1 s for requests in
-// flight. The leader renews 2.5 times a second and a standby reads the lease
+// LeaseDuration after it saw that renewal, which leaves 1 s for writes in
+// flight: they time out after it (writeConfig). The leader renews 2.5 times a second and a standby reads the lease
 // about once a second: a few requests per second in all.
 const (
 	DefaultLeaseDuration = 3 * time.Second
@@ -131,7 +131,10 @@ func New(cfg *rest.Config, c Config) (*Runner, error) {
 	// through a broadcaster of the process's own.
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&corev1client.EventSinkImpl{Interface: cs.CoreV1().Events("")})
-	lock, err := leaderelection.NewResourceLock(cfg, lockEvents{broadcaster}, leaderelection.Options{
+	// controller-runtime sets the user agent and the timeout of the lock's
+	// requests on the config it is given: its own copy, or every request
+	// of the controller would carry them (a watch cut every second).
+	lock, err := leaderelection.NewResourceLock(rest.CopyConfig(cfg), lockEvents{broadcaster}, leaderelection.Options{
 		LeaderElection:          true,
 		LeaderElectionID:        c.LeaseName,
 		LeaderElectionNamespace: c.LeaseNamespace,
@@ -147,6 +150,17 @@ func New(cfg *rest.Config, c Config) (*Runner, error) {
 		return nil, err
 	}
 	return &Runner{cfg: cfg, c: c, lock: lock, api: probe.Discovery().RESTClient()}, nil
+}
+
+// writeConfig is the config of a term's client, which writes and reads
+// what the cache does not hold: a request in flight when the leader stops
+// acting, RenewDeadline after its last renewal, ends before a standby can
+// take the lease, LeaseDuration after it. The cache's watches and the API
+// reader keep the config without a timeout.
+func (c Config) writeConfig(cfg *rest.Config) *rest.Config {
+	writes := rest.CopyConfig(cfg)
+	writes.Timeout = c.LeaseDuration - c.RenewDeadline
+	return writes
 }
 
 // Identity is this process's identity in the lease.
@@ -205,7 +219,13 @@ func (r *Runner) runTerm(ctx context.Context, term int) (reason string, err erro
 	// Every term registers the same controllers again in this process.
 	o.Controller.SkipNameValidation = ptr.To(true)
 	o.NewClient = func(cfg *rest.Config, opts client.Options) (client.Client, error) {
-		c, err := client.NewWithWatch(cfg, opts)
+		writes := r.c.writeConfig(cfg)
+		httpClient, err := rest.HTTPClientFor(writes)
+		if err != nil {
+			return nil, err
+		}
+		opts.HTTPClient = httpClient
+		c, err := client.NewWithWatch(writes, opts)
 		if err != nil {
 			return nil, err
 		}

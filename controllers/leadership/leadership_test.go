@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
@@ -42,5 +43,25 @@ func TestFenceRefusesWritesAfterTheTerm(t *testing.T) {
 		if err := write(); !errors.Is(err, ErrTermEnded) {
 			t.Errorf("%s after the term: %v, want ErrTermEnded", name, err)
 		}
+	}
+}
+
+// TestNewLeavesTheConfigAlone: the config the controller's cache and API
+// reader are built from keeps its user agent and no timeout, which would
+// cut every watch; only the term's client for writes gets one, and the
+// lease's own.
+func TestNewLeavesTheConfigAlone(t *testing.T) {
+	cfg := &rest.Config{Host: "https://127.0.0.1:6443", UserAgent: "jobset-controller/test"}
+	c := Config{LeaseNamespace: "ns", LeaseName: "lease"}
+	r, err := New(cfg, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.UserAgent != "jobset-controller/test" || cfg.Timeout != 0 {
+		t.Errorf("after New, the config has user agent %q and timeout %s; want them as they were", cfg.UserAgent, cfg.Timeout)
+	}
+	writes := r.c.writeConfig(cfg)
+	if want := DefaultLeaseDuration - DefaultRenewDeadline; writes.Timeout != want || cfg.Timeout != 0 {
+		t.Errorf("the term's client has a timeout of %s, want %s (the config given: %s, want none)", writes.Timeout, want, cfg.Timeout)
 	}
 }
