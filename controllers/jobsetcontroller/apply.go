@@ -454,13 +454,26 @@ func (r *Reconciler) replaceWithTheirJobs(ctx context.Context, js *jobset.JobSet
 // it comes back, stops it. (The Pod's own status: the kubelet, alive, would
 // not have let it end otherwise.)
 //
+// The Job controller holds a Job's replacements back 10 s after its last
+// failed Pod, doubled for every failed Pod it counted since the Job's last
+// success, up to 10 minutes, whatever the Pod failure policy says. The
+// Jobs of an in-place group live as long as the JobSet and none of their
+// Pods succeeds before the end: counted, every node lost would hold the
+// next replacement of its Job back longer (320 s after six). A Pod marked
+// here failed for its node, not for what it ran, so its Job does not count
+// it: the Job controller counts a failed Pod only while it holds its
+// tracking finalizer, which goes first.
+//
 // notReadySince, unless zero, is when the Pod was last known to be ready:
-// its Ready condition turns False from then. The Job controller dates a
-// failure by it (its containers show no end) and holds its replacement
-// back 10 s from there, doubling with each failed Pod of the Job; dated at
-// the mark, that would be 10 s more for every lost node, 20 s more when it
-// ran two Pods of a Job.
+// its Ready condition turns False from then.
 func (r *Reconciler) markFailed(ctx context.Context, pod *corev1.Pod, condition corev1.PodConditionType, reason, why string, notReadySince time.Time) error {
+	if slices.Contains(pod.Finalizers, batchv1.JobTrackingFinalizer) {
+		target := &corev1.Pod{}
+		target.Namespace, target.Name = pod.Namespace, pod.Name
+		if err := r.client.Patch(ctx, target, jobTrackingRelease); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("removing finalizer %s from Pod %s before marking it Failed: %w", batchv1.JobTrackingFinalizer, pod.Name, err)
+		}
+	}
 	conditions := []corev1.PodCondition{{Type: condition, Status: corev1.ConditionTrue,
 		Reason: reason, Message: why, LastTransitionTime: metav1.Now()}}
 	if !notReadySince.IsZero() {
@@ -469,6 +482,10 @@ func (r *Reconciler) markFailed(ctx context.Context, pod *corev1.Pod, condition 
 	}
 	return r.writeFailed(ctx, pod, reason, why, conditions)
 }
+
+// jobTrackingRelease removes only the Job controller's tracking finalizer.
+var jobTrackingRelease = client.RawPatch(types.StrategicMergePatchType,
+	[]byte(fmt.Sprintf(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[%q]}}`, batchv1.JobTrackingFinalizer)))
 
 // writeFailed patches the Pod's status to phase Failed, with reason and
 // message, merging conditions into those it has.

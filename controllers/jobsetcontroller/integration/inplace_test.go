@@ -756,16 +756,21 @@ var _ = Describe("In-place restart", func() {
 		healthy := startPodsOn(js, ok, 0, "1")[0]
 		member := startPodsOn(js, lost, 1, "1")[0]
 		eventuallyEpochs(js, 1, 0)
-		kept(member) // as a dead kubelet keeps it, to be read
+		kept(member)                                        // as a dead kubelet keeps it, to be read
+		addFinalizer(member, batchv1.JobTrackingFinalizer) // as the Job controller creates it
 		// Its kubelet's last word: running, never a stop.
 		kubeletReports(member, func(s *corev1.PodStatus) { containersIn(s, running) })
 
-		By("the node's kubelet stops renewing: past the bound, the member is marked Failed and deleted")
+		By("the node's kubelet stops renewing: past the bound, the member is marked Failed and deleted, uncounted by its Job")
 		renewing(lost, false)
 		Eventually(func(g Gomega) {
 			p := &corev1.Pod{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(member), p)).To(Succeed())
 			g.Expect(p.Status.Phase).To(Equal(corev1.PodFailed))
+			// The Job controller counts a failed Pod only while it holds
+			// its tracking finalizer: counted, the node's loss would hold
+			// the Job's later replacements back longer.
+			g.Expect(p.Finalizers).NotTo(ContainElement(batchv1.JobTrackingFinalizer))
 			c := podCondition(p, corev1.DisruptionTarget)
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Reason).To(Equal(jobsetcontroller.ReasonNodeLost))
