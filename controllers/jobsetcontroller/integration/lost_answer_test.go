@@ -22,7 +22,8 @@ import (
 // or metric explains.
 var _ = Describe("A status write whose answer is lost", func() {
 	It("announces the full restart it stored once, when a later reconcile finds it stored", func() {
-		lost := &loseAnswer{when: func(js *jobset.JobSet) bool { return js.Status.Restarts == 1 }}
+		// The controller reconciles the JobSets earlier specs left too.
+		lost := &loseAnswer{when: func(js *jobset.JobSet) bool { return js.Namespace == ns && js.Status.Restarts == 1 }}
 		stopController()
 		stop, err := env.StartManager(jobsetcontroller.CacheOptions(), func(mgr ctrl.Manager) error {
 			if err := jobsetcontroller.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
