@@ -29,9 +29,14 @@ func (l localCluster) run(ctx context.Context, args ...string) (string, error) {
 	return string(out), nil
 }
 
-// fault brings a node fault (kill, freeze, cut) or ends it (back).
+// fault brings a node fault (kill, freeze, cut, kubelet) or ends it
+// (back, which starts a stopped kubelet again too).
 func (l localCluster) fault(ctx context.Context, action, node string) error {
-	_, err := l.run(ctx, "node", action, node)
+	args := []string{"node", action, node}
+	if action == kubelet {
+		args = []string{"stop", "kubelet", "--node", node}
+	}
+	_, err := l.run(ctx, args...)
 	return err
 }
 

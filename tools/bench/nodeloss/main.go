@@ -1,7 +1,8 @@
 // Command nodeloss is benchmark B5 (docs/benchmark-definitions.md): on the
 // local cluster of three nodes (tools/cluster), a JobSet of W workers
 // spread over the second and third nodes loses the node of half of them,
-// killed, frozen or cut off (cluster.sh node kill|freeze|cut), and the time
+// killed, frozen or cut off (cluster.sh node kill|freeze|cut), or its
+// kubelet alone stopped (cluster.sh stop kubelet --node), and the time
 // from the fault until every rank trains again is measured, per way, in
 // one run on the same cluster:
 //
@@ -81,12 +82,16 @@ var ways = []way{
 	{key: "RecreateUnattended", name: "Recreate", strategy: jobset.Recreate},
 }
 
-// The faults, as cluster.sh names them.
+// The faults: the node faults as cluster.sh names them, and the node's
+// kubelet stopped alone, its containers and network up.
 const (
-	kill   = "kill"
-	freeze = "freeze"
-	cut    = "cut"
+	kill    = "kill"
+	freeze  = "freeze"
+	cut     = "cut"
+	kubelet = "kubelet"
 )
+
+var faults = []string{kill, freeze, cut, kubelet}
 
 type options struct {
 	workers             int
@@ -116,7 +121,7 @@ func main() {
 	fs.StringVar(&clusterScript, "cluster", "tools/cluster/cluster.sh", "The local cluster's script, which brings the node faults.")
 	fs.StringVar(&o.systemNode, "system-node", "jobset-node-1", "The node that runs the JobSet controller and webhook, and no worker.")
 	fs.IntVar(&o.workers, "workers", 4, "Workers in the JobSet (even: 2 Jobs of W/2 Pods).")
-	fs.StringVar(&faultList, "faults", kill+","+freeze+","+cut, "Comma-separated node faults: kill, freeze, cut.")
+	fs.StringVar(&faultList, "faults", strings.Join(faults, ","), "Comma-separated node faults: kill, freeze, cut, kubelet (the node's kubelet stopped alone).")
 	fs.StringVar(&wayList, "ways", "InPlaceRestart,CommunityInPlaceRestart,Recreate", "Comma-separated ways: InPlaceRestart, CommunityInPlaceRestart, Recreate, RecreateUnattended.")
 	fs.IntVar(&o.runs, "runs", 1, "Faults measured per way and fault kind.")
 	fs.DurationVar(&o.runTimeout, "run-timeout", 5*time.Minute, "How long a run may take from the fault to every rank training again.")
@@ -149,8 +154,8 @@ func parse(o *options, faultList, wayList string) error {
 		return fmt.Errorf("-workers=%d: an even number from 2 (2 Jobs of W/2 Pods)", o.workers)
 	}
 	for _, f := range strings.Split(faultList, ",") {
-		if f != kill && f != freeze && f != cut {
-			return fmt.Errorf("-faults: %q is none of %s, %s, %s", f, kill, freeze, cut)
+		if !slices.Contains(faults, f) {
+			return fmt.Errorf("-faults: %q is none of %s", f, strings.Join(faults, ", "))
 		}
 		o.faults = append(o.faults, f)
 	}
