@@ -115,7 +115,10 @@ func (res result) print() {
 	case res.fault == freeze && len(fences) > 0:
 		kv = append(kv, "thawed_worker_ran_s", summary.Percentile(fences, 50))
 	}
-	if res.fault != kill {
+	// Only a cut or frozen node's containerd is watched: a killed node
+	// runs nothing, and a node whose kubelet alone stopped keeps the
+	// wrapper, its worker container's first process, after the fence.
+	if res.fault == cut || res.fault == freeze {
 		kv = append(kv, "runs_ran_twice", ranTwice)
 	}
 	summary.Print("node-loss", kv...)
