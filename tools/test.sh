@@ -8,16 +8,16 @@
 #      `bazel build //...` (started beside steps 1 and 2) is done: first
 #      every target but the protocol checker's searches (tagged checker)
 #      and the chart's tests (tagged helm), then those of the chart once
-#      Helm is built,
+#      Helm is built; the protocol checker's searches start before, at
+#      the lowest priority, and run on beside everything after,
 #   4. runs the end-to-end suite on the local cluster built from source
 #      (tools/e2e.sh; SKIP_E2E=1 leaves it out, for machines without root);
 #      what it needs from outside Bazel (the cluster's Kubernetes binaries,
 #      the peers of the Kueue and Trainer specs) builds in the background
 #      from step 2 on, at a low CPU and I/O priority, so that it takes
 #      mostly what the checks and Bazel leave idle (the envtest suites
-#      mostly wait), and the suite waits for it; the protocol checker's
-#      searches, built in step 3, run beside the suite at the lowest
-#      priority, as the suite mostly waits on the cluster,
+#      mostly wait), and the suite waits for it; the suite too mostly
+#      waits on the cluster, which leaves the searches CPU,
 #   5. ends with one line "N passed, N failed, N skipped" over checks, test
 #      targets and end-to-end specs. Skipped is what the run left out on
 #      purpose, each named above it; a test that skips on its own counts
@@ -136,26 +136,43 @@ bazel_tests() {
 bazel_build_start=$(date +%s)
 wait "$bazel_build_pid"
 echo "bazel build //... (beside the steps above): waited $(( $(date +%s) - bazel_build_start ))s for it"
-bazel_tests //... --test_tag_filters=-checker,-helm
-
 # The protocol checker's searches: built above, each run from the script
 # `bazel run` writes for it (its binary, with the arguments its BUILD file
-# gives), beside what follows, at idle priority.
+# gives), beside everything that follows, at idle priority. A search is a
+# pure function of its binary and arguments: one that passed before with
+# both the same (kept under ~/.cache/jobset-tools/checker-passed, by their
+# hash) is not run again, as Bazel does not run a cached test again.
+checker_passed="${JOBSET_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/jobset-tools}/checker-passed"
+# checker_key prints the hash of a search's binary and of the arguments
+# its script gives it, or fails.
+checker_key() { # script
+  local execroot runfiles
+  execroot=$(sed -n 's/^cd \(.*\) && \\$/\1/p' "$1")
+  runfiles=$(sed -n 's/^ *RUNFILES_DIR=\(.*\) \\$/\1/p' "$1")
+  [ -n "$execroot" ] && [ -f "${execroot}/${runfiles%.runfiles}" ] || return 1
+  { sha256sum <"${execroot}/${runfiles%.runfiles}" && tail -1 "$1"; } | sha256sum | cut -d' ' -f1
+}
 mapfile -t checkers < <(bazel_cmd query 'attr(tags, "\bchecker\b", tests(//...))' 2>/dev/null)
 if [ ${#checkers[@]} -eq 0 ]; then
   failed=$((failed + 1))
   echo "FAIL: no target is tagged checker (bazel query)"
 fi
-checker_dir=$(mktemp -d) checker_pids=()
+checker_dir=$(mktemp -d) checker_pids=() checker_keys=()
 for k in "${!checkers[@]}"; do
   target=${checkers[$k]} script="${checker_dir}/${k}.sh" log="${checker_dir}/${k}.log"
-  if bazel_cmd run --script_path="$script" "$target" >"$log" 2>&1; then
-    "${idle[@]}" bash "$script" -test.v -test.timeout=90m >"$log" 2>&1 &
-  else
+  checker_keys[k]=""
+  if ! bazel_cmd run --script_path="$script" "$target" >"$log" 2>&1; then
     false &
+  elif checker_keys[k]=$(checker_key "$script") && [ -f "${checker_passed}/${checker_keys[k]}" ]; then
+    cp "${checker_passed}/${checker_keys[k]}" "$log"
+    true &
+  else
+    "${idle[@]}" bash "$script" -test.v -test.timeout=90m >"$log" 2>&1 &
   fi
   checker_pids+=($!)
 done
+
+bazel_tests //... --test_tag_filters=-checker,-helm
 
 wait "$helm_pid"
 record "helm (built from the module proxy)" $?
@@ -202,10 +219,18 @@ for k in "${!checkers[@]}"; do
   if grep -q -- '^--- SKIP' "${checker_dir}/${k}.log"; then status=1; fi
   if [ $status -ne 0 ]; then
     cat "${checker_dir}/${k}.log"
-  else
-    grep -E '^\s+\S+_test\.go:[0-9]+: explored|^--- PASS' "${checker_dir}/${k}.log"
+    record "${checkers[$k]} (at idle priority)" $status
+    continue
   fi
-  record "${checkers[$k]} (at idle priority)" $status
+  grep -E '^\s+\S+_test\.go:[0-9]+: explored|^--- PASS' "${checker_dir}/${k}.log"
+  if [ -n "${checker_keys[k]}" ] && [ -f "${checker_passed}/${checker_keys[k]}" ]; then
+    record "${checkers[$k]} (passed before with the same binary and arguments: ${checker_passed}/${checker_keys[k]})" 0
+    continue
+  fi
+  if [ -n "${checker_keys[k]}" ] && mkdir -p "$checker_passed"; then
+    cp "${checker_dir}/${k}.log" "${checker_passed}/${checker_keys[k]}"
+  fi
+  record "${checkers[$k]} (at idle priority)" 0
 done
 rm -rf "$checker_dir"
 echo "the protocol checker's searches: waited $(( $(date +%s) - checkers_start ))s for them"
