@@ -57,8 +57,9 @@ import (
 // on clock rates: the leader stops acting RenewDeadline after its last
 // successful renewal, and a standby cannot take the lease before
 // LeaseDuration after it saw that renewal, which leaves 1 s for writes in
-// flight: they time out after it (writeConfig). The leader renews 2.5 times a second and a standby reads the lease
-// about once a second: a few requests per second in all.
+// flight: they time out after it (writeConfig). The leader renews 2.5
+// times a second and a standby reads the lease about once a second: a few
+// requests per second in all.
 const (
 	DefaultLeaseDuration = 3 * time.Second
 	DefaultRenewDeadline = 2 * time.Second
