@@ -756,7 +756,7 @@ var _ = Describe("In-place restart", func() {
 		healthy := startPodsOn(js, ok, 0, "1")[0]
 		member := startPodsOn(js, lost, 1, "1")[0]
 		eventuallyEpochs(js, 1, 0)
-		kept(member)                                        // as a dead kubelet keeps it, to be read
+		kept(member)                                       // as a dead kubelet keeps it, to be read
 		addFinalizer(member, batchv1.JobTrackingFinalizer) // as the Job controller creates it
 		// Its kubelet's last word: running, never a stop.
 		kubeletReports(member, func(s *corev1.PodStatus) { containersIn(s, running) })
