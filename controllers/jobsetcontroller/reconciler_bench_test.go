@@ -3,7 +3,9 @@ package jobsetcontroller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -15,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
@@ -30,7 +33,7 @@ import (
 func BenchmarkReconcileInPlace(b *testing.B) {
 	for _, pods := range []int32{1000, 5000} {
 		b.Run(fmt.Sprintf("pods=%d", pods), func(b *testing.B) {
-			r, req := syncedInPlaceJobSet(b, pods/4, 4)
+			r, req, writes := syncedInPlaceJobSet(b, pods/4, 4)
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
@@ -38,13 +41,20 @@ func BenchmarkReconcileInPlace(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			// A write here would be measured as part of the reconcile:
+			// the objects would not be what the controller leaves them as.
+			if n := writes.Load(); n > 0 {
+				b.Fatalf("the reconciles of a synced JobSet wrote %d times", n)
+			}
 		})
 	}
 }
 
-func syncedInPlaceJobSet(b *testing.B, jobs, podsPerJob int32) (*Reconciler, ctrl.Request) {
+// syncedInPlaceJobSet also returns how many writes the reconciler made
+// since its first reconcile.
+func syncedInPlaceJobSet(b *testing.B, jobs, podsPerJob int32) (*Reconciler, ctrl.Request, *atomic.Int64) {
 	r, req, _ := inPlaceJobSet(b, jobs, podsPerJob, 3, 2)
-	return r, req
+	return r, req, r.client.(cachedLists).writes
 }
 
 // inPlaceJobSet is a reconciler of an InPlaceRestart JobSet at the given
@@ -68,12 +78,17 @@ func inPlaceJobSet(tb testing.TB, jobs, podsPerJob, synced, deprecated int32) (*
 		job.Status.Active, job.Status.Ready = podsPerJob, ptr.To(podsPerJob)
 		objects = append(objects, job)
 		for p := range podsPerJob {
+			// As the Job controller creates them: its Pods name their Job
+			// and completion index.
+			labels := maps.Clone(job.Spec.Template.Labels)
+			labels[batchv1.JobNameLabel] = job.Name
 			objects = append(objects, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-				Name:        job.Name + "-" + strconv.Itoa(int(p)),
-				Namespace:   js.Namespace,
-				Labels:      job.Spec.Template.Labels,
-				Annotations: map[string]string{jobset.EpochKey: strconv.Itoa(int(synced))},
-				Finalizers:  []string{jobset.GroupMemberFinalizer}, // held, as the controller holds every member
+				Name:      job.Name + "-" + strconv.Itoa(int(p)),
+				Namespace: js.Namespace,
+				Labels:    labels,
+				Annotations: map[string]string{jobset.EpochKey: strconv.Itoa(int(synced)),
+					batchv1.JobCompletionIndexAnnotation: strconv.Itoa(int(p))},
+				Finalizers: []string{jobset.GroupMemberFinalizer}, // held, as the controller holds every member
 			}, Spec: job.Spec.Template.Spec, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
 		}
 	}
@@ -94,13 +109,41 @@ func inPlaceJobSet(tb testing.TB, jobs, podsPerJob, synced, deprecated int32) (*
 			pods = append(pods, o)
 		}
 	}
-	r := NewReconciler(cachedLists{Client: c, jobs: jobList, pods: podList}, events.NewFakeRecorder(100))
+	writes := &atomic.Int64{}
+	counted := interceptor.NewClient(c, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			writes.Add(1)
+			return c.Create(ctx, obj, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			writes.Add(1)
+			return c.Delete(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			writes.Add(1)
+			return c.Update(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes.Add(1)
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes.Add(1)
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			writes.Add(1)
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	})
+	r := NewReconciler(cachedLists{Client: counted, jobs: jobList, pods: podList, writes: writes}, events.NewFakeRecorder(100))
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(js)}
 	// The first reconcile writes replicatedJobsStatus; the benchmark measures
 	// the steady state after it.
 	if _, err := r.Reconcile(context.Background(), req); err != nil {
 		tb.Fatal(err)
 	}
+	writes.Store(0)
 	return r, req, pods
 }
 
@@ -111,6 +154,8 @@ type cachedLists struct {
 	client.Client
 	jobs batchv1.JobList
 	pods corev1.PodList
+	// writes counts every write through Client.
+	writes *atomic.Int64
 }
 
 func (c cachedLists) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
