@@ -250,13 +250,14 @@ func (g *group) waitLifted(ctx context.Context, epoch int32) error {
 }
 
 // waitWorkers waits, in the process tier, until every Pod's worker runs
-// attempt.
-func (g *group) waitWorkers(ctx context.Context, attempt int) error {
+// an attempt started since t. Not a given attempt: a Pod whose agent fell
+// back to the Pod tier has a new wrapper, which numbers its attempts anew.
+func (g *group) waitWorkers(ctx context.Context, t time.Time) error {
 	if g.wrappers == nil {
 		return nil
 	}
-	return g.waitAll(ctx, fmt.Sprintf("workers run attempt %d", attempt), func(i int, _ *instance) bool {
-		return g.wrappers[i].runs(attempt)
+	return g.waitAll(ctx, "workers started since "+t.Format(time.RFC3339Nano), func(i int, _ *instance) bool {
+		return g.wrappers[i].runsSince(t)
 	})
 }
 

@@ -67,8 +67,7 @@ type inPlaceResult struct {
 // inPlace runs an InPlaceRestart JobSet of n Pods with n agents and their
 // kubelets (and in the process tier, their workers' wrappers), and times
 // runs group restarts, each triggered by the failure of the first Pod's
-// worker. Each group restart is one epoch and, in the process tier, one
-// attempt of every worker: restart r ends at epoch and attempt r + 1.
+// worker. Each group restart is one epoch: restart r ends at epoch r + 1.
 func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, t tier, report func(inPlaceResult)) error {
 	prefix := "inplace"
 	if t == processTier {
@@ -94,7 +93,7 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, t
 	if err := g.waitLifted(ctx, 1); err != nil {
 		return fmt.Errorf("initial sync: %w", err)
 	}
-	if err := g.waitWorkers(ctx, 1); err != nil {
+	if err := g.waitWorkers(ctx, time.Time{}); err != nil {
 		return fmt.Errorf("initial sync: %w", err)
 	}
 	if err := g.drained(); err != nil {
@@ -133,7 +132,7 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, t
 		}
 		lastLifted := time.Since(start).Seconds()
 		eventsUntilLifted := requests.events.Load()
-		if err := g.waitWorkers(ctx, run+1); err != nil {
+		if err := g.waitWorkers(ctx, start); err != nil {
 			return fmt.Errorf("group restart %d: %w", run, err)
 		}
 		r := inPlaceResult{seconds: lastLifted, lastLifted: lastLifted, eventsUntilLifted: eventsUntilLifted,

@@ -46,7 +46,9 @@ type wrapperStandIn struct {
 	attempt int
 	pid     int // of the attempt while it runs; 0 otherwise
 	code    int // how the latest attempt ended, once pid is 0
-	conn    net.Conn
+	// startedAt is when the latest attempt started.
+	startedAt time.Time
+	conn      net.Conn
 	// exitCode: the agent had the wrapper exit, and the container with
 	// it (nil: it runs).
 	exitCode *int
@@ -188,7 +190,7 @@ func (w *wrapperStandIn) handleLocked(m wrapper.Message) {
 		case m.Attempt != w.attempt+1:
 			w.refuseLocked("cannot start attempt %d: the next attempt is %d", m.Attempt, w.attempt+1)
 		default:
-			w.attempt, w.pid, w.state = m.Attempt, 1000+m.Attempt, wrapper.StateRunning
+			w.attempt, w.pid, w.state, w.startedAt = m.Attempt, 1000+m.Attempt, wrapper.StateRunning, time.Now()
 			w.sendLocked(wrapper.Message{Type: wrapper.TypeStarted, Attempt: w.attempt, PID: w.pid})
 			if w.hooks.started != nil {
 				w.hooks.started(w.attempt)
@@ -249,9 +251,10 @@ func (w *wrapperStandIn) restarted() {
 	w.state, w.attempt, w.pid, w.code, w.exitCode = wrapper.StateWaiting, 0, 0, 0, nil
 }
 
-// runs reports whether the worker runs attempt n.
-func (w *wrapperStandIn) runs(n int) bool {
+// runsSince reports whether the worker runs an attempt started at t or
+// later.
+func (w *wrapperStandIn) runsSince(t time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.state == wrapper.StateRunning && w.attempt == n
+	return w.state == wrapper.StateRunning && !w.startedAt.Before(t)
 }
