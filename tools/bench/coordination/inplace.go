@@ -205,9 +205,9 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, t
 }
 
 // fields are the key/value pairs of a group restart's line in place, at n
-// Pods, either tier. lifted_s is when every barrier had lifted (polled);
-// in the process tier, seconds are when the last worker started again,
-// and worker_started_s says so.
+// Pods, either tier. last_lifted_s is when every barrier had lifted
+// (polled); in the process tier, seconds are when the last worker started
+// again, and worker_started_s says so.
 func (p inPlaceResult) fields(n int) []any {
 	kv := []any{"seconds", p.seconds, "last_lifted_s", p.lastLifted}
 	if p.lastWorkerStarted > 0 {
