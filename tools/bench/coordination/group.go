@@ -45,7 +45,7 @@ type group struct {
 	changed chan struct{}
 	// restarts marks the agents that acted on a deprecated epoch: in the
 	// Pod tier, those that exited with the restart code; in the process
-	// tier, those that had their wrapper stop the worker.
+	// tier, those that had their wrapper stop their running worker.
 	restarts phase
 	// workerStarts marks the process tier's workers started again.
 	workerStarts phase

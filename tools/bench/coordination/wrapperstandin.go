@@ -30,8 +30,9 @@ import (
 type wrapperHooks struct {
 	// started: the agent started attempt n (the worker runs again).
 	started func(attempt int)
-	// stopping: the agent asked for a stop of a running or exited worker
-	// (it acts on a deprecated epoch, or on its worker's exit).
+	// stopping: the agent asked for a stop of a running worker (it acts
+	// on a deprecated epoch; the stop of a worker that exited on its own
+	// is the failed Pod's, which acts on that exit).
 	stopping func()
 }
 
@@ -200,10 +201,10 @@ func (w *wrapperStandIn) handleLocked(m wrapper.Message) {
 		switch w.state {
 		case wrapper.StateWaiting, wrapper.StateStopped:
 		default:
-			if w.hooks.stopping != nil {
-				w.hooks.stopping()
-			}
 			if w.pid != 0 {
+				if w.hooks.stopping != nil {
+					w.hooks.stopping()
+				}
 				w.pid, w.code = 0, 128+int(syscall.SIGTERM)
 			}
 			w.state = wrapper.StateStopped
