@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,9 +34,8 @@ type group struct {
 	agentStart time.Duration
 
 	// wrappers are the Pods' worker wrappers, nil but in the process
-	// tier; their sockets are in socketDir.
-	wrappers  []*wrapperStandIn
-	socketDir string
+	// tier.
+	wrappers []*wrapperStandIn
 
 	mu      sync.Mutex
 	running []*instance
@@ -68,20 +65,13 @@ func newGroup(ctx context.Context, w *workload, requests *requestCounter, agentS
 	if tier != processTier {
 		return g, nil
 	}
-	// Short paths: a Unix socket's is at most 107 bytes.
-	var err error
-	if g.socketDir, err = os.MkdirTemp("", "b2w"); err != nil {
-		return g, err
-	}
 	g.wrappers = make([]*wrapperStandIn, len(w.pods))
 	hooks := wrapperHooks{
 		started:  func(int) { g.workerStarts.mark(); g.notify() },
 		stopping: g.restarts.mark,
 	}
 	for i := range g.wrappers {
-		if g.wrappers[i], err = newWrapperStandIn(filepath.Join(g.socketDir, strconv.Itoa(i)), hooks); err != nil {
-			return g, err
-		}
+		g.wrappers[i] = newDialedWrapperStandIn("/jobset-wrapper/"+strconv.Itoa(i)+"/control", hooks)
 	}
 	return g, nil
 }
@@ -89,12 +79,7 @@ func newGroup(ctx context.Context, w *workload, requests *requestCounter, agentS
 func (g *group) stop() {
 	g.cancel()
 	for _, w := range g.wrappers {
-		if w != nil {
-			w.close()
-		}
-	}
-	if g.socketDir != "" {
-		_ = os.RemoveAll(g.socketDir)
+		w.close()
 	}
 }
 
@@ -117,7 +102,11 @@ func (g *group) start(i int) error {
 		_ = listener.Close()
 		return err
 	}
-	a := agent.New(cfg, api, agent.WithListener(listener))
+	opts := []agent.Option{agent.WithListener(listener)}
+	if g.wrappers != nil {
+		opts = append(opts, agent.WithWrapperDialer(g.wrappers[i].dial))
+	}
+	a := agent.New(cfg, api, opts...)
 	ctx, cancel := context.WithCancel(g.ctx)
 	in := &instance{agent: a, cancel: cancel, started: metav1.Now()}
 	g.mu.Lock()
