@@ -17,7 +17,9 @@
 # CommunityInPlaceRestart, community JobSet is not built), B1_SINGLE_POD_FLOOR
 # (true: each of ours with one worker too, the floor each W's ratio is given to), B2_PODS (1000,5000,10000),
 # B2_RUNS (3: group restarts and I/O floors per size and way), B2_STRATEGIES
-# (InPlaceRestart,Recreate), B2_APF (shipped: install.yaml's flow schemas
+# (InPlaceRestart/process,InPlaceRestart,Recreate: the process tier, its
+# workers under stand-ins of the worker wrapper, the Pod tier with the
+# agent by hand and no wrapper, and Recreate), B2_APF (shipped: install.yaml's flow schemas
 # and priority level; default: Kubernetes' alone), B2_AGENT_START
 # (a duration, 500ms say: how long each kubelet stand-in takes to run a
 # restarted agent again; by default at once, the kubelet's own work on
@@ -60,7 +62,7 @@ if want B2; then
   kube=$(tools/kubebin/build.sh kube-controller-manager kube-scheduler)
   go build -o "$scratch/jobset-controller" ./controllers/cmd/jobset-controller
   go run ./images/cmd/render-manifests -install "$scratch/install.yaml"
-  args=(-apf "${B2_APF:-shipped}" -strategies "${B2_STRATEGIES:-InPlaceRestart,Recreate}")
+  args=(-apf "${B2_APF:-shipped}" -strategies "${B2_STRATEGIES:-InPlaceRestart/process,InPlaceRestart,Recreate}")
   if [ -n "${B2_AGENT_START:-}" ]; then
     args+=(-agent-start "$B2_AGENT_START")
   fi

@@ -78,8 +78,8 @@ bench=coordination-summary apf=shipped pods=1000 seconds=16.1 io_floor_s=3.74 re
 		// The sizes in order, the ways in theirs, a way without a line at
 		// a size left out.
 		"b1.svg": {"W = 1 (the floor), ours in place: 2.01", "W = 4, ours in place: 3.07", "W = 4, Recreate: 4.98"},
-		"b2.svg": {"N = 1000, in place: 16.1", "N = 1000, Recreate: 31.9", "N = 1000, I/O floor: 3.74",
-			"N = 10000, in place: 171", "N = 10000, Recreate: 399", "N = 10000, I/O floor: 66"},
+		"b2.svg": {"N = 1000, in place, Pod tier: 16.1", "N = 1000, Recreate: 31.9", "N = 1000, I/O floor: 3.74",
+			"N = 10000, in place, Pod tier: 171", "N = 10000, Recreate: 399", "N = 10000, I/O floor: 66"},
 	}
 	for name, titles := range want {
 		if got := bars(t, charts[name]); !slices.Equal(got, titles) {
@@ -124,6 +124,22 @@ bench=group-restart-ratio workers=8 recreate_over_process=4.74 pod_over_process=
 	}
 	if got := c.Groups[1].Values["ours, Pod tier"]; got != 3.98 {
 		t.Errorf("with a line that has no worker start, the Pod tier's bar is %v, want its total 3.98", got)
+	}
+}
+
+// The process tier's bar comes first, beside the Pod tier's (the line's
+// seconds); a size without it has none.
+func TestB2ShowsBothTiers(t *testing.T) {
+	run := `bench=coordination-summary apf=shipped pods=1000 seconds=16.1 io_floor_s=3.74 time_over_io_floor=4.31 recreate_s=31.9 recreate_over_time=1.98 process_s=9.5 process_over_io_floor=2.54 recreate_over_process=3.36
+bench=coordination-summary apf=shipped pods=100 io_floor_s=0.5 process_s=1.2 process_over_io_floor=2.4
+bench=coordination-summary apf=shipped pods=5000 seconds=90.5 io_floor_s=19.4 time_over_io_floor=4.67
+`
+	_, charts := rendered(t, run)
+	want := []string{"N = 100, in place, process tier: 1.2", "N = 100, I/O floor: 0.5",
+		"N = 1000, in place, process tier: 9.5", "N = 1000, in place, Pod tier: 16.1", "N = 1000, Recreate: 31.9", "N = 1000, I/O floor: 3.74",
+		"N = 5000, in place, Pod tier: 90.5", "N = 5000, I/O floor: 19.4"}
+	if got := bars(t, charts["b2.svg"]); !slices.Equal(got, want) {
+		t.Errorf("b2.svg bars %q, want %q", got, want)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +19,10 @@ import (
 // group runs one agent process per Pod of a workload, and plays each Pod's
 // kubelet: an agent that exits with the restart code is started again at
 // once (RestartAllContainers), a new process with a new connection, while
-// the kubelet writes the Pod's status updates.
+// the kubelet writes the Pod's status updates. In the process tier, it
+// also plays each Pod's worker wrapper (wrapperstandin.go), and an agent
+// restarts its worker through it, surviving the group restart: the
+// kubelet has nothing to do or write.
 type group struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -29,11 +33,22 @@ type group struct {
 	// once it has removed every container (0: at once).
 	agentStart time.Duration
 
+	// wrappers are the Pods' worker wrappers, nil but in the process
+	// tier.
+	wrappers []*wrapperStandIn
+
 	mu      sync.Mutex
 	running []*instance
 	changed chan struct{}
-	// restarts marks the agents that exited with the restart code.
+	// restarts marks the agents that acted on a deprecated epoch: in the
+	// Pod tier, those that exited with the restart code; in the process
+	// tier, those that had their wrapper stop their running worker.
 	restarts phase
+	// workerStarts marks the process tier's workers started again.
+	workerStarts phase
+	// podRestarts counts the agents that exited with the restart code
+	// (the Pod tier's restarts, and the process tier's fallback to it).
+	podRestarts atomic.Int64
 }
 
 type instance struct {
@@ -43,13 +58,30 @@ type instance struct {
 	started metav1.Time
 }
 
-func newGroup(ctx context.Context, w *workload, requests *requestCounter, agentStart time.Duration) *group {
+func newGroup(ctx context.Context, w *workload, requests *requestCounter, agentStart time.Duration, tier tier) (*group, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	return &group{ctx: ctx, cancel: cancel, w: w, requests: requests, agentStart: agentStart,
+	g := &group{ctx: ctx, cancel: cancel, w: w, requests: requests, agentStart: agentStart,
 		running: make([]*instance, len(w.pods)), changed: make(chan struct{}, 1)}
+	if tier != processTier {
+		return g, nil
+	}
+	g.wrappers = make([]*wrapperStandIn, len(w.pods))
+	hooks := wrapperHooks{
+		started:  func(int) { g.workerStarts.mark(); g.notify() },
+		stopping: g.restarts.mark,
+	}
+	for i := range g.wrappers {
+		g.wrappers[i] = newDialedWrapperStandIn("/jobset-wrapper/"+strconv.Itoa(i)+"/control", hooks)
+	}
+	return g, nil
 }
 
-func (g *group) stop() { g.cancel() }
+func (g *group) stop() {
+	g.cancel()
+	for _, w := range g.wrappers {
+		w.close()
+	}
+}
 
 func (g *group) agentName(i int) string {
 	spec := g.w.pods[i].Spec
@@ -61,13 +93,20 @@ func (g *group) start(i int) error {
 	pod := g.w.pods[i]
 	cfg := agent.Config{Namespace: pod.Namespace, PodName: pod.Name, JobSetName: g.w.jobSet.Name,
 		RestartExitCode: agentspec.DefaultRestartExitCode, BarrierPath: agentspec.DefaultBarrierPath}
+	if g.wrappers != nil {
+		cfg.WrapperControl = g.wrappers[i].path
+	}
 	listener := newBarrierListener(podIP(i))
 	api, closeConns, err := agentClient(g.w.host, podIP(i), g.w.roots, g.w.tokens[i], cfg.UserAgent(), g.requests)
 	if err != nil {
 		_ = listener.Close()
 		return err
 	}
-	a := agent.New(cfg, api, agent.WithListener(listener))
+	opts := []agent.Option{agent.WithListener(listener)}
+	if g.wrappers != nil {
+		opts = append(opts, agent.WithWrapperDialer(g.wrappers[i].dial))
+	}
+	a := agent.New(cfg, api, opts...)
 	ctx, cancel := context.WithCancel(g.ctx)
 	in := &instance{agent: a, cancel: cancel, started: metav1.Now()}
 	g.mu.Lock()
@@ -77,7 +116,13 @@ func (g *group) start(i int) error {
 		code := a.Run(ctx)
 		closeConns() // the process exits
 		if code == cfg.RestartExitCode && g.ctx.Err() == nil {
-			g.restarts.mark()
+			g.podRestarts.Add(1)
+			if g.wrappers == nil {
+				g.restarts.mark()
+			} else {
+				// Every container restarts, the worker's wrapper with them.
+				g.wrappers[i].restarted()
+			}
 			g.restartAll(i, g.agentName(i), int32(code))
 		}
 	}()
@@ -157,14 +202,20 @@ func (g *group) lifted(i int, in *instance) {
 	})
 }
 
-// fail is a worker of Pod i failing with code 1: the trigger.
-func (g *group) fail(i int) {
+// fail is a worker of Pod i failing with code 1: the trigger. In the
+// process tier, its wrapper reports the exit to the agent, and no kubelet
+// sees it.
+func (g *group) fail(i int) error {
+	if g.wrappers != nil {
+		return g.wrappers[i].exit(1)
+	}
 	worker := g.w.pods[i].Spec.Containers[0].Name
 	g.mu.Lock()
 	old := g.running[i]
 	g.mu.Unlock()
 	old.cancel() // the kubelet kills the agent with the other containers
 	g.restartAll(i, worker, 1)
+	return nil
 }
 
 func (g *group) notify() {
@@ -177,26 +228,46 @@ func (g *group) notify() {
 // waitLifted waits until every Pod's current agent lifted its barrier at
 // epoch.
 func (g *group) waitLifted(ctx context.Context, epoch int32) error {
+	return g.waitAll(ctx, fmt.Sprintf("agents lifted their barrier at epoch %d", epoch), func(i int, in *instance) bool {
+		select {
+		case <-in.agent.Lifted():
+			return in.agent.Epoch() == epoch
+		default:
+			return false
+		}
+	})
+}
+
+// waitWorkers waits, in the process tier, until every Pod's worker runs
+// an attempt started since t. Not a given attempt: a Pod whose agent fell
+// back to the Pod tier has a new wrapper, which numbers its attempts anew.
+func (g *group) waitWorkers(ctx context.Context, t time.Time) error {
+	if g.wrappers == nil {
+		return nil
+	}
+	return g.waitAll(ctx, "workers started since "+t.Format(time.RFC3339Nano), func(i int, _ *instance) bool {
+		return g.wrappers[i].runsSince(t)
+	})
+}
+
+// waitAll waits until done holds for every Pod.
+func (g *group) waitAll(ctx context.Context, what string, done func(i int, in *instance) bool) error {
 	for {
 		g.mu.Lock()
-		done := 0
-		for _, in := range g.running {
-			select {
-			case <-in.agent.Lifted():
-				if in.agent.Epoch() == epoch {
-					done++
-				}
-			default:
+		n := 0
+		for i, in := range g.running {
+			if done(i, in) {
+				n++
 			}
 		}
 		total := len(g.running)
 		g.mu.Unlock()
-		if done == total {
+		if n == total {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%d of %d agents lifted their barrier at epoch %d: %w", done, total, epoch, ctx.Err())
+			return fmt.Errorf("%d of %d %s: %w", n, total, what, ctx.Err())
 		case <-g.changed:
 		case <-time.After(100 * time.Millisecond):
 		}

@@ -49,6 +49,15 @@ type inPlaceResult struct {
 	events, eventBytes, eventsUntilLifted int64
 	// The agents' answers 429 (Priority and Fairness) and other errors.
 	throttled, failed int64
+	// lastLifted: when the harness saw every barrier lifted (polled).
+	// lastWorkerStarted: in the process tier, when the last wrapper was
+	// told to start the worker again, which its agent does once its
+	// barrier lifted: the end of the process tier's restart.
+	lastLifted, lastWorkerStarted float64
+	// podRestarts: the agents that exited with the restart code, every
+	// Pod in the Pod tier; in the process tier, those that fell back to
+	// the Pod tier.
+	podRestarts int64
 	// controllerCPU is until every barrier lifted; controllerCPUDrained
 	// until the kubelets wrote every status update of the restart and the
 	// controller had 1 s to handle them.
@@ -56,17 +65,25 @@ type inPlaceResult struct {
 }
 
 // inPlace runs an InPlaceRestart JobSet of n Pods with n agents and their
-// kubelets, and times runs group restarts, each triggered by the failure of
-// the first Pod's worker.
-func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, report func(inPlaceResult)) error {
-	w, err := b.newWorkload(ctx, "inplace", n, jobset.InPlaceRestart)
+// kubelets (and in the process tier, their workers' wrappers), and times
+// runs group restarts, each triggered by the failure of the first Pod's
+// worker. Each group restart is one epoch: restart r ends at epoch r + 1.
+func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, t tier, report func(inPlaceResult)) error {
+	prefix := "inplace"
+	if t == processTier {
+		prefix = "process"
+	}
+	w, err := b.newWorkload(ctx, prefix, n, jobset.InPlaceRestart, t == processTier)
 	defer w.close(b.c)
 	if err != nil {
 		return err
 	}
 	var requests requestCounter
-	g := newGroup(ctx, w, &requests, b.agentStart)
+	g, err := newGroup(ctx, w, &requests, b.agentStart, t)
 	defer g.stop()
+	if err != nil {
+		return err
+	}
 	progress("%s: starting %d agents", w.ns, n)
 	for i := range w.pods {
 		if err := g.start(i); err != nil {
@@ -74,6 +91,9 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		}
 	}
 	if err := g.waitLifted(ctx, 1); err != nil {
+		return fmt.Errorf("initial sync: %w", err)
+	}
+	if err := g.waitWorkers(ctx, time.Time{}); err != nil {
 		return fmt.Errorf("initial sync: %w", err)
 	}
 	if err := g.drained(); err != nil {
@@ -92,6 +112,8 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		}
 		requests.reset()
 		g.restarts.reset()
+		g.workerStarts.reset()
+		g.podRestarts.Store(0)
 		kubeletBefore := b.kubelets.requests.Load()
 		cpuBefore, err := controller.cpuSeconds()
 		if err != nil {
@@ -100,12 +122,20 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		joins := &joinWatch{epoch: strconv.Itoa(run + 1), pods: n, joined: map[types.UID]bool{}}
 		w.nodes.setObserver(joins.observe)
 		start := time.Now()
-		g.fail(0) // its kubelet reports the exit and restarts the Pod
+		// Its kubelet reports the exit and restarts the Pod; in the
+		// process tier, its wrapper reports the exit to its agent.
+		if err := g.fail(0); err != nil {
+			return fmt.Errorf("group restart %d: %w", run, err)
+		}
 		if err := g.waitLifted(ctx, int32(run+1)); err != nil {
 			return fmt.Errorf("group restart %d: %w", run, err)
 		}
+		lastLifted := time.Since(start).Seconds()
 		eventsUntilLifted := requests.events.Load()
-		r := inPlaceResult{seconds: time.Since(start).Seconds(), eventsUntilLifted: eventsUntilLifted,
+		if err := g.waitWorkers(ctx, start); err != nil {
+			return fmt.Errorf("group restart %d: %w", run, err)
+		}
+		r := inPlaceResult{seconds: lastLifted, lastLifted: lastLifted, eventsUntilLifted: eventsUntilLifted,
 			firstRestart: since(start, &g.restarts.first), lastRestart: since(start, &g.restarts.last),
 			lastJoin: since(start, &requests.lastPatch.last), agentRequests: requests.count.Load(),
 			// The first join after the failure is the failed Pod's: the
@@ -134,6 +164,13 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 			return fmt.Errorf("group restart %d: %w", run, err)
 		}
 		r.syncBegan, r.syncDecided, r.syncFreshRead = began.Sub(start).Seconds(), decided.Sub(start).Seconds(), freshRead
+		if t == processTier {
+			// Each wrapper is told to start its worker after its agent
+			// lifted the barrier: the last start is the later end, and
+			// dated where it happens rather than by a poll.
+			r.lastWorkerStarted = since(start, &g.workerStarts.last)
+			r.seconds = r.lastWorkerStarted
+		}
 		r.watchP50, r.watchMax, r.patchP50, r.patchMax = requests.latencies()
 		r.throttled, r.failed = requests.throttled.Load(), requests.failed.Load()
 		cpuLifted, err := controller.cpuSeconds()
@@ -157,6 +194,7 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		r.requests = requestsAfter.minus(requestsBefore)
 		r.events, r.eventBytes = requests.events.Load(), requests.eventBytes.Load()
 		r.kubeletRequests = b.kubelets.requests.Load() - kubeletBefore
+		r.podRestarts = g.podRestarts.Load()
 		r.controllerCPU, r.controllerCPUDrained = cpuLifted-cpuBefore, cpuDrained-cpuBefore
 		if r.controllerPeakMiB, err = controller.peakMiB(); err != nil {
 			return err
@@ -164,6 +202,29 @@ func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, r
 		report(r)
 	}
 	return nil
+}
+
+// fields are the key/value pairs of a group restart's line in place, at n
+// Pods, either tier. last_lifted_s is when every barrier had lifted
+// (polled); in the process tier, seconds are when the last worker started
+// again, and worker_started_s says so.
+func (p inPlaceResult) fields(n int) []any {
+	kv := []any{"seconds", p.seconds, "last_lifted_s", p.lastLifted}
+	if p.lastWorkerStarted > 0 {
+		kv = append(kv, "worker_started_s", p.lastWorkerStarted)
+	}
+	return append(kv,
+		"trigger_to_deprecation_s", p.deprecation, "deprecated_by", p.deprecatedBy, "failed_pod_rejoin_s", p.failedPodRejoin,
+		"first_restart_s", p.firstRestart, "last_restart_s", p.lastRestart, "last_join_s", p.lastJoin, "last_join_seen_s", p.lastJoinSeen,
+		"sync_reconcile_began_s", p.syncBegan, "sync_fresh_read_s", p.syncFreshRead, "sync_decided_s", p.syncDecided, "sync_s", p.sync,
+		"watch_open_p50_s", p.watchP50, "watch_open_max_s", p.watchMax, "join_p50_s", p.patchP50, "join_max_s", p.patchMax,
+		"api_requests", p.requests.total, "rejected_429", p.requests.rejected, "agent_requests_per_agent", float64(p.agentRequests)/float64(n),
+		"jobset_events_per_agent", float64(p.events)/float64(n), "jobset_events_per_agent_until_lifted", float64(p.eventsUntilLifted)/float64(n),
+		"jobset_event_kib_per_agent", float64(p.eventBytes)/1024/float64(n),
+		"agent_throttled", p.throttled, "agent_failed", p.failed, "pod_restarts", p.podRestarts,
+		"kubelet_requests_per_pod", float64(p.kubeletRequests)/float64(n),
+		"controller_cpu_s", p.controllerCPU, "controller_cpu_drained_s", p.controllerCPUDrained,
+		"controller_cpu_ms_per_pod", 1000*p.controllerCPUDrained/float64(n), "controller_peak_mib", p.controllerPeakMiB)
 }
 
 // deprecationLogged reads from the controller's log when, first after

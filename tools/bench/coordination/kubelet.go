@@ -67,12 +67,30 @@ func runningStatus(spec *corev1.PodSpec, at metav1.Time) corev1.PodStatus {
 		s.Conditions = append(s.Conditions, corev1.PodCondition{Type: t, Status: status, LastTransitionTime: at})
 	}
 	for _, c := range spec.InitContainers {
-		s.InitContainerStatuses = append(s.InitContainerStatuses, runningContainer(c, at))
+		if sidecarContainer(c) {
+			s.InitContainerStatuses = append(s.InitContainerStatuses, runningContainer(c, at))
+		} else {
+			s.InitContainerStatuses = append(s.InitContainerStatuses, completedContainer(c.Name, c.Image, at))
+		}
 	}
 	for _, c := range spec.Containers {
 		s.ContainerStatuses = append(s.ContainerStatuses, runningContainer(c, at))
 	}
 	return s
+}
+
+// sidecarContainer: an init container that runs beside the others (the
+// agent), not one that runs to completion before them (the worker
+// wrapper's installer).
+func sidecarContainer(c corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// completedContainer is an init container that ran to completion.
+func completedContainer(name, image string, at metav1.Time) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, Image: image, ImageID: image, ContainerID: "containerd://" + name, Started: ptrTo(false),
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 0, Reason: "Completed", StartedAt: at, FinishedAt: at, ContainerID: "containerd://" + name}}}
 }
 
 func runningContainer(c corev1.Container, at metav1.Time) corev1.ContainerStatus {
@@ -379,8 +397,16 @@ func accepted(s corev1.PodStatus, spec *corev1.PodSpec, at metav1.Time) corev1.P
 	return s
 }
 
-// initialized is step 2: the agent runs and passed its startup probe.
+// initialized is step 2: the init containers that run to completion ahead
+// of the agent (the worker wrapper's installer) completed, and the agent
+// runs and passed its startup probe.
 func initialized(s corev1.PodStatus, agent string, at metav1.Time) corev1.PodStatus {
+	s = *s.DeepCopy()
+	for i := range s.InitContainerStatuses {
+		if c := &s.InitContainerStatuses[i]; c.Name != agent && c.State.Terminated == nil {
+			*c = completedContainer(c.Name, c.Image, at)
+		}
+	}
 	return agentStarted(agentRunning(s, agent, at), agent, at)
 }
 

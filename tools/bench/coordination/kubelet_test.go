@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,14 +14,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/fastjobset/jobset/agent"
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/controllers/inplace"
 )
 
 func benchPodSpec(t *testing.T) corev1.PodSpec {
 	t.Helper()
-	js := newJobSet("ns", podsPerJob, jobset.InPlaceRestart)
+	js := newJobSet("ns", podsPerJob, jobset.InPlaceRestart, false)
 	return js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
 }
 
@@ -150,5 +155,56 @@ func TestPodStatusWriterMergesButKeepsTheExit(t *testing.T) {
 	}
 	if s := got.Status.InitContainerStatuses[0]; s.State.Running == nil || s.RestartCount != 1 {
 		t.Errorf("the agent's status in the API: %+v, want running after one restart", s)
+	}
+}
+
+// The process tier's JobSet is one the agent restarts in place through
+// its wrapper, as it reads the JobSet from its watch, and whose Pods the
+// kubelet stand-in starts as a kubelet would: the wrapper's installer
+// completed, no failure signal.
+func TestProcessTierJobSetAsTheAgentReadsIt(t *testing.T) {
+	js := newJobSet("ns", podsPerJob, jobset.InPlaceRestart, true)
+	if !agent.ProcessTier(true, js.Annotations) {
+		t.Error("the JobSet asks for the Pod tier")
+	}
+	raw, err := json.Marshal(js.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The agent's reading of the spec is its own (unexported) type.
+	judge := reflect.ValueOf(agent.ExitRestartsInPlace)
+	spec := reflect.New(judge.Type().In(0))
+	if err := json.Unmarshal(raw, spec.Interface()); err != nil {
+		t.Fatal(err)
+	}
+	for code, want := range map[int]bool{0: false, 1: true} {
+		if got := judge.Call([]reflect.Value{spec.Elem(), reflect.ValueOf(code)})[0].Bool(); got != want {
+			t.Errorf("exit code %d restarts the worker in place: %v, want %v", code, got, want)
+		}
+	}
+
+	podSpec := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+	agentIndex := sidecar.Index(podSpec)
+	if !slices.ContainsFunc(podSpec.InitContainers[agentIndex].Env, func(e corev1.EnvVar) bool { return e.Name == agentspec.EnvWrapperControl }) {
+		t.Errorf("the agent has no %s", agentspec.EnvWrapperControl)
+	}
+	at := metav1.NewTime(time.Unix(1_700_000_000, 0))
+	pod := &corev1.Pod{Spec: podSpec}
+	for name, s := range map[string]corev1.PodStatus{
+		"running": runningStatus(&podSpec, at),
+		"started": running(initialized(accepted(corev1.PodStatus{}, &podSpec, at), podSpec.InitContainers[agentIndex].Name, at), at),
+	} {
+		for _, c := range s.InitContainerStatuses {
+			if c.Name == agentspec.WrapperInstallerName && (c.State.Terminated == nil || c.State.Terminated.Reason != "Completed") {
+				t.Errorf("%s: the wrapper's installer is %+v, want completed", name, c.State)
+			}
+		}
+		pod.Status = s
+		if got := inplace.FailureSignal(pod); got != "" {
+			t.Errorf("%s: failure signal %q, want none", name, got)
+		}
+		if !runningAndReady(pod) {
+			t.Errorf("%s: not running and ready", name)
+		}
 	}
 }

@@ -9,12 +9,19 @@
 // kubelet writes (kubelet.go, standin.go). In place, N agents run the real
 // agent code in this process against the real Pods, each agent process
 // with its own TLS connection and its Pod's bound ServiceAccount token
-// (identity.go); an agent that exits with the restart code is started
+// (identity.go). In place, two ways, B1's tiers: in the Pod tier
+// (InPlaceRestart), an agent that exits with the restart code is started
 // again at once (the kubelet's own time to restart a Pod is what B1
-// measures). One worker fails (its kubelet reports the exit):
+// measures); in the process tier (InPlaceRestart/process), each worker
+// runs under a stand-in of the worker wrapper (wrapperstandin.go), which
+// the agent has stop and start the worker, and the agents and their
+// connections survive. One worker fails (its kubelet reports the exit; in
+// the process tier, its wrapper, to its agent):
 //
-//   - in place, the clock stops when all N agents have lifted their
-//     barrier at the new synced epoch (inplace.go);
+//   - in the Pod tier, the clock stops when all N agents have lifted
+//     their barrier at the new synced epoch (inplace.go);
+//   - in the process tier, when all N wrappers were told to start the
+//     worker again, which each agent does once it lifted its barrier;
 //   - by Recreate, when all N new Pods run and are ready (recreate.go);
 //
 // and beside them, at the same N, the protocol's I/O floor (iofloor.go):
@@ -23,10 +30,14 @@
 // group restart.
 //
 //	bench=coordination strategy=IOFloor pods=1000 seconds=<s> ...
+//	bench=coordination strategy=InPlaceRestart/process pods=1000 seconds=<s> ...
 //	bench=coordination strategy=InPlaceRestart pods=1000 seconds=<s> ...
 //	bench=coordination strategy=Recreate pods=1000 seconds=<s> ...
 //	bench=coordination-requests strategy=<s> pods=1000 all=<per Pod> patch_pods_status=<per Pod> ...
-//	bench=coordination-summary pods=1000 seconds=<s> io_floor_s=<s> time_over_io_floor=<ratio> recreate_s=<s> recreate_over_time=<ratio> ...
+//	bench=coordination-summary pods=1000 seconds=<s> io_floor_s=<s> time_over_io_floor=<ratio> recreate_s=<s> recreate_over_time=<ratio>
+//	  process_s=<s> process_over_io_floor=<ratio> recreate_over_process=<ratio> ...
+//
+// where the summary's seconds are the Pod tier's, as before the tiers.
 package main
 
 import (
@@ -76,7 +87,7 @@ func main() {
 	var sizes, strategies, apf string
 	flag.StringVar(&sizes, "pods", "1000,5000,10000", "Comma-separated numbers of Pods (multiples of 10).")
 	flag.IntVar(&o.runs, "runs", 3, "Group restarts (and I/O floors) measured per number of Pods and way.")
-	flag.StringVar(&strategies, "strategies", "InPlaceRestart,Recreate", "Comma-separated ways to measure (the I/O floor goes with InPlaceRestart).")
+	flag.StringVar(&strategies, "strategies", strings.Join(defaultWays, ","), "Comma-separated ways to measure: "+strings.Join(allWays, ", ")+" (the I/O floor goes with either way in place).")
 	flag.StringVar(&o.controller, "controller", "", "The jobset-controller binary (required).")
 	flag.StringVar(&o.install, "install", "", "install.yaml (required): the controller's identity and RBAC, the agents' admission policy, and Priority and Fairness come from it.")
 	flag.StringVar(&o.kcm, "kube-controller-manager", "", "The kube-controller-manager binary (required).")
@@ -93,11 +104,9 @@ func main() {
 		}
 		o.sizes = append(o.sizes, n)
 	}
-	for _, s := range strings.Split(strategies, ",") {
-		if s != string(jobset.InPlaceRestart) && s != string(jobset.Recreate) {
-			fail(fmt.Errorf("-strategies: %q is neither %s nor %s", s, jobset.InPlaceRestart, jobset.Recreate))
-		}
-		o.strategies = append(o.strategies, s)
+	var err error
+	if o.strategies, err = parseWays(strategies); err != nil {
+		fail(err)
 	}
 	switch apf {
 	case "shipped", "default":
@@ -156,9 +165,9 @@ type bench struct {
 	controllerBinary, controllerKubeconfig string
 }
 
-// results are one size's medians, by way.
+// results are one size's medians, by way (inPlace: the Pod tier's).
 type results struct {
-	ioFloor, inPlace, recreate float64
+	ioFloor, inPlace, process, recreate float64
 }
 
 func run(o options) error {
@@ -229,28 +238,43 @@ func run(o options) error {
 		medians[n] = r
 	}
 	for _, n := range o.sizes {
-		r := medians[n]
-		kv := []any{"apf", apf, "pods", n}
-		if r.inPlace > 0 {
-			kv = append(kv, "seconds", r.inPlace, "io_floor_s", r.ioFloor, "time_over_io_floor", r.inPlace/r.ioFloor)
-		}
-		if r.recreate > 0 {
-			kv = append(kv, "recreate_s", r.recreate)
-		}
-		if r.inPlace > 0 && r.recreate > 0 {
-			kv = append(kv, "recreate_over_time", r.recreate/r.inPlace)
-		}
-		summary.Print("coordination-summary", kv...)
+		summary.Print("coordination-summary", medians[n].summary(apf, n)...)
 	}
 	return nil
 }
 
+// summary is the key/value pairs of a size's summary line. Its first
+// fields, named before the tiers, are the Pod tier's.
+func (r results) summary(apf string, n int) []any {
+	kv := []any{"apf", apf, "pods", n}
+	if r.inPlace > 0 {
+		kv = append(kv, "seconds", r.inPlace, "io_floor_s", r.ioFloor, "time_over_io_floor", r.inPlace/r.ioFloor)
+	}
+	if r.recreate > 0 {
+		kv = append(kv, "recreate_s", r.recreate)
+	}
+	if r.inPlace > 0 && r.recreate > 0 {
+		kv = append(kv, "recreate_over_time", r.recreate/r.inPlace)
+	}
+	if r.process > 0 {
+		if r.inPlace == 0 {
+			kv = append(kv, "io_floor_s", r.ioFloor)
+		}
+		kv = append(kv, "process_s", r.process, "process_over_io_floor", r.process/r.ioFloor)
+		if r.recreate > 0 {
+			kv = append(kv, "recreate_over_process", r.recreate/r.process)
+		}
+	}
+	return kv
+}
+
 // sized measures, at n Pods, each way -runs times: the I/O floor, the
-// group restart in place and by Recreate, each way with a controller of
-// its own (so that its peak memory is this size's and this way's).
+// group restart in place (each tier asked) and by Recreate, each way with
+// a controller of its own (so that its peak memory is this size's and
+// this way's).
 func (b *bench) sized(ctx context.Context, o options, apf string, n int) (results, error) {
 	var r results
-	if slices.Contains(o.strategies, string(jobset.InPlaceRestart)) {
+	if slices.Contains(o.strategies, wayProcess) || slices.Contains(o.strategies, wayInPlace) {
 		var floors []float64
 		err := b.ioFloor(ctx, n, o.runs, func(f ioFloorResult) {
 			floors = append(floors, f.seconds)
@@ -262,52 +286,53 @@ func (b *bench) sized(ctx context.Context, o options, apf string, n int) (result
 			return r, fmt.Errorf("I/O floor: %w", err)
 		}
 		r.ioFloor = summary.Percentile(floors, 50)
-
-		var times []float64
-		err = b.withController(fmt.Sprintf("jobset-controller-inplace-%d", n), func(controller *process) error {
-			return b.inPlace(ctx, controller, n, o.runs, func(p inPlaceResult) {
-				times = append(times, p.seconds)
-				summary.Print("coordination", "strategy", jobset.InPlaceRestart, "apf", apf, "pods", n, "run", len(times), "seconds", p.seconds,
-					"trigger_to_deprecation_s", p.deprecation, "deprecated_by", p.deprecatedBy, "failed_pod_rejoin_s", p.failedPodRejoin,
-					"first_restart_s", p.firstRestart, "last_restart_s", p.lastRestart, "last_join_s", p.lastJoin, "last_join_seen_s", p.lastJoinSeen,
-					"sync_reconcile_began_s", p.syncBegan, "sync_fresh_read_s", p.syncFreshRead, "sync_decided_s", p.syncDecided, "sync_s", p.sync,
-					"watch_open_p50_s", p.watchP50, "watch_open_max_s", p.watchMax, "join_p50_s", p.patchP50, "join_max_s", p.patchMax,
-					"api_requests", p.requests.total, "rejected_429", p.requests.rejected, "agent_requests_per_agent", float64(p.agentRequests)/float64(n),
-					"jobset_events_per_agent", float64(p.events)/float64(n), "jobset_events_per_agent_until_lifted", float64(p.eventsUntilLifted)/float64(n),
-					"jobset_event_kib_per_agent", float64(p.eventBytes)/1024/float64(n),
-					"agent_throttled", p.throttled, "agent_failed", p.failed,
-					"kubelet_requests_per_pod", float64(p.kubeletRequests)/float64(n),
-					"controller_cpu_s", p.controllerCPU, "controller_cpu_drained_s", p.controllerCPUDrained,
-					"controller_cpu_ms_per_pod", 1000*p.controllerCPUDrained/float64(n), "controller_peak_mib", p.controllerPeakMiB)
-				summary.Print("coordination-requests", append([]any{"strategy", jobset.InPlaceRestart, "apf", apf, "pods", n, "run", len(times)},
-					p.requests.perPod(n)...)...)
-			})
-		})
-		if err != nil {
-			return r, fmt.Errorf("restart strategy InPlaceRestart: %w", err)
-		}
-		r.inPlace = summary.Percentile(times, 50)
 	}
-	if slices.Contains(o.strategies, string(jobset.Recreate)) {
+	for _, way := range o.strategies {
 		var times []float64
-		err := b.withController(fmt.Sprintf("jobset-controller-recreate-%d", n), func(controller *process) error {
-			return b.recreate(ctx, controller, n, o.runs, func(p recreateResult) {
-				times = append(times, p.seconds)
-				summary.Print("coordination", "strategy", jobset.Recreate, "apf", apf, "pods", n, "run", len(times), "seconds", p.seconds,
-					"first_deleting_s", p.firstDeleting, "last_gone_s", p.lastGone, "first_created_s", p.firstCreated,
-					"last_created_s", p.lastCreated, "last_bound_s", p.lastBound,
-					"api_requests", p.requests.total, "rejected_429", p.requests.rejected,
-					"kubelet_requests_per_pod", float64(p.kubeletRequests)/float64(n),
-					"controller_cpu_s", p.controllerCPU, "controller_cpu_ms_per_pod", 1000*p.controllerCPU/float64(n),
-					"controller_peak_mib", p.controllerPeakMiB)
-				summary.Print("coordination-requests", append([]any{"strategy", jobset.Recreate, "apf", apf, "pods", n, "run", len(times)},
-					p.requests.perPod(n)...)...)
+		var err error
+		switch way {
+		case wayProcess, wayInPlace:
+			t := tierOf(way)
+			name := fmt.Sprintf("jobset-controller-inplace-%d", n)
+			if t == processTier {
+				name = fmt.Sprintf("jobset-controller-process-%d", n)
+			}
+			err = b.withController(name, func(controller *process) error {
+				return b.inPlace(ctx, controller, n, o.runs, t, func(p inPlaceResult) {
+					times = append(times, p.seconds)
+					summary.Print("coordination", append([]any{"strategy", way, "apf", apf, "pods", n, "run", len(times)}, p.fields(n)...)...)
+					summary.Print("coordination-requests", append([]any{"strategy", way, "apf", apf, "pods", n, "run", len(times)},
+						p.requests.perPod(n)...)...)
+				})
 			})
-		})
-		if err != nil {
-			return r, fmt.Errorf("restart strategy Recreate: %w", err)
+		case wayRecreate:
+			err = b.withController(fmt.Sprintf("jobset-controller-recreate-%d", n), func(controller *process) error {
+				return b.recreate(ctx, controller, n, o.runs, func(p recreateResult) {
+					times = append(times, p.seconds)
+					summary.Print("coordination", "strategy", way, "apf", apf, "pods", n, "run", len(times), "seconds", p.seconds,
+						"first_deleting_s", p.firstDeleting, "last_gone_s", p.lastGone, "first_created_s", p.firstCreated,
+						"last_created_s", p.lastCreated, "last_bound_s", p.lastBound,
+						"api_requests", p.requests.total, "rejected_429", p.requests.rejected,
+						"kubelet_requests_per_pod", float64(p.kubeletRequests)/float64(n),
+						"controller_cpu_s", p.controllerCPU, "controller_cpu_ms_per_pod", 1000*p.controllerCPU/float64(n),
+						"controller_peak_mib", p.controllerPeakMiB)
+					summary.Print("coordination-requests", append([]any{"strategy", way, "apf", apf, "pods", n, "run", len(times)},
+						p.requests.perPod(n)...)...)
+				})
+			})
 		}
-		r.recreate = summary.Percentile(times, 50)
+		if err != nil {
+			return r, fmt.Errorf("restart strategy %s: %w", way, err)
+		}
+		median := summary.Percentile(times, 50)
+		switch way {
+		case wayProcess:
+			r.process = median
+		case wayInPlace:
+			r.inPlace = median
+		case wayRecreate:
+			r.recreate = median
+		}
 	}
 	return r, nil
 }

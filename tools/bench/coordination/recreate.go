@@ -82,7 +82,7 @@ func registerNodes(ctx context.Context, c client.Client, n int) error {
 // recreate runs a Recreate JobSet of n Pods and times runs group restarts,
 // each triggered by the failure of the first Pod's worker.
 func (b *bench) recreate(ctx context.Context, controller *process, n, runs int, report func(recreateResult)) error {
-	w, err := b.newWorkload(ctx, "recreate", n, jobset.Recreate)
+	w, err := b.newWorkload(ctx, "recreate", n, jobset.Recreate, false)
 	defer w.close(b.c)
 	if err != nil {
 		return err

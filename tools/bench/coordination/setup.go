@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -38,8 +39,19 @@ type workload struct {
 // newJobSet is the benchmark's JobSet of n Pods, restarting in place, or
 // recreating its Jobs: the same Pods either way, but that a Job under
 // Recreate fails with its first failed Pod, as Recreate's users set it.
-func newJobSet(ns string, n int, strategy jobset.JobSetRestartStrategy) *jobset.JobSet {
-	rj := wrappers.MakeReplicatedJob("workers").Replicas(int32(n / podsPerJob)).Pods(podsPerJob).InPlaceReady().Obj()
+// wrapped: the worker runs under the worker wrapper, as the webhook's
+// injection puts it in place for a worker that names its command (the
+// process tier: the JobSet does not ask for the Pod tier); the Pods are
+// the Job controller's, so the template holds what injection adds.
+func newJobSet(ns string, n int, strategy jobset.JobSetRestartStrategy, wrapped bool) *jobset.JobSet {
+	rjw := wrappers.MakeReplicatedJob("workers").Replicas(int32(n / podsPerJob)).Pods(podsPerJob)
+	if wrapped {
+		rjw.Template.Spec.Template.Spec.Containers[0].Command = []string{"/pause"}
+	}
+	rj := rjw.InPlaceReady().Obj()
+	if wrapped && !sidecar.InjectWrapper(&rj.Template.Spec.Template.Spec, sidecar.Options{Image: wrappers.AgentImage}) {
+		panic("the benchmark's Pod template has no worker to wrap")
+	}
 	if strategy != jobset.InPlaceRestart {
 		rj.Template.Spec.BackoffLimit = ptr.To[int32](0)
 		rj.Template.Spec.PodReplacementPolicy = nil
@@ -52,8 +64,8 @@ func newJobSet(ns string, n int, strategy jobset.JobSetRestartStrategy) *jobset.
 // JobSet of n Pods restarting by strategy, and waits for the controller's
 // Jobs' Pods to run: the Job controller creates them, the scheduler binds
 // them, their nodes' kubelets run them.
-func (b *bench) newWorkload(ctx context.Context, prefix string, n int, strategy jobset.JobSetRestartStrategy) (*workload, error) {
-	w, err := b.namespace(ctx, prefix, n, strategy)
+func (b *bench) newWorkload(ctx context.Context, prefix string, n int, strategy jobset.JobSetRestartStrategy, wrapped bool) (*workload, error) {
+	w, err := b.namespace(ctx, prefix, n, strategy, wrapped)
 	if err != nil {
 		return w, err
 	}
@@ -83,7 +95,7 @@ func (b *bench) newWorkload(ctx context.Context, prefix string, n int, strategy 
 // JobSet that no controller acts on, and n running Pods of its template
 // with no owner, Pod i on node i/podsPerNode: for the I/O floor.
 func (b *bench) newFloorWorkload(ctx context.Context, n int) (*workload, error) {
-	w, err := b.namespace(ctx, "floor", n, jobset.InPlaceRestart)
+	w, err := b.namespace(ctx, "floor", n, jobset.InPlaceRestart, false)
 	if err != nil {
 		return w, err
 	}
@@ -97,12 +109,12 @@ func (b *bench) newFloorWorkload(ctx context.Context, n int) (*workload, error) 
 	return w, b.agentIdentities(ctx, w)
 }
 
-func (b *bench) namespace(ctx context.Context, prefix string, n int, strategy jobset.JobSetRestartStrategy) (*workload, error) {
+func (b *bench) namespace(ctx context.Context, prefix string, n int, strategy jobset.JobSetRestartStrategy, wrapped bool) (*workload, error) {
 	ns, err := framework.CreateNamespace(ctx, b.c, fmt.Sprintf("%s-%d", prefix, n))
 	if err != nil {
 		return nil, err
 	}
-	w := &workload{ns: ns, host: b.env.Config.Host, jobSet: newJobSet(ns, n, strategy)}
+	w := &workload{ns: ns, host: b.env.Config.Host, jobSet: newJobSet(ns, n, strategy, wrapped)}
 	if w.roots, err = caPool(b.env.Config); err != nil {
 		return w, err
 	}

@@ -85,16 +85,18 @@ func B1(lines Lines) (*Chart, error) {
 	return c, nil
 }
 
-// B2 is the group restart at scale, in place and by Recreate, with the
-// I/O floor, per N, from the bench=coordination-summary lines (nil without
-// any).
+// B2 is the group restart at scale, in place (each tier) and by Recreate,
+// with the I/O floor, per N, from the bench=coordination-summary lines
+// (nil without any). The lines' seconds are the Pod tier's, named before
+// the tiers.
 func B2(lines Lines) (*Chart, error) {
 	rows := lines["coordination-summary"]
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	c := &Chart{Title: "B2: group restart at scale (median of the runs)", YLabel: "seconds from the failure"}
-	fields := []struct{ key, label string }{{"seconds", "in place"}, {"recreate_s", "Recreate"}, {"io_floor_s", "I/O floor"}}
+	fields := []struct{ key, label string }{{"process_s", "in place, process tier"}, {"seconds", "in place, Pod tier"},
+		{"recreate_s", "Recreate"}, {"io_floor_s", "I/O floor"}}
 	rows = slices.Clone(rows)
 	for _, kv := range rows {
 		if _, err := strconv.Atoi(kv["pods"]); err != nil {

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+)
+
+// The ways to restart, as -strategies and the summary lines name them
+// (B1's names, tools/bench/grouprestart/ways.go).
+const (
+	// wayProcess: the agent has the worker wrapper restart the worker's
+	// process (the process tier); the agent survives.
+	wayProcess = "InPlaceRestart/process"
+	// wayInPlace: the agent sidecar without a wrapper, the Pod tier: each
+	// agent exits with the restart code and every container of its Pod
+	// restarts (RestartAllContainers), as B2 measured in place before the
+	// tiers.
+	wayInPlace  = string(jobset.InPlaceRestart)
+	wayRecreate = string(jobset.Recreate)
+)
+
+// allWays are the ways in the order they run.
+var allWays = []string{wayProcess, wayInPlace, wayRecreate}
+
+// defaultWays is what B2 runs unless asked otherwise.
+var defaultWays = allWays
+
+// tier is how an in-place way restarts a worker.
+type tier int
+
+const (
+	// podTier: every container of the Pod restarts, the agent with them.
+	podTier tier = iota
+	// processTier: the worker wrapper restarts the worker's process.
+	processTier
+)
+
+func tierOf(way string) tier {
+	if way == wayProcess {
+		return processTier
+	}
+	return podTier
+}
+
+// parseWays reads -strategies and returns the ways in the order they run
+// (allWays'), each once.
+func parseWays(list string) ([]string, error) {
+	asked := map[string]bool{}
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(allWays, s) {
+			return nil, fmt.Errorf("-strategies: %q is none of %s", s, strings.Join(allWays, ", "))
+		}
+		asked[s] = true
+	}
+	var ways []string
+	for _, s := range allWays {
+		if asked[s] {
+			ways = append(ways, s)
+		}
+	}
+	return ways, nil
+}
