@@ -1,11 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/tools/bench/internal/ways"
 )
 
 // The ways to restart, as -strategies and the summary lines name them
@@ -48,19 +45,5 @@ func tierOf(way string) tier {
 // parseWays reads -strategies and returns the ways in the order they run
 // (allWays'), each once.
 func parseWays(list string) ([]string, error) {
-	asked := map[string]bool{}
-	for _, s := range strings.Split(list, ",") {
-		s = strings.TrimSpace(s)
-		if !slices.Contains(allWays, s) {
-			return nil, fmt.Errorf("-strategies: %q is none of %s", s, strings.Join(allWays, ", "))
-		}
-		asked[s] = true
-	}
-	var ways []string
-	for _, s := range allWays {
-		if asked[s] {
-			ways = append(ways, s)
-		}
-	}
-	return ways, nil
+	return ways.Parse(list, allWays)
 }

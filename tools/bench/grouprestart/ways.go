@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/fastjobset/jobset/tools/bench/internal/ways"
 )
 
 // The ways to restart, as -strategies and the summary lines name them.
@@ -57,21 +59,7 @@ func parseWorkers(list string) ([]int, error) {
 // parseWays reads -strategies and returns the ways in the order they run
 // (allWays'), each once.
 func parseWays(list string) ([]string, error) {
-	asked := map[string]bool{}
-	for _, s := range strings.Split(list, ",") {
-		s = strings.TrimSpace(s)
-		if _, known := shortName[s]; !known {
-			return nil, fmt.Errorf("-strategies: %q is none of %s", s, strings.Join(allWays, ", "))
-		}
-		asked[s] = true
-	}
-	var ways []string
-	for _, s := range allWays {
-		if asked[s] {
-			ways = append(ways, s)
-		}
-	}
-	return ways, nil
+	return ways.Parse(list, allWays)
 }
 
 // medians are one W's medians by way: of the total as each way observes
