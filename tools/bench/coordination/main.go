@@ -227,7 +227,6 @@ func run(o options) error {
 	if o.shippedAPF {
 		apf = "shipped"
 	}
-	medians := map[int]results{}
 	for _, n := range o.sizes {
 		ctx, cancel := context.WithTimeout(ctx, o.timeout)
 		r, err := b.sized(ctx, o, apf, n)
@@ -235,10 +234,8 @@ func run(o options) error {
 		if err != nil {
 			return fmt.Errorf("%d Pods: %w", n, err)
 		}
-		medians[n] = r
-	}
-	for _, n := range o.sizes {
-		summary.Print("coordination-summary", medians[n].summary(apf, n)...)
+		// At once: a run stopped at a larger size keeps this one's.
+		summary.Print("coordination-summary", r.summary(apf, n)...)
 	}
 	return nil
 }
