@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -282,26 +283,44 @@ var memberHold = client.RawPatch(types.StrategicMergePatchType,
 // whose deletion began meanwhile refuses a new finalizer (Invalid): it ran
 // no worker unheld, and its end needs no trace.
 func (r *Reconciler) holdMembers(ctx context.Context, pods []*corev1.Pod) error {
-	var errs []error
-	for _, pod := range pods {
+	return writeMembers(pods, func(pod *corev1.Pod) error {
 		ctrl.LoggerFrom(ctx).V(2).Info("Holding a group member", "pod", klog.KObj(pod))
 		target := &corev1.Pod{}
 		target.Namespace, target.Name = pod.Namespace, pod.Name
 		if err := r.client.Patch(ctx, target, memberHold); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) {
-			errs = append(errs, fmt.Errorf("adding finalizer %s to Pod %s: %w", jobset.GroupMemberFinalizer, pod.Name, err))
+			return fmt.Errorf("adding finalizer %s to Pod %s: %w", jobset.GroupMemberFinalizer, pod.Name, err)
 		}
-	}
-	return errors.Join(errs...)
+		return nil
+	})
 }
 
 // releaseMembers removes the group-member finalizer from the Pods decided.
 func (r *Reconciler) releaseMembers(ctx context.Context, pods []*corev1.Pod) error {
-	var errs []error
-	for _, pod := range pods {
-		if err := r.releaseMember(ctx, pod); err != nil {
-			errs = append(errs, err)
-		}
+	return writeMembers(pods, func(pod *corev1.Pod) error { return r.releaseMember(ctx, pod) })
+}
+
+// memberWritesInFlight bounds the patches of the group-member finalizer a
+// reconcile has in flight at once. A group holds and releases a Pod at a
+// time (it starts, its JobSet is deleted) in patches of one round trip
+// each: one after another, 10000 of them would hold back the group's first
+// sync, or a deleted JobSet's Pods, for minutes. The client's rate limit
+// and the API server's Priority and Fairness still pace them.
+const memberWritesInFlight = 16
+
+// writeMembers calls write for each Pod, at most memberWritesInFlight at a
+// time, and returns their errors in the order of pods.
+func writeMembers(pods []*corev1.Pod, write func(*corev1.Pod) error) error {
+	errs := make([]error, len(pods))
+	slots := make(chan struct{}, memberWritesInFlight)
+	var wg sync.WaitGroup
+	for i, pod := range pods {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = write(pod)
+		})
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
