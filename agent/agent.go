@@ -17,7 +17,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fastjobset/jobset/agent/kubeclient"
-	"github.com/fastjobset/jobset/agent/wrapper"
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 )
 
@@ -129,18 +128,6 @@ func WithLearnPeersEvery(every time.Duration) Option {
 // WithSleep replaces how the agent waits between retries (tests).
 func WithSleep(sleep func(context.Context, time.Duration) error) Option {
 	return func(a *Agent) { a.backoff.sleep, a.denials.sleep = sleep, sleep }
-}
-
-// WithWrapperDialer replaces how the agent connects to its worker's
-// wrapper at Config.WrapperControl (benchmarks that run thousands of
-// agents in one process, where each socket's descriptors count against
-// one limit).
-func WithWrapperDialer(dial func(ctx context.Context, path string) (*wrapper.Conn, error)) Option {
-	return func(a *Agent) {
-		if a.worker != nil {
-			a.worker.dial = dial
-		}
-	}
 }
 
 // New builds an agent talking to the API server through api.

@@ -113,8 +113,6 @@ func NextWorker(v WorkerView) WorkerAction {
 // the agent what became of it.
 type worker struct {
 	control string
-	// dial connects to the wrapper listening at control.
-	dial func(ctx context.Context, path string) (*wrapper.Conn, error)
 	// restartsInPlace reads whether an exit code restarts the worker in
 	// place; nil: none does (the Pod tier).
 	restartsInPlace func(code int) bool
@@ -149,7 +147,7 @@ const (
 )
 
 func newWorker(control string, restartsInPlace func(int) bool) *worker {
-	return &worker{control: control, dial: wrapper.Dial, restartsInPlace: restartsInPlace, changed: make(chan struct{}, 1), exited: make(chan int, 1)}
+	return &worker{control: control, restartsInPlace: restartsInPlace, changed: make(chan struct{}, 1), exited: make(chan int, 1)}
 }
 
 func (w *worker) update(change func(*workerWant)) {
@@ -220,7 +218,7 @@ const redial = 50 * time.Millisecond
 // dropped connection), then act on each message as NextWorker decides.
 func (w *worker) drive(ctx context.Context) {
 	for ctx.Err() == nil {
-		conn, err := w.dial(ctx, w.control)
+		conn, err := wrapper.Dial(ctx, w.control)
 		if err != nil {
 			if w.wanted().stopping {
 				// No wrapper listens: none started yet (the kubelet

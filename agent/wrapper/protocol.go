@@ -144,13 +144,7 @@ func Dial(ctx context.Context, path string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewConn(c), nil
-}
-
-// NewConn is the agent's end of a connection to a wrapper made otherwise
-// than by Dial (a benchmark's in-memory pipe to a stand-in).
-func NewConn(c net.Conn) *Conn {
-	return &Conn{conn: c, reader: bufio.NewReaderSize(c, maxLine)}
+	return &Conn{conn: c, reader: bufio.NewReaderSize(c, maxLine)}, nil
 }
 
 // Receive returns the wrapper's next message. It blocks until one comes;

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -34,8 +36,9 @@ type group struct {
 	agentStart time.Duration
 
 	// wrappers are the Pods' worker wrappers, nil but in the process
-	// tier.
-	wrappers []*wrapperStandIn
+	// tier; their sockets are in socketDir.
+	wrappers  []*wrapperStandIn
+	socketDir string
 
 	mu      sync.Mutex
 	running []*instance
@@ -65,13 +68,20 @@ func newGroup(ctx context.Context, w *workload, requests *requestCounter, agentS
 	if tier != processTier {
 		return g, nil
 	}
+	// Short paths: a Unix socket's is at most 107 bytes.
+	var err error
+	if g.socketDir, err = os.MkdirTemp("", "b2w"); err != nil {
+		return g, err
+	}
 	g.wrappers = make([]*wrapperStandIn, len(w.pods))
 	hooks := wrapperHooks{
 		started:  func(int) { g.workerStarts.mark(); g.notify() },
 		stopping: g.restarts.mark,
 	}
 	for i := range g.wrappers {
-		g.wrappers[i] = newDialedWrapperStandIn("/jobset-wrapper/"+strconv.Itoa(i)+"/control", hooks)
+		if g.wrappers[i], err = newWrapperStandIn(filepath.Join(g.socketDir, strconv.Itoa(i)), hooks); err != nil {
+			return g, err
+		}
 	}
 	return g, nil
 }
@@ -79,7 +89,12 @@ func newGroup(ctx context.Context, w *workload, requests *requestCounter, agentS
 func (g *group) stop() {
 	g.cancel()
 	for _, w := range g.wrappers {
-		w.close()
+		if w != nil {
+			w.close()
+		}
+	}
+	if g.socketDir != "" {
+		_ = os.RemoveAll(g.socketDir)
 	}
 }
 
@@ -102,11 +117,7 @@ func (g *group) start(i int) error {
 		_ = listener.Close()
 		return err
 	}
-	opts := []agent.Option{agent.WithListener(listener)}
-	if g.wrappers != nil {
-		opts = append(opts, agent.WithWrapperDialer(g.wrappers[i].dial))
-	}
-	a := agent.New(cfg, api, opts...)
+	a := agent.New(cfg, api, agent.WithListener(listener))
 	ctx, cancel := context.WithCancel(g.ctx)
 	in := &instance{agent: a, cancel: cancel, started: metav1.Now()}
 	g.mu.Lock()

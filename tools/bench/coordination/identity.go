@@ -46,11 +46,18 @@ import (
 
 // raiseOpenFileLimit lets this process (and the API server and etcd it
 // starts, which inherit it) hold a connection per agent and per kubelet,
-// up to the hard limit.
-func raiseOpenFileLimit(want uint64) error {
+// up to the hard limit; raiseHard: beyond it too, where this process may
+// (root).
+func raiseOpenFileLimit(want uint64, raiseHard bool) error {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return err
+	}
+	if raiseHard && lim.Max < want {
+		raised := syscall.Rlimit{Cur: want, Max: want}
+		if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised) == nil {
+			return nil
+		}
 	}
 	lim.Cur = max(lim.Cur, min(want, lim.Max))
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {

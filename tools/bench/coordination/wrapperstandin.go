@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,8 +38,7 @@ type wrapperHooks struct {
 
 // wrapperStandIn is one Pod's worker wrapper.
 type wrapperStandIn struct {
-	path string
-	// listener is nil for a stand-in its agent reaches by dial.
+	path     string
 	listener net.Listener
 	hooks    wrapperHooks
 
@@ -51,7 +49,7 @@ type wrapperStandIn struct {
 	code    int // how the latest attempt ended, once pid is 0
 	// startedAt is when the latest attempt started.
 	startedAt time.Time
-	conn      *standInConn
+	conn      net.Conn
 	// exitCode: the agent had the wrapper exit, and the container with
 	// it (nil: it runs).
 	exitCode *int
@@ -68,77 +66,12 @@ func newWrapperStandIn(path string, hooks wrapperHooks) (*wrapperStandIn, error)
 	return w, nil
 }
 
-// newDialedWrapperStandIn is a stand-in for the wrapper named path that
-// its agent reaches through dial (agent.WithWrapperDialer), over an
-// in-memory connection: thousands of Pods' sockets, both ends in this
-// process, would take more file descriptors than it may open.
-func newDialedWrapperStandIn(path string, hooks wrapperHooks) *wrapperStandIn {
-	return &wrapperStandIn{path: path, hooks: hooks, state: wrapper.StateWaiting}
-}
-
-// dial connects the agent to the stand-in, as wrapper.Dial connects it to
-// the wrapper's socket.
-func (w *wrapperStandIn) dial(_ context.Context, path string) (*wrapper.Conn, error) {
-	if path != w.path {
-		return nil, fmt.Errorf("dial %s: this is the wrapper stand-in of %s", path, w.path)
-	}
-	agentEnd, ours := net.Pipe()
-	w.connected(ours)
-	return wrapper.NewConn(agentEnd), nil
-}
-
 func (w *wrapperStandIn) close() {
-	if w.listener != nil {
-		_ = w.listener.Close()
-	}
+	_ = w.listener.Close()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.dropLocked()
-}
-
-// standInConn is the stand-in's end of a connection with its agent. What
-// the stand-in sends goes out from a goroutine of its own, never under
-// the stand-in's lock: an in-memory connection has no buffer, and an agent
-// writing to the stand-in while the stand-in writes to it would otherwise
-// wait on each other.
-type standInConn struct {
-	c   net.Conn
-	out chan []byte
-}
-
-func newStandInConn(c net.Conn) *standInConn {
-	sc := &standInConn{c: c, out: make(chan []byte, 64)}
-	go func() {
-		for line := range sc.out {
-			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-			if _, err := c.Write(line); err != nil {
-				_ = c.Close()
-				for range sc.out { // until the stand-in drops it
-				}
-				return
-			}
-		}
-	}()
-	return sc
-}
-
-// connected makes c the stand-in's connection, greeted with the state.
-func (w *wrapperStandIn) connected(c net.Conn) {
-	w.mu.Lock()
-	// The newest connection wins, as the wrapper's: the agent that made
-	// the older one has restarted.
-	w.dropLocked()
-	w.conn = newStandInConn(c)
-	w.sendLocked(w.stateMessageLocked())
-	w.mu.Unlock()
-	go w.read(c)
-}
-
-// dropLocked closes the stand-in's connection, if any.
-func (w *wrapperStandIn) dropLocked() {
 	if w.conn != nil {
-		close(w.conn.out)
-		_ = w.conn.c.Close()
+		_ = w.conn.Close()
 		w.conn = nil
 	}
 }
@@ -153,7 +86,16 @@ func (w *wrapperStandIn) accept() {
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		w.connected(c)
+		w.mu.Lock()
+		// The newest connection wins, as the wrapper's: the agent that made
+		// the older one has restarted.
+		if w.conn != nil {
+			_ = w.conn.Close()
+		}
+		w.conn = c
+		w.sendLocked(w.stateMessageLocked())
+		w.mu.Unlock()
+		go w.read(c)
 	}
 }
 
@@ -170,7 +112,7 @@ func (w *wrapperStandIn) read(c net.Conn) {
 		m, err := decodeMessage(lines.Bytes())
 		w.mu.Lock()
 		switch {
-		case w.conn == nil || w.conn.c != c: // replaced since
+		case w.conn != c: // replaced since
 			w.mu.Unlock()
 			return
 		case err != nil:
@@ -181,8 +123,9 @@ func (w *wrapperStandIn) read(c net.Conn) {
 		w.mu.Unlock()
 	}
 	w.mu.Lock()
-	if w.conn != nil && w.conn.c == c {
-		w.dropLocked()
+	if w.conn == c {
+		_ = c.Close()
+		w.conn = nil
 	}
 	w.mu.Unlock()
 }
@@ -202,20 +145,19 @@ func decodeMessage(line []byte) (wrapper.Message, error) {
 }
 
 // sendLocked writes m as the wrapper's encode and send do; a message no
-// agent hears is not kept, and an agent that stopped reading is dropped.
+// agent hears is not kept.
 func (w *wrapperStandIn) sendLocked(m wrapper.Message) {
 	if w.conn == nil {
 		return
 	}
 	line, err := json.Marshal(m)
-	if err != nil {
-		w.dropLocked()
-		return
+	if err == nil {
+		_ = w.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		_, err = w.conn.Write(append(line, '\n'))
 	}
-	select {
-	case w.conn.out <- append(line, '\n'):
-	default:
-		w.dropLocked()
+	if err != nil {
+		_ = w.conn.Close()
+		w.conn = nil
 	}
 }
 
@@ -276,7 +218,8 @@ func (w *wrapperStandIn) handleLocked(m wrapper.Message) {
 			w.refuseLocked("cannot exit while %s: stop the worker first", w.state)
 		default:
 			w.exitCode = m.Code
-			w.dropLocked()
+			_ = w.conn.Close()
+			w.conn = nil
 		}
 	default:
 		w.refuseLocked("unknown message type %q: the agent sends %s, %s or %s", m.Type, wrapper.TypeStart, wrapper.TypeStop, wrapper.TypeExit)
@@ -302,7 +245,10 @@ func (w *wrapperStandIn) exit(code int) error {
 func (w *wrapperStandIn) restarted() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.dropLocked()
+	if w.conn != nil {
+		_ = w.conn.Close()
+		w.conn = nil
+	}
 	w.state, w.attempt, w.pid, w.code, w.exitCode = wrapper.StateWaiting, 0, 0, 0, nil
 }
 

@@ -63,8 +63,6 @@ type peer struct {
 	// running worker.
 	started []int
 	stops   int
-	// connect dials the wrapper at control once, as the agent does.
-	connect func(ctx context.Context, control string) (*wrapper.Conn, error)
 }
 
 const patience = 30 * time.Second
@@ -81,34 +79,15 @@ func socketDir(t *testing.T) string {
 }
 
 func standInPeer(t *testing.T) *peer {
-	p := &peer{control: filepath.Join(socketDir(t), "0"), connect: wrapper.Dial}
-	s, err := newWrapperStandIn(p.control, p.hooks())
+	p := &peer{control: filepath.Join(socketDir(t), "0")}
+	s, err := newWrapperStandIn(p.control, wrapperHooks{
+		started:  func(n int) { p.started = append(p.started, n) },
+		stopping: func() { p.stops++ },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.close)
-	p.workerExits = func(t *testing.T) {
-		if err := s.exit(1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return p
-}
-
-func (p *peer) hooks() wrapperHooks {
-	return wrapperHooks{
-		started:  func(n int) { p.started = append(p.started, n) },
-		stopping: func() { p.stops++ },
-	}
-}
-
-// dialedStandInPeer is the stand-in as the benchmark runs it: its agent
-// reaches it over an in-memory connection (agent.WithWrapperDialer).
-func dialedStandInPeer(t *testing.T) *peer {
-	p := &peer{control: "/jobset-wrapper/0/control"}
-	s := newDialedWrapperStandIn(p.control, p.hooks())
-	t.Cleanup(s.close)
-	p.connect = s.dial
 	p.workerExits = func(t *testing.T) {
 		if err := s.exit(1); err != nil {
 			t.Fatal(err)
@@ -123,7 +102,7 @@ func realPeer(t *testing.T) *peer {
 		t.Fatal(err)
 	}
 	dir := socketDir(t)
-	p := &peer{control: filepath.Join(dir, "0"), connect: wrapper.Dial}
+	p := &peer{control: filepath.Join(dir, "0")}
 	exit := filepath.Join(dir, "exit")
 	cmd := exec.Command(self, roleWrapper, "-control="+p.control, "-cgroup=off", "-pid-namespace=off", "-agent-wait=10m",
 		"--", self, roleWorker, exit)
@@ -154,17 +133,17 @@ func realPeer(t *testing.T) *peer {
 }
 
 // dial connects as the agent does, retrying while nothing listens yet.
-func dial(t *testing.T, p *peer) *wrapper.Conn {
+func dial(t *testing.T, control string) *wrapper.Conn {
 	t.Helper()
 	deadline := time.Now().Add(patience)
 	for {
-		c, err := p.connect(context.Background(), p.control)
+		c, err := wrapper.Dial(context.Background(), control)
 		if err == nil {
 			t.Cleanup(func() { _ = c.Close() })
 			return c
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("dialing %s: %v", p.control, err)
+			t.Fatalf("dialing %s: %v", control, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -215,7 +194,7 @@ func TestWrapperStandInSpeaksAsTheWrapper(t *testing.T) {
 	exits := func(t *testing.T, p *peer, c *wrapper.Conn) *wrapper.Conn { p.workerExits(t); return c }
 	// reconnects as a restarted agent does: the older connection ends.
 	reconnects := func(t *testing.T, p *peer, old *wrapper.Conn) *wrapper.Conn {
-		c := dial(t, p)
+		c := dial(t, p.control)
 		if _, err := receive(t, old); err == nil {
 			t.Error("the older connection still receives")
 		}
@@ -241,10 +220,10 @@ func TestWrapperStandInSpeaksAsTheWrapper(t *testing.T) {
 		{reconnects, wrapper.Message{Type: wrapper.TypeState, State: wrapper.StateStopped, Attempt: 2, Code: wrapper.Code(143)}},
 		{send(wrapper.Message{Type: wrapper.TypeStart, Attempt: 3}), wrapper.Message{Type: wrapper.TypeStarted, Attempt: 3, PID: 1}},
 	}
-	for name, newPeer := range map[string]func(*testing.T) *peer{"stand-in": standInPeer, "stand-in, dialed": dialedStandInPeer, "wrapper": realPeer} {
+	for name, newPeer := range map[string]func(*testing.T) *peer{"stand-in": standInPeer, "wrapper": realPeer} {
 		t.Run(name, func(t *testing.T) {
 			p := newPeer(t)
-			c := dial(t, p)
+			c := dial(t, p.control)
 			if got, err := receive(t, c); err != nil || !cmp.Equal(got, wrapper.Message{Type: wrapper.TypeState, State: wrapper.StateWaiting}) {
 				t.Fatalf("first message %+v (%v), want the state: waiting", got, err)
 			}
@@ -268,7 +247,7 @@ func TestWrapperStandInSpeaksAsTheWrapper(t *testing.T) {
 			if m, err := receive(t, c); err == nil {
 				t.Errorf("after exit, the wrapper sent %+v", m)
 			}
-			if name != "wrapper" {
+			if name == "stand-in" {
 				if diff := cmp.Diff([]int{1, 2, 3}, p.started); diff != "" {
 					t.Errorf("attempts started (-want +got):\n%s", diff)
 				}
