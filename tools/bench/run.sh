@@ -62,7 +62,10 @@ if want B2; then
   kube=$(tools/kubebin/build.sh kube-controller-manager kube-scheduler)
   go build -o "$scratch/jobset-controller" ./controllers/cmd/jobset-controller
   go run ./images/cmd/render-manifests -install "$scratch/install.yaml"
-  args=(-apf "${B2_APF:-shipped}" -strategies "${B2_STRATEGIES:-InPlaceRestart/process,InPlaceRestart,Recreate}")
+  args=(-apf "${B2_APF:-shipped}")
+  if [ -n "${B2_STRATEGIES:-}" ]; then
+    args+=(-strategies "$B2_STRATEGIES")
+  fi
   if [ -n "${B2_AGENT_START:-}" ]; then
     args+=(-agent-start "$B2_AGENT_START")
   fi

@@ -69,11 +69,7 @@ type inPlaceResult struct {
 // runs group restarts, each triggered by the failure of the first Pod's
 // worker. Each group restart is one epoch: restart r ends at epoch r + 1.
 func (b *bench) inPlace(ctx context.Context, controller *process, n, runs int, t tier, report func(inPlaceResult)) error {
-	prefix := "inplace"
-	if t == processTier {
-		prefix = "process"
-	}
-	w, err := b.newWorkload(ctx, prefix, n, jobset.InPlaceRestart, t == processTier)
+	w, err := b.newWorkload(ctx, t.String(), n, jobset.InPlaceRestart, t == processTier)
 	defer w.close(b.c)
 	if err != nil {
 		return err

@@ -298,11 +298,7 @@ func (b *bench) sized(ctx context.Context, o options, apf string, n int) (result
 		switch way {
 		case wayProcess, wayInPlace:
 			t := tierOf(way)
-			name := fmt.Sprintf("jobset-controller-inplace-%d", n)
-			if t == processTier {
-				name = fmt.Sprintf("jobset-controller-process-%d", n)
-			}
-			err = b.withController(name, func(controller *process) error {
+			err = b.withController(fmt.Sprintf("jobset-controller-%s-%d", t, n), func(controller *process) error {
 				return b.inPlace(ctx, controller, n, o.runs, t, func(p inPlaceResult) {
 					times = append(times, p.seconds)
 					summary.Print("coordination", append([]any{"strategy", way, "apf", apf, "pods", n, "run", len(times)}, p.fields(n)...)...)

@@ -35,6 +35,15 @@ const (
 	processTier
 )
 
+// String names the tier in the namespaces and controller logs of its
+// runs.
+func (t tier) String() string {
+	if t == processTier {
+		return "process"
+	}
+	return "inplace"
+}
+
 func tierOf(way string) tier {
 	if way == wayProcess {
 		return processTier
