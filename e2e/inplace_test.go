@@ -460,7 +460,9 @@ func dumpWaitingAgentLogs(ctx context.Context, pods []corev1.Pod) {
 }
 
 // dumpControllerLog writes the controller replicas' log lines that name the
-// namespace: what each reconcile decided, beside the objects' final state.
+// namespace (what each reconcile decided, beside the objects' final state)
+// and their leadership's: a term that ends starts the next with new caches
+// and a node-loss tracker that has heard no node yet.
 func dumpControllerLog(ctx context.Context, ns string) {
 	var pods corev1.PodList
 	if err := k8sClient.List(ctx, &pods, client.InNamespace("jobset-system")); err != nil {
@@ -476,7 +478,7 @@ func dumpControllerLog(ctx context.Context, ns string) {
 			continue
 		}
 		for _, line := range strings.Split(log, "\n") {
-			if strings.Contains(line, ns) {
+			if strings.Contains(line, ns) || strings.Contains(line, `"logger":"leadership"`) {
 				GinkgoWriter.Printf("controller %s: %s\n", p.Name, line)
 			}
 		}

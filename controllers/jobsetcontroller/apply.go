@@ -31,9 +31,9 @@ import (
 )
 
 // apply does what decide decided, in an order that keeps every step safe to
-// repeat: children first, the group members to hold, then the one status
-// write (with its events),
-// then the releases that status answers (a Pod that left while running is
+// repeat: children first, the members to mark Failed (lost, or replaced
+// off their node) and to hold, then the one status write (with its
+// events), then the releases that status answers (a Pod that left while running is
 // released only once the full restart that answers it is recorded), then
 // an expired JobSet's deletion.
 func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Result, error) {
@@ -63,6 +63,9 @@ func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Re
 	if err := r.holdMembers(ctx, a.adopt); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.replaceOffNode(ctx, o.js, a.failedInPlace); err != nil {
+		return ctrl.Result{}, err
+	}
 	js := o.js
 	if a.status != nil {
 		if err := r.writeStatus(ctx, a.status); err != nil {
@@ -71,7 +74,7 @@ func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Re
 		js = a.status.js
 	}
 	recordEpochs(js)
-	if err := r.recordFailureInPlace(ctx, js, a.failedInPlace); err != nil {
+	if err := r.recordFailureInPlace(ctx, a.failedInPlace); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.replaceWithTheirJobs(ctx, js, a.withTheirJobs); err != nil {
@@ -414,13 +417,32 @@ func (r *Reconciler) deleteLostAgain(ctx context.Context, pods []*corev1.Pod) er
 	return errors.Join(errs...)
 }
 
-// recordFailureInPlace writes a Pod's failures in place, once the group
-// restart its last one started is recorded (a status write that failed
-// must not count it twice), and replaces the Pod off its node when they
-// reached the limit: it is marked Failed with ConditionReplacedOffNode, for
-// its Job to replace it and the Pod webhook to keep the replacement off
-// the node.
-func (r *Reconciler) recordFailureInPlace(ctx context.Context, js *jobset.JobSet, f *failureInPlace) error {
+// replaceOffNode marks Failed, with ConditionReplacedOffNode, a Pod whose
+// failures in place reached the limit, for its Job to replace it and the
+// Pod webhook to keep the replacement off its node. It comes before the
+// status write that records the group restart the last failure started,
+// as a lost member's mark does: once that restart is recorded, no later
+// reconcile would decide the replacement again, and a mark that failed
+// after it would leave the Pod to rejoin in place on the node it failed
+// on. Marked, the Pod is a failed member to the next decision, which
+// starts (and counts) the restart once, should the status write fail.
+func (r *Reconciler) replaceOffNode(ctx context.Context, js *jobset.JobSet, f *failureInPlace) error {
+	if f == nil || !f.replace {
+		return nil
+	}
+	if err := r.markFailed(ctx, f.pod, ConditionReplacedOffNode, ReasonRepeatedFailures, f.why, time.Time{}); err != nil {
+		return err
+	}
+	metrics.RepeatedFailureReplacements.WithLabelValues(js.Namespace, f.pod.Spec.NodeName).Inc()
+	ctrl.LoggerFrom(ctx).Info("Replacing a Pod off its node", "pod", klog.KObj(f.pod), "node", f.pod.Spec.NodeName, "why", f.why)
+	r.recorder.Eventf(js, f.pod, corev1.EventTypeWarning, ReasonRepeatedFailures, "ReplaceOffNode", "%s", f.why)
+	return nil
+}
+
+// recordFailureInPlace writes a Pod's failures in place once the group
+// restart its last one started is recorded: a status write that failed
+// must not count it twice.
+func (r *Reconciler) recordFailureInPlace(ctx context.Context, f *failureInPlace) error {
 	if f == nil {
 		return nil
 	}
@@ -433,15 +455,6 @@ func (r *Reconciler) recordFailureInPlace(ctx context.Context, js *jobset.JobSet
 	if err := r.client.Patch(ctx, target, client.RawPatch(types.MergePatchType, annotation)); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("recording a failure in place of Pod %s: %w", f.pod.Name, err))
 	}
-	if !f.replace {
-		return nil
-	}
-	if err := r.markFailed(ctx, f.pod, ConditionReplacedOffNode, ReasonRepeatedFailures, f.why, time.Time{}); err != nil {
-		return err
-	}
-	metrics.RepeatedFailureReplacements.WithLabelValues(js.Namespace, f.pod.Spec.NodeName).Inc()
-	ctrl.LoggerFrom(ctx).Info("Replacing a Pod off its node", "pod", klog.KObj(f.pod), "node", f.pod.Spec.NodeName, "why", f.why)
-	r.recorder.Eventf(js, f.pod, corev1.EventTypeWarning, ReasonRepeatedFailures, "ReplaceOffNode", "%s", f.why)
 	return nil
 }
 

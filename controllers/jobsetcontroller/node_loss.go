@@ -175,7 +175,11 @@ type lostMember struct {
 // lostMembers picks the members of the JobSet's in-place group whose node
 // has been silent past their bound at now, and the Pods of its earlier
 // restart attempts being deleted on such a node, and when to look again
-// for one whose node is silent but not yet past it (0: none is).
+// for one whose node is silent but not yet past it (0: none is). That
+// includes a Pod marked lost and going: its group counts its worker
+// stopped only once the rule declares it lost (fenced), and a node's
+// silence is counted afresh by a new leadership term, or after the
+// controller's own quiet spell, with no event when it reaches the bound.
 func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.Time) (members []lostMember, lookAgain time.Duration) {
 	if loss.silence == nil || loss.threshold <= 0 || !keepsMembers(js) {
 		return nil, 0
@@ -196,11 +200,13 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 	for i := range pods {
 		pod := &pods[i]
 		node := pod.Spec.NodeName
-		if node == "" || pod.Labels[jobset.JobSetUIDKey] != string(js.UID) || going(pod) {
+		if node == "" || pod.Labels[jobset.JobSetUIDKey] != string(js.UID) {
 			continue
 		}
 		earlier, again := !inplace.OfCurrentAttempt(js, pod), markedLost(pod)
 		switch {
+		case going(pod) && (earlier || !again):
+			continue // no group waits for it to be declared lost
 		case earlier:
 			if pod.DeletionTimestamp == nil || !inplace.Stopping(pod) {
 				continue // not deleted yet, or ended: its kubelet's last word removes it
@@ -237,6 +243,10 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 				silent, witnesses, fence.deferLimit, interval)
 		}
 		switch {
+		case lost && going(pod):
+			// Nothing to mark: the API server removes it once its
+			// finalizers are off. Its group counts its worker stopped
+			// from now (fenced).
 		case lost:
 			members = append(members, lostMember{pod: pod, node: node, lastHeard: now.Add(-silence), again: again, earlier: earlier, why: fmt.Sprintf(
 				"node %s has not renewed its Lease for %s (%s)", node, silence.Round(time.Second), why)})

@@ -93,6 +93,11 @@ func TestLostMembers(t *testing.T) {
 		{"a member being deleted on a dead node never ends there: lost", []corev1.Pod{pod("w-0", "dead", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} })}, []string{"w-0"}, 0},
 		{"marked lost and not deleted: deleted again, not marked again", []corev1.Pod{pod("w-0", "dead", markedLost)}, nil, 0},
 		{"marked lost and deleted with no grace period: going", []corev1.Pod{pod("w-0", "dead", markedLost, deleted(0))}, nil, 0},
+		// A new leadership term, or the controller's own quiet spell,
+		// counts a node's silence afresh: the Pod marked before waits for
+		// the bound again (fenced), and no event comes when it is reached.
+		{"marked lost and going, its node silent for less than the bound as counted now: look again then",
+			[]corev1.Pod{pod("w-0", "slow", markedLost, deleted(0))}, nil, 10 * time.Second},
 		{"marked lost, deleted gracefully after its kubelet wrote it back, lost again", []corev1.Pod{pod("w-0", "dead", markedLost, deleted(30))}, []string{"w-0"}, 0},
 		// A full restart deletes the earlier attempt's Jobs in the
 		// foreground: one of their Pods held Terminating by a dead kubelet

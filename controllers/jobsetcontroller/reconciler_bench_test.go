@@ -93,7 +93,7 @@ func inPlaceJobSet(tb testing.TB, jobs, podsPerJob, synced, deprecated int32) (*
 		}
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objects...).
-		WithStatusSubresource(js).
+		WithStatusSubresource(js, &corev1.Pod{}).
 		WithIndex(&batchv1.Job{}, JobOwnerUIDIndex, indexJobByOwnerUID).
 		WithIndex(&corev1.Pod{}, PodJobSetNameIndex, indexPodByJobSetName).
 		Build()

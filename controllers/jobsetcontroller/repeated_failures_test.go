@@ -4,15 +4,18 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/api/scheme"
 )
 
@@ -118,4 +121,66 @@ func TestFailAgainWritesTheMarksReason(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The mark that replaces a Pod off its node is part of the group restart
+// its last failure starts. Should writing it fail (a write that timed out
+// under load), the next reconcile still makes it: the group must not sync
+// again around a Pod it meant to move, and the restart counts once.
+func TestReplacedOffNodeAfterAFailedMark(t *testing.T) {
+	ctx := context.Background()
+	r, req, _ := inPlaceJobSet(t, 2, 1, 3, 2) // in sync at 3
+	lists := r.client.(cachedLists)
+	failing := &lists.pods.Items[0]
+	stored := &corev1.Pod{}
+	if err := lists.Get(ctx, client.ObjectKeyFromObject(failing), stored); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for _, pod := range []*corev1.Pod{failing, stored} {
+		pod.Annotations[jobset.EpochKey] = "4" // its worker failed, and its agent joined the next epoch
+		pod.Annotations[FailuresInPlaceAnnotation] = now.Add(-2*time.Minute).UTC().Format(time.RFC3339) + "," +
+			now.Add(-time.Minute).UTC().Format(time.RFC3339)
+		pod.Finalizers = append(pod.Finalizers, batchv1.JobTrackingFinalizer)
+		pod.Spec.NodeName = "gpu-7"
+	}
+	if err := lists.Update(ctx, stored); err != nil {
+		t.Fatal(err)
+	}
+	refusing := &refuseJobTrackingRelease{Client: lists}
+	r.client = refusing
+	if _, err := r.Reconcile(ctx, req); err == nil || !refusing.refused.Load() {
+		t.Fatalf("Reconcile: %v; want the refused write's error", err)
+	}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatalf("Reconcile after the refused write: %v", err)
+	}
+	got := &corev1.Pod{}
+	if err := lists.Get(ctx, client.ObjectKeyFromObject(failing), got); err != nil {
+		t.Fatal(err)
+	}
+	if mark := jobset.ControllerMark(got); got.Status.Phase != corev1.PodFailed || mark == nil || mark.Type != ConditionReplacedOffNode {
+		t.Errorf("Pod %s: phase %s, mark %v; want Failed, replaced off its node", got.Name, got.Status.Phase, mark)
+	}
+	js := &jobset.JobSet{}
+	if err := lists.Get(ctx, req.NamespacedName, js); err != nil {
+		t.Fatal(err)
+	}
+	if js.Status.InPlaceRestarts != 1 {
+		t.Errorf("inPlaceRestarts %d; want 1: one failure, one group restart", js.Status.InPlaceRestarts)
+	}
+}
+
+// refuseJobTrackingRelease fails the first release of a Pod's Job tracking
+// finalizer, the first of the two writes of a mark.
+type refuseJobTrackingRelease struct {
+	client.Client
+	refused atomic.Bool
+}
+
+func (c *refuseJobTrackingRelease) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if patch == jobTrackingRelease && c.refused.CompareAndSwap(false, true) {
+		return context.DeadlineExceeded
+	}
+	return c.Client.Patch(ctx, obj, patch, opts...)
 }
