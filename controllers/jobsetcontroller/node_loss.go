@@ -82,10 +82,12 @@ import (
 // knows nothing of (nodeloss.Tracker.Silence).
 type NodeSilence func(node string) (silence, renewInterval time.Duration, known bool)
 
-// DefaultNodeLossThreshold is the least bound of a member: the default
-// fence (15 s), a renew interval (10 s) and the kubelet's restart of the
-// Pod's containers.
-const DefaultNodeLossThreshold = 30 * time.Second
+// DefaultNodeLossThreshold is the least bound of a member that the
+// administrator asks for. The bound the controller keeps is longer
+// wherever the Pod's agent or its node's kubelet needs it (bounds): with
+// the default fence and a kubelet's default Lease, 28.65 s; with a Lease
+// renewed every 5 s (nodeLeaseDurationSeconds: 20), 23.45 s.
+const DefaultNodeLossThreshold = 20 * time.Second
 
 // renewJitter is how much later than its renew interval a kubelet may
 // renew its Lease: the Lease controller's jitter of the interval.
@@ -293,10 +295,16 @@ func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod, now time.Time) fu
 }
 
 // bounds are a member's bound while its group's silence is not shared,
-// and once it may be.
+// and once it may be. Besides what keeps a replacement safe (the agent's
+// fence, a renew interval and the worker's stop: see above), the bound
+// covers the controller's own quiet spell and a renew interval: a spell
+// shorter than nodeloss.QuietGap with no Lease renewed at all still
+// counts as the nodes' silence (the controller cannot tell it from theirs
+// until it lasts that long), so a healthy node seen renewing again after
+// it must still be within its bound.
 func (l nodeLoss) bounds(f agentFenceSettings, renewInterval time.Duration) (bound, deferred time.Duration) {
 	renew := renewInterval + time.Duration(float64(renewInterval)*renewJitter)
-	bound = max(l.threshold, f.after+agentspec.FenceTick+renew+f.stop)
+	bound = max(l.threshold, nodeloss.QuietGap+renew, f.after+agentspec.FenceTick+renew+f.stop)
 	deferred = bound
 	if f.witnesses > 0 {
 		// Past its defer limit, the agent stops its worker and vouches for

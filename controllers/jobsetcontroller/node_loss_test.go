@@ -80,14 +80,18 @@ func TestLostMembers(t *testing.T) {
 		lookAgain time.Duration
 	}{
 		{"a member on a node silent past the bound (15 + 10 + 5 s)", []corev1.Pod{pod("w-0", "dead")}, []string{"w-0"}, 0},
-		{"members on nodes silent for less: look again when the first bound is reached", []corev1.Pod{pod("w-0", "slow", witnesses2), pod("w-1", "late", witnesses2)}, nil, time.Second},
+		{"members on nodes silent for less: look again when the first bound is reached", []corev1.Pod{pod("w-0", "slow", witnesses2), pod("w-1", "late", witnesses2)}, nil, defaultBound - 29*time.Second},
 		{"a node silent for less than a renew interval and a half is not suspect", []corev1.Pod{pod("w-0", "fine")}, nil, 0},
+		// A healthy node seen renewing after the controller's own quiet
+		// spell was silent for that spell too, as far as it can tell.
+		{"a short fence: the bound still covers the controller's quiet spell and a renew interval",
+			[]corev1.Pod{pod("w-0", "slow", fence("1"))}, nil, nodeloss.QuietGap + 10400*time.Millisecond - 20*time.Second},
 		{"a longer fence makes a longer bound", []corev1.Pod{pod("w-0", "dead", fence("50"))}, nil, 4650 * time.Millisecond},
 		// The kubelet kills a Pod's regular containers one after another,
 		// each with its 2 s grace: the worker may be the last.
 		{"more regular containers make a longer bound", []corev1.Pod{pod("w-0", "late", containers(3))}, nil, 4650 * time.Millisecond},
-		{"a wrapped worker is stopped by its agent: the kubelet's kills do not count",
-			[]corev1.Pod{pod("w-0", "late", containers(3), agentEnv(agentspec.EnvWrapperControl, agentspec.WrapperControl))}, nil, time.Second},
+		{"a wrapped worker is stopped by its agent: the kubelet's kills do not count, and its bound is shorter",
+			[]corev1.Pod{pod("w-0", "late", containers(3), agentEnv(agentspec.EnvWrapperControl, agentspec.WrapperControl))}, []string{"w-0"}, 0},
 		{"an agent that does not fence is never declared lost", []corev1.Pod{pod("w-0", "dead", fence("0"))}, nil, 0},
 		{"a node whose Lease was never seen", []corev1.Pod{pod("w-0", "unknown")}, nil, 0},
 		{"a member being deleted on a dead node never ends there: lost", []corev1.Pod{pod("w-0", "dead", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} })}, []string{"w-0"}, 0},
@@ -97,7 +101,7 @@ func TestLostMembers(t *testing.T) {
 		// counts a node's silence afresh: the Pod marked before waits for
 		// the bound again (fenced), and no event comes when it is reached.
 		{"marked lost and going, its node silent for less than the bound as counted now: look again then",
-			[]corev1.Pod{pod("w-0", "slow", markedLost, deleted(0))}, nil, 10 * time.Second},
+			[]corev1.Pod{pod("w-0", "slow", markedLost, deleted(0))}, nil, defaultBound - 20*time.Second},
 		{"marked lost, deleted gracefully after its kubelet wrote it back, lost again", []corev1.Pod{pod("w-0", "dead", markedLost, deleted(30))}, []string{"w-0"}, 0},
 		// A full restart deletes the earlier attempt's Jobs in the
 		// foreground: one of their Pods held Terminating by a dead kubelet
@@ -304,7 +308,7 @@ func TestLostMembersSharedSilence(t *testing.T) {
 		// Nodes cut off together come back one after another: the bound
 		// of the one still silent counts from when the other came back.
 		{"a node silent with another that came back since: its bound counts from then",
-			[]corev1.Pod{memberOn("w-0", "a"), memberOn("w-1", "rack-back")}, nil, DefaultNodeLossThreshold - 5*time.Second},
+			[]corev1.Pod{memberOn("w-0", "a"), memberOn("w-1", "rack-back")}, nil, defaultBound - 5*time.Second},
 		{"a node silent with another that came back a bound ago: lost",
 			[]corev1.Pod{memberOn("w-0", "a"), memberOn("w-1", "rack-back-long-ago")}, []string{"w-0"}, 0},
 		{"a node whose silence outlived its shared start past the deferred bound: lost",
@@ -337,6 +341,11 @@ func TestLostMembersSharedSilence(t *testing.T) {
 		})
 	}
 }
+
+// defaultBound is the bound of a memberOn Pod on a node that renews every
+// 10 s: the default fence, a tick, the renew interval with its jitter and
+// the kubelet's stop of one regular container.
+const defaultBound = agentspec.DefaultFenceAfterSeconds*time.Second + agentspec.FenceTick + 10400*time.Millisecond + 4*time.Second
 
 // defaultDeferredBound is the deferred bound of a memberOn Pod on a node
 // that renews every 10 s: the defer limit, a tick, the renew interval with

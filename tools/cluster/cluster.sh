@@ -48,7 +48,10 @@
 # JOBSET_CLUSTER_NODES (default 1) is how many nodes `up` makes; state lives
 # in $JOBSET_CLUSTER_DIR (default /tmp/jobset-cluster) and the API server is
 # on the host at 127.0.0.1:$JOBSET_CLUSTER_API_PORT (default 16443): two
-# clusters with different ones coexist. Binaries come from
+# clusters with different ones coexist. JOBSET_CLUSTER_NODE_LEASE_SECONDS
+# (default 40, the kubelet's own) is each kubelet's nodeLeaseDurationSeconds:
+# it renews its Lease every quarter of that, which sets how soon the JobSet
+# controller can tell a node lost. Binaries come from
 # tools/kubebin/build.sh and tools/cluster/build.sh.
 set -euo pipefail
 SELF=$(realpath "$0")
@@ -65,6 +68,7 @@ SERVICE_CIDR=198.18.128.0/24
 MAX_NODES=100
 API_PORT=6443
 HOST_API="127.0.0.1:${JOBSET_CLUSTER_API_PORT:-16443}"
+NODE_LEASE_SECONDS=${JOBSET_CLUSTER_NODE_LEASE_SECONDS:-40}
 PAUSE_IMAGE=localhost/jobset-cluster/pause:v1
 NODE_COMPONENTS=(containerd kubelet kube-proxy)
 CP_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler coredns nsforward)
@@ -350,6 +354,7 @@ evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.availa
 failSwapOn: false
 protectKernelDefaults: false
 syncFrequency: 10s
+nodeLeaseDurationSeconds: $NODE_LEASE_SECONDS
 fileCheckFrequency: 5s
 nodeStatusUpdateFrequency: 5s
 podCIDR: $cidr
