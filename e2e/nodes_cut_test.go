@@ -84,7 +84,7 @@ var _ = Describe("Nodes cut off", Serial, Label("local-cluster", "nodes"), func(
 	// the first does, one node is silent, past its ordinary bound, and the
 	// rule may replace its member then (its agent fenced, so that is safe).
 	It("replaces no member of two nodes cut off together while they are cut, and their group syncs again once they are back", func(ctx context.Context) {
-		// Past the ordinary bound (30 s with the defaults) by as much again:
+		// Past the ordinary bound (under 30 s with the defaults) by as much again:
 		// a controller that did not defer would have replaced both ranks.
 		const cutFor = 60 * time.Second
 		r := startNodeScenario(ctx, ns, "rack", systemNode)

@@ -25,7 +25,7 @@ import (
 // network, its Node object kept. The controller and the webhook run on the
 // first node, which no fault touches; the workers on the others. Each spec
 // reports the time from the fault to every rank training again; the bounds
-// asserted are generous (the controller's bound is 30 s with the
+// asserted are generous (the controller's bound is under 30 s with the
 // defaults).
 var _ = Describe("Lost nodes", Serial, Label("local-cluster", "nodes"), func() {
 	const systemNode = "jobset-node-1"
