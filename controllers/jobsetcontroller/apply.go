@@ -33,9 +33,9 @@ import (
 // apply does what decide decided, in an order that keeps every step safe to
 // repeat: children first, the members to mark Failed (lost, or replaced
 // off their node) and to hold, then the one status write (with its
-// events), then the releases that status answers (a Pod that left while running is
-// released only once the full restart that answers it is recorded), then
-// an expired JobSet's deletion.
+// events), then the releases that status answers (a Pod that left while
+// running is released only once the full restart that answers it is
+// recorded), then an expired JobSet's deletion.
 func (r *Reconciler) apply(ctx context.Context, o *observed, a actions) (ctrl.Result, error) {
 	if err := r.deleteJobs(ctx, a.deleteJobs); err != nil {
 		return ctrl.Result{}, err
