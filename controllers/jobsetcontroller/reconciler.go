@@ -48,6 +48,9 @@ type Reconciler struct {
 	pacer *podEventPacer
 	// nodeLoss tells the members whose node was lost (node_loss.go).
 	nodeLoss nodeLoss
+	// nodeTracker is the nodes' silence the process keeps across its
+	// leadership terms (nil: each term tracks them afresh).
+	nodeTracker *nodeloss.Tracker
 	// repeatedFailures: when a Pod that fails in place again and again is
 	// replaced off its node (repeated_failures.go).
 	repeatedFailures repeatedFailures
@@ -76,6 +79,14 @@ func WithRepeatedFailures(limit int, window time.Duration) Option {
 // silent, nil for the nodes' Leases as the manager's cache sees them.
 func WithNodeLoss(threshold time.Duration, silence NodeSilence) Option {
 	return func(r *Reconciler) { r.nodeLoss = nodeLoss{silence: silence, threshold: threshold} }
+}
+
+// WithNodeTracker has the node-loss controller of each leadership term
+// feed tracker, which the process keeps across its terms
+// (nodeloss.Tracker.NewTerm); without it, each term tracks the nodes
+// afresh.
+func WithNodeTracker(tracker *nodeloss.Tracker) Option {
+	return func(r *Reconciler) { r.nodeTracker = tracker }
 }
 
 // Option configures a Reconciler.
@@ -127,7 +138,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	if r.nodeLoss.threshold > 0 {
 		// Node loss is a controller of its own; this one declares the
 		// members lost, from the silence it tracks.
-		nodes := nodeloss.NewController(mgr.GetClient(), r.apiReader)
+		nodes := nodeloss.NewController(mgr.GetClient(), r.apiReader, r.nodeTracker)
 		if err := nodes.SetupWithManager(mgr); err != nil {
 			return err
 		}

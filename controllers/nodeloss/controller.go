@@ -7,6 +7,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,7 +35,9 @@ type Controller struct {
 	// Tracker is the nodes' silence, which the JobSet reconciler reads
 	// too.
 	Tracker *Tracker
-	client  client.Client
+	// term is this controller's term of Tracker, which its informer feeds.
+	term   Term
+	client client.Client
 	// apiReader reads Nodes, which the cache does not hold.
 	apiReader client.Reader
 	suspects  chan event.GenericEvent
@@ -46,12 +49,16 @@ type Controller struct {
 	tainted map[string]bool
 }
 
-// NewController returns a Controller writing Nodes through c and reading
-// them through apiReader.
-func NewController(c client.Client, apiReader client.Reader) *Controller {
+// NewController returns a Controller for one leadership term, writing
+// Nodes through c and reading them through apiReader, that feeds tracker
+// (nil: a tracker of its own), starting a term of it (Tracker.NewTerm).
+func NewController(c client.Client, apiReader client.Reader, tracker *Tracker) *Controller {
+	if tracker == nil {
+		tracker = NewTracker(clock.RealClock{}, QuietGap)
+	}
 	return &Controller{
-		Tracker: NewTracker(clock.RealClock{}, QuietGap),
-		client:  c, apiReader: apiReader,
+		Tracker: tracker, term: tracker.NewTerm(),
+		client: c, apiReader: apiReader,
 		suspects:  make(chan event.GenericEvent, 64),
 		suspected: map[string]bool{},
 	}
@@ -68,15 +75,47 @@ func (c *Controller) Suspects(h handler.EventHandler) source.Source {
 // +kubebuilder:rbac:groups=core,resources=nodes,verbs=get;list;patch
 
 // SetupWithManager registers the controller with the manager, whose cache
-// must hold the Leases of kube-node-lease.
+// must hold the Leases of kube-node-lease. The Tracker follows the Leases
+// from the moment the manager's cache starts, leading or not: a standby
+// that takes over after a leader's term ended knows each node's silence
+// already, where a tracker fed only once leading would count it afresh
+// and hold a lost node's members a whole bound longer.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	// The cache has not started: this returns at once, and the informer
+	// starts with the cache.
+	leases, err := mgr.GetCache().GetInformer(context.Background(), &coordinationv1.Lease{})
+	if err != nil {
+		return fmt.Errorf("the Leases' informer: %w", err)
+	}
+	if _, err := leases.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.observe(obj) },
+		UpdateFunc: func(_, obj any) { c.observe(obj) },
+		DeleteFunc: func(obj any) {
+			if final, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = final.Obj
+			}
+			if l, ok := obj.(*coordinationv1.Lease); ok {
+				c.term.Forget(l.Name)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("following the Leases: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("nodeloss").
 		WatchesRawSource(source.Kind(mgr.GetCache(), &coordinationv1.Lease{}, c.leaseHandler())).
 		Complete(c)
 }
 
-// leaseHandler feeds the Tracker as each change arrives, so that a
+// observe feeds the Tracker a Lease the informer delivered.
+func (c *Controller) observe(obj any) {
+	if l, ok := obj.(*coordinationv1.Lease); ok {
+		c.term.Observe(l)
+	}
+}
+
+// leaseHandler feeds the Tracker as each change arrives (again, once
+// leading: the reconcile it enqueues then reads the change), so that a
 // renewal is timed when it is seen, and reconciles the Lease's node.
 func (c *Controller) leaseHandler() handler.TypedEventHandler[*coordinationv1.Lease, reconcile.Request] {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -85,15 +124,15 @@ func (c *Controller) leaseHandler() handler.TypedEventHandler[*coordinationv1.Le
 	}
 	return handler.TypedFuncs[*coordinationv1.Lease, reconcile.Request]{
 		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[*coordinationv1.Lease], q queue) {
-			c.Tracker.Observe(e.Object)
+			c.term.Observe(e.Object)
 			enqueue(e.Object, q)
 		},
 		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*coordinationv1.Lease], q queue) {
-			c.Tracker.Observe(e.ObjectNew)
+			c.term.Observe(e.ObjectNew)
 			enqueue(e.ObjectNew, q)
 		},
 		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[*coordinationv1.Lease], q queue) {
-			c.Tracker.Forget(e.Object.Name)
+			c.term.Forget(e.Object.Name)
 			enqueue(e.Object, q)
 		},
 	}

@@ -25,7 +25,7 @@ func TestControllerReconcile(t *testing.T) {
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "other", Effect: corev1.TaintEffectNoSchedule}, {Key: Taint, Effect: corev1.TaintEffectNoSchedule}}}}
 	quiet := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"}}
 	c := fake.NewClientBuilder().WithObjects(taintedByAnEarlierLeader, quiet).Build()
-	ctl := NewController(c, c)
+	ctl := NewController(c, c, nil)
 	ctl.Tracker = NewTracker(clock, QuietGap)
 
 	renewals := 0

@@ -25,6 +25,8 @@ type Tracker struct {
 	// lastRenewal is when the controller last saw any Lease renewed;
 	// contactSince when its contact last began.
 	lastRenewal, contactSince time.Time
+	// term counts the leadership terms the tracker has served (NewTerm).
+	term int
 }
 
 type lease struct {
@@ -34,7 +36,46 @@ type lease struct {
 	// ended is the node's last spell of silence that ended, if it missed
 	// a renewal then (Suspect).
 	ended *Spell
+	// term is the last term whose informer delivered the Lease.
+	term int
 }
+
+// NewTerm starts a leadership term, whose informer lists every Lease
+// again. The process keeps one tracker across its terms: a term that ends
+// under load (its lease renewals time out) and the next one, seconds
+// later, would otherwise count every node's silence afresh, and a lost
+// node's members would wait a whole bound more after each. What the
+// tracker knows of a node stays, but it answers for the node only once
+// the new term's informer has delivered its Lease: one renewed in between
+// shows a renewTime the tracker has not seen, timed as a renewal when it
+// arrives; one that stayed silent shows the same, and its silence goes
+// on. Until then the node is unknown, as it is to a new tracker: a silence
+// read before would count the time between the terms, when a renewal may
+// have come unseen.
+//
+// The returned Term is what that term's informer reports through: once a
+// later term began, what the earlier one's informer still delivers while
+// it stops is dropped.
+func (t *Tracker) NewTerm() Term {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.term++
+	return Term{tracker: t, term: t.term}
+}
+
+// Term is one leadership term's informer's way into the Tracker.
+type Term struct {
+	tracker *Tracker
+	term    int
+}
+
+// Observe records a Lease as the term's informer delivered it, unless a
+// later term began.
+func (m Term) Observe(l *coordinationv1.Lease) { m.tracker.observe(m.term, l) }
+
+// Forget drops a node whose Lease the term's informer saw deleted, unless
+// a later term began.
+func (m Term) Forget(name string) { m.tracker.forget(m.term, name) }
 
 // Spell is a spell of a node's silence that ended, by the controller's
 // clock: from when it was last heard before, to when it renewed again.
@@ -51,6 +92,13 @@ func NewTracker(c clock.PassiveClock, quietGap time.Duration) *Tracker {
 // Observe records a Lease as an informer delivered it (added, updated or
 // listed again).
 func (t *Tracker) Observe(l *coordinationv1.Lease) {
+	t.mu.Lock()
+	term := t.term
+	t.mu.Unlock()
+	t.observe(term, l)
+}
+
+func (t *Tracker) observe(term int, l *coordinationv1.Lease) {
 	if l == nil {
 		return
 	}
@@ -64,17 +112,20 @@ func (t *Tracker) Observe(l *coordinationv1.Lease) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if term != t.term {
+		return
+	}
 	now := t.clock.Now()
 	n, known := t.nodes[l.Name]
 	if known && n.renewTime.Equal(renewed) {
-		n.renewInterval = interval
+		n.renewInterval, n.term = interval, t.term
 		return
 	}
 	if !t.lastRenewal.IsZero() && now.Sub(t.lastRenewal) >= t.quietGap {
 		t.contactSince = now
 	}
 	t.lastRenewal = now
-	renewal := &lease{renewTime: renewed, seen: now, renewInterval: interval}
+	renewal := &lease{renewTime: renewed, seen: now, renewInterval: interval, term: t.term}
 	if known {
 		renewal.ended = n.ended
 		if from := t.heardSince(n); Suspect(now.Sub(from), n.renewInterval) {
@@ -96,18 +147,27 @@ func (t *Tracker) heardSince(n *lease) time.Time {
 // Forget drops a node whose Lease was deleted.
 func (t *Tracker) Forget(name string) {
 	t.mu.Lock()
+	term := t.term
+	t.mu.Unlock()
+	t.forget(term, name)
+}
+
+func (t *Tracker) forget(term int, name string) {
+	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.nodes, name)
+	if term == t.term {
+		delete(t.nodes, name)
+	}
 }
 
 // Silence reports how long the controller has seen no renewal of the
 // node's Lease while in contact, and the kubelet's renew interval; known is
-// false for a node whose Lease it has not seen.
+// false for a node whose Lease the current term has not seen.
 func (t *Tracker) Silence(node string) (silence, renewInterval time.Duration, known bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n, ok := t.nodes[node]
-	if !ok {
+	if !ok || n.term != t.term {
 		return 0, 0, false
 	}
 	from := t.heardSince(n)

@@ -95,3 +95,47 @@ func TestTracker(t *testing.T) {
 		t.Error("a forgotten node is known")
 	}
 }
+
+// A leadership term that ends under load is followed by another within
+// seconds: the silence of a node that stayed silent goes on through both,
+// while the new term's informer has not yet delivered a node's Lease the
+// node is unknown, and a node that renewed in between is heard from when
+// its Lease arrives.
+func TestTrackerAcrossTerms(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	renewedAt := func(node string, at time.Time) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node},
+			Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: at}, LeaseDurationSeconds: ptr.To[int32](20)}}
+	}
+	clock := testingclock.NewFakePassiveClock(start)
+	tr := NewTracker(clock, 15*time.Second)
+	first := tr.NewTerm()
+	for _, n := range []string{"silent", "renewing", "deleted"} {
+		first.Observe(renewedAt(n, start))
+	}
+	clock.SetTime(start.Add(4 * time.Second))
+	first.Observe(renewedAt("renewing", start.Add(4*time.Second)))
+
+	clock.SetTime(start.Add(9 * time.Second))
+	second := tr.NewTerm()
+	// The first term's informer, still stopping, delivers a Lease it
+	// held: it is no longer the tracker's source.
+	first.Observe(renewedAt("silent", start))
+	for _, n := range []string{"silent", "renewing", "deleted"} {
+		if _, _, known := tr.Silence(n); known {
+			t.Errorf("Silence(%s) known before the new term's informer delivered its Lease", n)
+		}
+	}
+	clock.SetTime(start.Add(10 * time.Second))
+	second.Observe(renewedAt("silent", start))                      // listed again, not renewed
+	second.Observe(renewedAt("renewing", start.Add(8*time.Second))) // renewed between the terms
+	clock.SetTime(start.Add(12 * time.Second))
+	for node, want := range map[string]time.Duration{"silent": 12 * time.Second, "renewing": 2 * time.Second} {
+		if silence, interval, known := tr.Silence(node); !known || silence != want || interval != 5*time.Second {
+			t.Errorf("Silence(%s) = %s, %s, %v; want %s, 5s, true", node, silence, interval, known, want)
+		}
+	}
+	if _, _, known := tr.Silence("deleted"); known {
+		t.Error("Silence(deleted) known: its Lease was not listed in the new term")
+	}
+}

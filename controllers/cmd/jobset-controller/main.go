@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,6 +30,7 @@ import (
 	"github.com/fastjobset/jobset/api/version"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/controllers/leadership"
+	"github.com/fastjobset/jobset/controllers/nodeloss"
 	"github.com/fastjobset/jobset/controllers/placementcontroller"
 )
 
@@ -143,12 +145,15 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	}
+	// The nodes' silence outlives a term: see nodeloss.Tracker.NewTerm.
+	nodes := nodeloss.NewTracker(clock.RealClock{}, nodeloss.QuietGap)
 	setup := func(ctx context.Context, mgr ctrl.Manager) error {
 		if err := jobsetcontroller.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 			return fmt.Errorf("registering field indexes: %w", err)
 		}
 		reconciler := jobsetcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"),
 			jobsetcontroller.WithGatherStallThreshold(o.gatherStallThreshold), jobsetcontroller.WithNodeLoss(o.nodeLossThreshold, nil),
+			jobsetcontroller.WithNodeTracker(nodes),
 			jobsetcontroller.WithRepeatedFailures(o.repeatedFailureLimit, o.repeatedFailureWindow), jobsetcontroller.WithFeatureGates(o.gates))
 		if err := reconciler.SetupWithManager(mgr, o.concurrency); err != nil {
 			return fmt.Errorf("setting up the JobSet reconciler: %w", err)
