@@ -12,10 +12,7 @@ import (
 
 func TestTracker(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	renewedAt := func(node string, at time.Time) *coordinationv1.Lease {
-		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node},
-			Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: at}, LeaseDurationSeconds: ptr.To[int32](40)}}
-	}
+	renewedAt := func(node string, at time.Time) *coordinationv1.Lease { return leaseRenewedAt(node, at, 40) }
 	clock := testingclock.NewFakePassiveClock(start)
 	tr := NewTracker(clock, 15*time.Second)
 	// Node clocks are read nowhere: a renewTime far in the future or past
@@ -103,10 +100,7 @@ func TestTracker(t *testing.T) {
 // its Lease arrives.
 func TestTrackerAcrossTerms(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	renewedAt := func(node string, at time.Time) *coordinationv1.Lease {
-		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node},
-			Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: at}, LeaseDurationSeconds: ptr.To[int32](20)}}
-	}
+	renewedAt := func(node string, at time.Time) *coordinationv1.Lease { return leaseRenewedAt(node, at, 20) }
 	clock := testingclock.NewFakePassiveClock(start)
 	tr := NewTracker(clock, 15*time.Second)
 	first := tr.NewTerm()
@@ -138,4 +132,10 @@ func TestTrackerAcrossTerms(t *testing.T) {
 	if _, _, known := tr.Silence("deleted"); known {
 		t.Error("Silence(deleted) known: its Lease was not listed in the new term")
 	}
+}
+
+// leaseRenewedAt is node's Lease of the given duration, last renewed at at.
+func leaseRenewedAt(node string, at time.Time, durationSeconds int32) *coordinationv1.Lease {
+	return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node},
+		Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: at}, LeaseDurationSeconds: ptr.To(durationSeconds)}}
 }
