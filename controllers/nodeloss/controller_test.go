@@ -25,13 +25,12 @@ func TestControllerReconcile(t *testing.T) {
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "other", Effect: corev1.TaintEffectNoSchedule}, {Key: Taint, Effect: corev1.TaintEffectNoSchedule}}}}
 	quiet := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"}}
 	c := fake.NewClientBuilder().WithObjects(taintedByAnEarlierLeader, quiet).Build()
-	ctl := NewController(c, c, nil)
-	ctl.Tracker = NewTracker(clock, QuietGap)
+	ctl := NewController(c, c, NewTracker(clock, QuietGap))
 
 	renewals := 0
 	renew := func(node string) {
 		renewals++
-		ctl.Tracker.Observe(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node},
+		ctl.term.Observe(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node},
 			Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: start.Add(time.Duration(renewals) * time.Second)}, LeaseDurationSeconds: ptr.To[int32](40)}})
 	}
 	// step lets time pass while node "old" renews every few seconds, so
@@ -119,7 +118,7 @@ func TestControllerReconcile(t *testing.T) {
 	expectSent("a")
 
 	// A Lease deleted: the node is forgotten, nothing sent.
-	ctl.Tracker.Forget("a")
+	ctl.term.Forget("a")
 	if got := reconcileNode("a"); got.RequeueAfter != 0 {
 		t.Errorf("a node without a Lease is looked at again after %s, want never", got.RequeueAfter)
 	}

@@ -89,15 +89,8 @@ func NewTracker(c clock.PassiveClock, quietGap time.Duration) *Tracker {
 	return &Tracker{clock: c, quietGap: quietGap, nodes: map[string]*lease{}, contactSince: c.Now()}
 }
 
-// Observe records a Lease as an informer delivered it (added, updated or
-// listed again).
-func (t *Tracker) Observe(l *coordinationv1.Lease) {
-	t.mu.Lock()
-	term := t.term
-	t.mu.Unlock()
-	t.observe(term, l)
-}
-
+// observe records a Lease as term's informer delivered it (added, updated
+// or listed again).
 func (t *Tracker) observe(term int, l *coordinationv1.Lease) {
 	if l == nil {
 		return
@@ -144,14 +137,7 @@ func (t *Tracker) heardSince(n *lease) time.Time {
 	return n.seen
 }
 
-// Forget drops a node whose Lease was deleted.
-func (t *Tracker) Forget(name string) {
-	t.mu.Lock()
-	term := t.term
-	t.mu.Unlock()
-	t.forget(term, name)
-}
-
+// forget drops a node whose Lease term's informer saw deleted.
 func (t *Tracker) forget(term int, name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

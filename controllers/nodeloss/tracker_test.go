@@ -15,13 +15,14 @@ func TestTracker(t *testing.T) {
 	renewedAt := func(node string, at time.Time) *coordinationv1.Lease { return leaseRenewedAt(node, at, 40) }
 	clock := testingclock.NewFakePassiveClock(start)
 	tr := NewTracker(clock, 15*time.Second)
+	informer := tr.NewTerm()
 	// Node clocks are read nowhere: a renewTime far in the future or past
 	// counts as a renewal when it changes, at the controller's time.
 	nodeClock := start.Add(time.Hour)
 	renew := func(nodes ...string) {
 		nodeClock = nodeClock.Add(time.Second)
 		for _, n := range nodes {
-			tr.Observe(renewedAt(n, nodeClock))
+			informer.Observe(renewedAt(n, nodeClock))
 		}
 	}
 	expect := func(node string, want time.Duration) {
@@ -36,7 +37,7 @@ func TestTracker(t *testing.T) {
 	renew("a", "b")
 	step(5 * time.Second)
 	expect("a", 5*time.Second)
-	tr.Observe(renewedAt("a", nodeClock)) // listed again, not renewed
+	informer.Observe(renewedAt("a", nodeClock)) // listed again, not renewed
 	expect("a", 5*time.Second)
 
 	// b goes silent while a renews every 10 s.
@@ -87,7 +88,7 @@ func TestTracker(t *testing.T) {
 	if _, _, known := tr.Silence("c"); known {
 		t.Error("a node whose Lease was never seen is known")
 	}
-	tr.Forget("b")
+	informer.Forget("b")
 	if _, _, known := tr.Silence("b"); known {
 		t.Error("a forgotten node is known")
 	}
