@@ -95,12 +95,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.client.Get(ctx, req.NamespacedName, &leader); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !scheduledLeader(&leader) || leader.DeletionTimestamp != nil {
+	if !leads(&leader) {
 		return reconcile.Result{}, nil
 	}
-	topologyKey, _ := placement.TopologyKey(&leader)
+	var pods corev1.PodList
+	if err := r.client.List(ctx, &pods, client.InNamespace(leader.Namespace),
+		client.MatchingLabelsSelector{Selector: placement.JobSelector(&leader)}); err != nil {
+		return reconcile.Result{}, err
+	}
+	// The leader and its followers are read from one List, one point of
+	// the cache. Read apart, the cache may move between the two: a leader
+	// seen before it failed, and a follower admitted after the leader's
+	// replacement was scheduled elsewhere, would have that follower
+	// deleted from the very domain it belongs in.
+	current := podWithUID(pods.Items, leader.UID)
+	if current == nil || !leads(current) {
+		return reconcile.Result{}, nil
+	}
+	topologyKey, _ := placement.TopologyKey(current)
 	var node corev1.Node
-	if err := r.client.Get(ctx, types.NamespacedName{Name: leader.Spec.NodeName}, &node); err != nil {
+	if err := r.client.Get(ctx, types.NamespacedName{Name: current.Spec.NodeName}, &node); err != nil {
 		return reconcile.Result{}, fmt.Errorf("reading the node of leader Pod %s: %w", req, err)
 	}
 	domain, err := placement.Domain(&node, topologyKey)
@@ -110,18 +124,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		ctrl.LoggerFrom(ctx).Error(err, "leader Pod runs outside every topology domain", "pod", req)
 		return reconcile.Result{}, nil
 	}
-	var pods corev1.PodList
-	if err := r.client.List(ctx, &pods, client.InNamespace(leader.Namespace),
-		client.MatchingLabelsSelector{Selector: placement.JobSelector(&leader)}); err != nil {
-		return reconcile.Result{}, err
-	}
 	for _, follower := range placement.MisplacedFollowers(pods.Items, topologyKey, domain) {
 		err := r.client.Delete(ctx, follower, client.Preconditions{UID: &follower.UID})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return reconcile.Result{}, fmt.Errorf("deleting misplaced follower Pod %s: %w", client.ObjectKeyFromObject(follower), err)
 		}
-		r.recorder.Eventf(follower, &leader, corev1.EventTypeNormal, ReasonFollowerMisplaced, "Delete",
-			"deleted: pinned to %s=%s, but its leader %s runs in %s=%s", topologyKey, follower.Spec.NodeSelector[topologyKey], leader.Name, topologyKey, domain)
+		r.recorder.Eventf(follower, current, corev1.EventTypeNormal, ReasonFollowerMisplaced, "Delete",
+			"deleted: pinned to %s=%s, but its leader %s runs in %s=%s", topologyKey, follower.Spec.NodeSelector[topologyKey], current.Name, topologyKey, domain)
 	}
 	return reconcile.Result{}, nil
+}
+
+// leads reports whether leader places its followers now: a scheduled,
+// exclusively placed leader that neither failed nor is being deleted.
+func leads(leader *corev1.Pod) bool {
+	return scheduledLeader(leader) && leader.DeletionTimestamp == nil
+}
+
+func podWithUID(pods []corev1.Pod, uid types.UID) *corev1.Pod {
+	for i := range pods {
+		if pods[i].UID == uid {
+			return &pods[i]
+		}
+	}
+	return nil
 }
