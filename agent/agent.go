@@ -125,6 +125,17 @@ func WithLearnPeersEvery(every time.Duration) Option {
 	return func(a *Agent) { a.learnPeersEvery = every }
 }
 
+// WithWrapperDialer replaces how the agent connects to its worker's
+// wrapper (the coordination benchmark, whose thousands of agents and
+// wrapper stand-ins share one process and its open-file limit).
+func WithWrapperDialer(dial func(ctx context.Context, control string) (net.Conn, error)) Option {
+	return func(a *Agent) {
+		if a.worker != nil {
+			a.worker.dial = dial
+		}
+	}
+}
+
 // WithSleep replaces how the agent waits between retries (tests).
 func WithSleep(sleep func(context.Context, time.Duration) error) Option {
 	return func(a *Agent) { a.backoff.sleep, a.denials.sleep = sleep, sleep }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -113,6 +114,8 @@ func NextWorker(v WorkerView) WorkerAction {
 // the agent what became of it.
 type worker struct {
 	control string
+	// dial connects to the wrapper's control socket at control.
+	dial func(ctx context.Context, control string) (net.Conn, error)
 	// restartsInPlace reads whether an exit code restarts the worker in
 	// place; nil: none does (the Pod tier).
 	restartsInPlace func(code int) bool
@@ -147,7 +150,8 @@ const (
 )
 
 func newWorker(control string, restartsInPlace func(int) bool) *worker {
-	return &worker{control: control, restartsInPlace: restartsInPlace, changed: make(chan struct{}, 1), exited: make(chan int, 1)}
+	return &worker{control: control, dial: dialUnix, restartsInPlace: restartsInPlace,
+		changed: make(chan struct{}, 1), exited: make(chan int, 1)}
 }
 
 func (w *worker) update(change func(*workerWant)) {
@@ -218,7 +222,7 @@ const redial = 50 * time.Millisecond
 // dropped connection), then act on each message as NextWorker decides.
 func (w *worker) drive(ctx context.Context) {
 	for ctx.Err() == nil {
-		conn, err := wrapper.Dial(ctx, w.control)
+		c, err := w.dial(ctx, w.control)
 		if err != nil {
 			if w.wanted().stopping {
 				// No wrapper listens: none started yet (the kubelet
@@ -233,9 +237,15 @@ func (w *worker) drive(ctx context.Context) {
 			}
 			continue
 		}
+		conn := wrapper.NewConn(c)
 		w.follow(ctx, conn)
 		_ = conn.Close()
 	}
+}
+
+func dialUnix(ctx context.Context, path string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", path)
 }
 
 // follow serves one connection until it ends or ctx does.

@@ -1,8 +1,14 @@
 package agent
 
 import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
 	"testing"
+	"time"
 
+	"github.com/fastjobset/jobset/agent/kubeclient"
 	"github.com/fastjobset/jobset/agent/wrapper"
 )
 
@@ -33,5 +39,38 @@ func TestNextWorker(t *testing.T) {
 		if got := NextWorker(c.view); got != c.want {
 			t.Errorf("%s: NextWorker(%+v) = %s, want %s", c.name, c.view, got, c.want)
 		}
+	}
+}
+
+// An agent given a dialer reaches its worker's wrapper through it, at the
+// control path it was configured with; without a wrapper it has nothing
+// to dial.
+func TestWithWrapperDialer(t *testing.T) {
+	api, err := kubeclient.New("https://127.0.0.1:6443", http.DefaultClient, "agent-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialed := make(chan string, 1)
+	dial := func(_ context.Context, control string) (net.Conn, error) {
+		select {
+		case dialed <- control:
+		default:
+		}
+		return nil, errors.New("nothing listens")
+	}
+	if a := New(Config{}, api, WithWrapperDialer(dial)); a.worker != nil {
+		t.Fatal("an agent without a wrapper drives one")
+	}
+	a := New(Config{WrapperControl: "/run/jobset/wrapper/control"}, api, WithWrapperDialer(dial))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.worker.drive(ctx)
+	select {
+	case got := <-dialed:
+		if got != "/run/jobset/wrapper/control" {
+			t.Errorf("dialed %q, want the configured control path", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent never dialed its wrapper through the dialer given")
 	}
 }

@@ -144,7 +144,13 @@ func Dial(ctx context.Context, path string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{conn: c, reader: bufio.NewReaderSize(c, maxLine)}, nil
+	return NewConn(c), nil
+}
+
+// NewConn is the agent's end of a control channel reached another way
+// than Dial's Unix socket.
+func NewConn(c net.Conn) *Conn {
+	return &Conn{conn: c, reader: bufio.NewReaderSize(c, maxLine)}
 }
 
 // Receive returns the wrapper's next message. It blocks until one comes;

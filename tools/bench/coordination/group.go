@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,9 +33,8 @@ type group struct {
 	agentStart time.Duration
 
 	// wrappers are the Pods' worker wrappers, nil but in the process
-	// tier; their sockets are in socketDir.
-	wrappers  []*wrapperStandIn
-	socketDir string
+	// tier.
+	wrappers []*wrapperStandIn
 
 	mu      sync.Mutex
 	running []*instance
@@ -68,20 +64,13 @@ func newGroup(ctx context.Context, w *workload, requests *requestCounter, agentS
 	if tier != processTier {
 		return g, nil
 	}
-	// Short paths: a Unix socket's is at most 107 bytes.
-	var err error
-	if g.socketDir, err = os.MkdirTemp("", "b2w"); err != nil {
-		return g, err
-	}
 	g.wrappers = make([]*wrapperStandIn, len(w.pods))
 	hooks := wrapperHooks{
 		started:  func(int) { g.workerStarts.mark(); g.notify() },
 		stopping: g.restarts.mark,
 	}
 	for i := range g.wrappers {
-		if g.wrappers[i], err = newWrapperStandIn(filepath.Join(g.socketDir, strconv.Itoa(i)), hooks); err != nil {
-			return g, err
-		}
+		g.wrappers[i] = newWrapperStandIn(fmt.Sprintf("/b2/%s/%d/control", w.ns, i), hooks)
 	}
 	return g, nil
 }
@@ -92,9 +81,6 @@ func (g *group) stop() {
 		if w != nil {
 			w.close()
 		}
-	}
-	if g.socketDir != "" {
-		_ = os.RemoveAll(g.socketDir)
 	}
 }
 
@@ -108,8 +94,10 @@ func (g *group) start(i int) error {
 	pod := g.w.pods[i]
 	cfg := agent.Config{Namespace: pod.Namespace, PodName: pod.Name, JobSetName: g.w.jobSet.Name,
 		RestartExitCode: agentspec.DefaultRestartExitCode, BarrierPath: agentspec.DefaultBarrierPath}
+	var opts []agent.Option
 	if g.wrappers != nil {
-		cfg.WrapperControl = g.wrappers[i].path
+		cfg.WrapperControl = g.wrappers[i].control
+		opts = append(opts, agent.WithWrapperDialer(g.wrappers[i].dial))
 	}
 	listener := newBarrierListener(podIP(i))
 	api, closeConns, err := agentClient(g.w.host, podIP(i), g.w.roots, g.w.tokens[i], cfg.UserAgent(), g.requests)
@@ -117,7 +105,7 @@ func (g *group) start(i int) error {
 		_ = listener.Close()
 		return err
 	}
-	a := agent.New(cfg, api, agent.WithListener(listener))
+	a := agent.New(cfg, api, append(opts, agent.WithListener(listener))...)
 	ctx, cancel := context.WithCancel(g.ctx)
 	in := &instance{agent: a, cancel: cancel, started: metav1.Now()}
 	g.mu.Lock()

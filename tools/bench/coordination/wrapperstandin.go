@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,12 @@ import (
 // handle), for a worker that starts at once and exits at once on SIGTERM:
 // a stop is confirmed as soon as it is asked. B1 measures the real wrapper
 // on a real kubelet; what B2 measures is the control plane.
+//
+// The agent reaches its stand-in over an in-memory connection
+// (agent.WithWrapperDialer), not a Unix socket: a socket takes three of
+// this process's open files a Pod, and with the agents' connections to the
+// API server the process tier would pass this machine's hard limit of
+// 20000 above about 3000 Pods.
 
 // wrapperHooks tell the harness what a stand-in's agent asked.
 type wrapperHooks struct {
@@ -38,8 +45,12 @@ type wrapperHooks struct {
 
 // wrapperStandIn is one Pod's worker wrapper.
 type wrapperStandIn struct {
-	path     string
-	listener net.Listener
+	// control names its control socket, which its agent is configured
+	// with; dial reaches it.
+	control  string
+	incoming chan net.Conn
+	closed   chan struct{}
+	once     sync.Once
 	hooks    wrapperHooks
 
 	mu      sync.Mutex
@@ -49,60 +60,63 @@ type wrapperStandIn struct {
 	code    int // how the latest attempt ended, once pid is 0
 	// startedAt is when the latest attempt started.
 	startedAt time.Time
-	conn      net.Conn
+	conn      *standInConn
 	// exitCode: the agent had the wrapper exit, and the container with
 	// it (nil: it runs).
 	exitCode *int
 }
 
-// newWrapperStandIn listens on path for the Pod's agent.
-func newWrapperStandIn(path string, hooks wrapperHooks) (*wrapperStandIn, error) {
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("the worker wrapper stand-in: %w", err)
-	}
-	w := &wrapperStandIn{path: path, listener: l, hooks: hooks, state: wrapper.StateWaiting}
+// newWrapperStandIn waits for the Pod's agent to dial control.
+func newWrapperStandIn(control string, hooks wrapperHooks) *wrapperStandIn {
+	w := &wrapperStandIn{control: control, incoming: make(chan net.Conn), closed: make(chan struct{}),
+		hooks: hooks, state: wrapper.StateWaiting}
 	go w.accept()
-	return w, nil
+	return w
+}
+
+// dial is the agent's connection to the stand-in's control socket.
+func (w *wrapperStandIn) dial(ctx context.Context, _ string) (net.Conn, error) {
+	agentEnd, wrapperEnd := net.Pipe()
+	select {
+	case w.incoming <- wrapperEnd:
+		return agentEnd, nil
+	case <-w.closed:
+		return nil, fmt.Errorf("dial %s: the wrapper stand-in is closed", w.control)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (w *wrapperStandIn) close() {
-	_ = w.listener.Close()
+	w.once.Do(func() { close(w.closed) })
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.conn != nil {
-		_ = w.conn.Close()
-		w.conn = nil
-	}
+	w.dropConnLocked()
 }
 
 func (w *wrapperStandIn) accept() {
 	for {
-		c, err := w.listener.Accept()
-		if errors.Is(err, net.ErrClosed) {
+		var c net.Conn
+		select {
+		case <-w.closed:
 			return
-		}
-		if err != nil {
-			time.Sleep(100 * time.Millisecond)
-			continue
+		case c = <-w.incoming:
 		}
 		w.mu.Lock()
 		// The newest connection wins, as the wrapper's: the agent that made
 		// the older one has restarted.
-		if w.conn != nil {
-			_ = w.conn.Close()
-		}
-		w.conn = c
+		w.dropConnLocked()
+		w.conn = newStandInConn(c)
 		w.sendLocked(w.stateMessageLocked())
+		go w.read(w.conn)
 		w.mu.Unlock()
-		go w.read(c)
 	}
 }
 
 // maxLine bounds a line, as the wrapper's reader does.
 const maxLine = 64 << 10
 
-func (w *wrapperStandIn) read(c net.Conn) {
+func (w *wrapperStandIn) read(c *standInConn) {
 	lines := bufio.NewScanner(c)
 	lines.Buffer(make([]byte, 4096), maxLine)
 	for lines.Scan() {
@@ -124,8 +138,7 @@ func (w *wrapperStandIn) read(c net.Conn) {
 	}
 	w.mu.Lock()
 	if w.conn == c {
-		_ = c.Close()
-		w.conn = nil
+		w.dropConnLocked()
 	}
 	w.mu.Unlock()
 }
@@ -151,15 +164,64 @@ func (w *wrapperStandIn) sendLocked(m wrapper.Message) {
 		return
 	}
 	line, err := json.Marshal(m)
-	if err == nil {
-		_ = w.conn.SetWriteDeadline(time.Now().Add(time.Second))
-		_, err = w.conn.Write(append(line, '\n'))
+	if err != nil || !w.conn.queue(append(line, '\n')) {
+		w.dropConnLocked()
 	}
-	if err != nil {
-		_ = w.conn.Close()
+}
+
+// dropConnLocked ends the agent's connection, if any.
+func (w *wrapperStandIn) dropConnLocked() {
+	if w.conn != nil {
+		w.conn.close()
 		w.conn = nil
 	}
 }
+
+// standInConn is the stand-in's end of its agent's connection. Its lines
+// go out through a queue that a goroutine of its own writes, as a Unix
+// socket's buffer lets the wrapper send without waiting for the agent to
+// read: an in-memory connection holds nothing.
+type standInConn struct {
+	net.Conn
+	out chan []byte
+}
+
+// outQueue is the lines a connection holds for an agent that does not
+// read; one more, and the agent is taken for gone.
+const outQueue = 64
+
+func newStandInConn(c net.Conn) *standInConn {
+	s := &standInConn{Conn: c, out: make(chan []byte, outQueue)}
+	go func() {
+		failed := false
+		for line := range s.out {
+			if failed {
+				continue
+			}
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			if _, err := c.Write(line); err != nil {
+				failed = true
+				_ = c.Close()
+			}
+		}
+		_ = c.Close()
+	}()
+	return s
+}
+
+// queue hands line to the writer; false when the queue is full.
+func (s *standInConn) queue(line []byte) bool {
+	select {
+	case s.out <- line:
+		return true
+	default:
+		return false
+	}
+}
+
+// close ends the connection once the lines queued before are written, as
+// a closed socket delivers what it holds before its end.
+func (s *standInConn) close() { close(s.out) }
 
 func (w *wrapperStandIn) stateMessageLocked() wrapper.Message {
 	return wrapper.Message{Type: wrapper.TypeState, State: w.state, Attempt: w.attempt, PID: w.pid, Code: w.endCodeLocked()}
@@ -218,8 +280,7 @@ func (w *wrapperStandIn) handleLocked(m wrapper.Message) {
 			w.refuseLocked("cannot exit while %s: stop the worker first", w.state)
 		default:
 			w.exitCode = m.Code
-			_ = w.conn.Close()
-			w.conn = nil
+			w.dropConnLocked()
 		}
 	default:
 		w.refuseLocked("unknown message type %q: the agent sends %s, %s or %s", m.Type, wrapper.TypeStart, wrapper.TypeStop, wrapper.TypeExit)
@@ -232,7 +293,7 @@ func (w *wrapperStandIn) exit(code int) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.state != wrapper.StateRunning {
-		return fmt.Errorf("the worker of %s is %s, not running", w.path, w.state)
+		return fmt.Errorf("the worker of %s is %s, not running", w.control, w.state)
 	}
 	w.state, w.pid, w.code = wrapper.StateExited, 0, code
 	w.sendLocked(wrapper.Message{Type: wrapper.TypeExited, Attempt: w.attempt, Code: wrapper.Code(code)})
@@ -245,10 +306,7 @@ func (w *wrapperStandIn) exit(code int) error {
 func (w *wrapperStandIn) restarted() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.conn != nil {
-		_ = w.conn.Close()
-		w.conn = nil
-	}
+	w.dropConnLocked()
 	w.state, w.attempt, w.pid, w.code, w.exitCode = wrapper.StateWaiting, 0, 0, 0, nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -54,9 +55,10 @@ func runWorker(exit string) {
 	}
 }
 
-// peer is a worker wrapper the test drives as an agent does.
+// peer is a worker wrapper the test drives as an agent does, which
+// reaches it through dial.
 type peer struct {
-	control string
+	dial func(ctx context.Context) (net.Conn, error)
 	// workerExits has the worker exit on its own with code 1.
 	workerExits func(t *testing.T)
 	// started is told the attempts started; stops counts the stops of a
@@ -79,15 +81,13 @@ func socketDir(t *testing.T) string {
 }
 
 func standInPeer(t *testing.T) *peer {
-	p := &peer{control: filepath.Join(socketDir(t), "0")}
-	s, err := newWrapperStandIn(p.control, wrapperHooks{
+	p := &peer{}
+	s := newWrapperStandIn("/b2/test/0/control", wrapperHooks{
 		started:  func(n int) { p.started = append(p.started, n) },
 		stopping: func() { p.stops++ },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(s.close)
+	p.dial = func(ctx context.Context) (net.Conn, error) { return s.dial(ctx, s.control) }
 	p.workerExits = func(t *testing.T) {
 		if err := s.exit(1); err != nil {
 			t.Fatal(err)
@@ -102,9 +102,12 @@ func realPeer(t *testing.T) *peer {
 		t.Fatal(err)
 	}
 	dir := socketDir(t)
-	p := &peer{control: filepath.Join(dir, "0")}
-	exit := filepath.Join(dir, "exit")
-	cmd := exec.Command(self, roleWrapper, "-control="+p.control, "-cgroup=off", "-pid-namespace=off", "-agent-wait=10m",
+	control, exit := filepath.Join(dir, "0"), filepath.Join(dir, "exit")
+	p := &peer{dial: func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", control)
+	}}
+	cmd := exec.Command(self, roleWrapper, "-control="+control, "-cgroup=off", "-pid-namespace=off", "-agent-wait=10m",
 		"--", self, roleWorker, exit)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -133,17 +136,18 @@ func realPeer(t *testing.T) *peer {
 }
 
 // dial connects as the agent does, retrying while nothing listens yet.
-func dial(t *testing.T, control string) *wrapper.Conn {
+func dial(t *testing.T, p *peer) *wrapper.Conn {
 	t.Helper()
 	deadline := time.Now().Add(patience)
 	for {
-		c, err := wrapper.Dial(context.Background(), control)
+		nc, err := p.dial(context.Background())
 		if err == nil {
+			c := wrapper.NewConn(nc)
 			t.Cleanup(func() { _ = c.Close() })
 			return c
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("dialing %s: %v", control, err)
+			t.Fatalf("dialing the wrapper: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -177,7 +181,7 @@ func receive(t *testing.T, c *wrapper.Conn) (wrapper.Message, error) {
 
 // The stand-in answers an agent's words as the real wrapper does for a
 // worker that exits at once on SIGTERM: the same conversation, line for
-// line, against both (the agent's side: wrapper.Dial and Conn).
+// line, against both (the agent's side: wrapper.Conn).
 func TestWrapperStandInSpeaksAsTheWrapper(t *testing.T) {
 	type step struct {
 		do   func(t *testing.T, p *peer, c *wrapper.Conn) *wrapper.Conn
@@ -194,7 +198,7 @@ func TestWrapperStandInSpeaksAsTheWrapper(t *testing.T) {
 	exits := func(t *testing.T, p *peer, c *wrapper.Conn) *wrapper.Conn { p.workerExits(t); return c }
 	// reconnects as a restarted agent does: the older connection ends.
 	reconnects := func(t *testing.T, p *peer, old *wrapper.Conn) *wrapper.Conn {
-		c := dial(t, p.control)
+		c := dial(t, p)
 		if _, err := receive(t, old); err == nil {
 			t.Error("the older connection still receives")
 		}
@@ -223,7 +227,7 @@ func TestWrapperStandInSpeaksAsTheWrapper(t *testing.T) {
 	for name, newPeer := range map[string]func(*testing.T) *peer{"stand-in": standInPeer, "wrapper": realPeer} {
 		t.Run(name, func(t *testing.T) {
 			p := newPeer(t)
-			c := dial(t, p.control)
+			c := dial(t, p)
 			if got, err := receive(t, c); err != nil || !cmp.Equal(got, wrapper.Message{Type: wrapper.TypeState, State: wrapper.StateWaiting}) {
 				t.Fatalf("first message %+v (%v), want the state: waiting", got, err)
 			}
@@ -263,10 +267,7 @@ func TestWrapperStandInSpeaksAsTheWrapper(t *testing.T) {
 // The stand-in's worker exits only while it runs: the trigger of a group
 // restart needs a worker that the agent started.
 func TestWrapperStandInExitNeedsARunningWorker(t *testing.T) {
-	s, err := newWrapperStandIn(filepath.Join(socketDir(t), "0"), wrapperHooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newWrapperStandIn("/b2/test/0/control", wrapperHooks{})
 	defer s.close()
 	if s.exit(1) == nil {
 		t.Error("a worker that never started exited")
