@@ -32,6 +32,11 @@ var _ = Describe("Hung worker", Label("local-cluster"), func() {
 		epoch := syncedEpoch(ctx, js)
 
 		victim := anyPod(before)
+		DeferCleanup(func(ctx context.Context) {
+			if CurrentSpecReport().Failed() {
+				dumpLogs(ctx, ns, victim, agentspec.ContainerName, "worker")
+			}
+		})
 		hung := time.Now()
 		workerControl(ctx, ns, victim, "/hang", nil)
 		By("past its timeout, the victim's agent stops its worker and the group re-syncs at the next epoch, in place")

@@ -427,7 +427,6 @@ func dumpNamespace(ctx context.Context, ns string) {
 // before, of every Pod whose agent restarted: why the Pod restarted (a
 // fence, a deprecation) is there, even once the Pod runs again.
 func dumpWaitingAgentLogs(ctx context.Context, pods []corev1.Pod) {
-	const lines = 20
 	for _, p := range pods {
 		if p.Status.Phase != corev1.PodPending && p.Status.Phase != corev1.PodRunning {
 			continue
@@ -446,16 +445,30 @@ func dumpWaitingAgentLogs(ctx context.Context, pods []corev1.Pod) {
 			if previous {
 				who = "previous " + who
 			}
-			log, err := podLog(ctx, p.Namespace, p.Name, agentspec.ContainerName, previous)
-			if err != nil {
-				GinkgoWriter.Printf("%s: no log: %v\n", who, err)
-				continue
-			}
-			all := strings.Split(strings.TrimRight(log, "\n"), "\n")
-			for _, line := range all[max(0, len(all)-lines):] {
-				GinkgoWriter.Printf("%s: %s\n", who, line)
-			}
+			dumpLog(ctx, who, p.Namespace, p.Name, agentspec.ContainerName, previous)
 		}
+	}
+}
+
+// dumpLogs writes the last lines of the log of each container named, of
+// one Pod.
+func dumpLogs(ctx context.Context, ns, pod string, containers ...string) {
+	for _, c := range containers {
+		dumpLog(ctx, c+" of "+pod, ns, pod, c, false)
+	}
+}
+
+// dumpLog writes the last lines of a container's log, each after who.
+func dumpLog(ctx context.Context, who, ns, pod, container string, previous bool) {
+	const lines = 30
+	log, err := podLog(ctx, ns, pod, container, previous)
+	if err != nil {
+		GinkgoWriter.Printf("%s: no log: %v\n", who, err)
+		return
+	}
+	all := strings.Split(strings.TrimRight(log, "\n"), "\n")
+	for _, line := range all[max(0, len(all)-lines):] {
+		GinkgoWriter.Printf("%s: %s\n", who, line)
 	}
 }
 
