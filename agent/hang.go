@@ -25,7 +25,8 @@ type HangView struct {
 	// Started is when the running attempt started; zero while none runs.
 	Started time.Time
 	// Progress is the progress file's modification time; zero when there
-	// is none. A time before Started belongs to an earlier attempt.
+	// is none. A time more than fileClockLag before Started belongs to an
+	// earlier attempt.
 	Progress time.Time
 	Timeouts agentspec.HangTimeouts
 	Now      time.Time
@@ -37,6 +38,16 @@ type Hang struct {
 	Why  string
 }
 
+// fileClockLag bounds how far a file's modification time may trail the
+// clock the agent reads: the kernel stamps a file it creates, or touches
+// to "now", with its coarse clock, up to one scheduler tick (10 ms at the
+// lowest common rate) behind. A worker's first report, made within that
+// tick of its start, would otherwise count as an earlier attempt's, and a
+// worker that hung right after it would wait out the first-progress
+// timeout. An earlier attempt's last report comes long before: between
+// the two attempts its stop was confirmed and the group re-synced.
+const fileClockLag = 20 * time.Millisecond
+
 // DecideHang decides whether the running worker is hung. A worker that
 // has reported progress since it started is hung once the progress
 // timeout passed since its last report; one that has not, once the
@@ -47,7 +58,7 @@ func DecideHang(v HangView) Hang {
 	if v.Started.IsZero() {
 		return Hang{}
 	}
-	if v.Progress.IsZero() || v.Progress.Before(v.Started) {
+	if v.Progress.IsZero() || v.Progress.Before(v.Started.Add(-fileClockLag)) {
 		if t := v.Timeouts.FirstProgress; t > 0 && v.Now.Sub(v.Started) > t {
 			return Hang{true, fmt.Sprintf("the worker reported no progress in the %s since it started (%s)", t, agentspec.FirstProgressTimeoutAnnotation)}
 		}

@@ -31,6 +31,8 @@ func TestDecideHang(t *testing.T) {
 		{"silent past the step timeout", HangView{Started: start, Progress: at(30 * time.Minute), Timeouts: both, Now: at(31*time.Minute + time.Millisecond)}, true, agentspec.ProgressTimeoutAnnotation},
 		{"first report comes late, within the first-progress timeout: the step timeout runs from it", HangView{Started: start, Progress: at(9 * time.Minute), Timeouts: both, Now: at(9*time.Minute + 30*time.Second)}, false, ""},
 		{"step timeout alone, opted in by a first report", HangView{Started: start, Progress: at(time.Second), Timeouts: stepOnly, Now: at(2 * time.Minute)}, true, agentspec.ProgressTimeoutAnnotation},
+		{"a first report created just after the start, stamped by the kernel's coarse clock a few milliseconds before it, is this attempt's",
+			HangView{Started: start, Progress: at(-3 * time.Millisecond), Timeouts: both, Now: at(time.Minute + time.Millisecond)}, true, agentspec.ProgressTimeoutAnnotation},
 		{"first-progress timeout alone: reports after the first are not timed", HangView{Started: start, Progress: at(time.Minute), Timeouts: firstOnly, Now: at(24 * time.Hour)}, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
