@@ -29,7 +29,7 @@ func rackNode(name, domain string) *corev1.Node {
 func jobPod(name string, index, node, pinnedTo string, phase corev1.PodPhase) *corev1.Pod {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name),
-			Labels: map[string]string{jobset.JobKey: "key", batchv1.JobCompletionIndexAnnotation: index},
+			Labels:      map[string]string{jobset.JobKey: "key", batchv1.JobCompletionIndexAnnotation: index},
 			Annotations: map[string]string{jobset.ExclusiveKey: rack}},
 		Spec:   corev1.PodSpec{NodeName: node},
 		Status: corev1.PodStatus{Phase: phase},
