@@ -287,7 +287,9 @@ type packed [maxObjects + maxGroups]uint64
 
 func (s state) pack() packed {
 	var k packed
-	s.code(&codec{k: &k})
+	c := codec{k: &k}
+	s.code(&c)
+	c.done()
 	return k
 }
 
@@ -388,26 +390,31 @@ type codec struct {
 	k        *packed
 	word, at uint
 	read     bool
+	// tooWide: the bits of packed values that their fields cannot hold.
+	// Checked once a state is packed, so that field stays small enough
+	// to inline: packing is most of the search's time.
+	tooWide uint64
 }
 
 // field packs or unpacks one field. A word that overflows loses bits, and
 // add's check that states survive packing finds it.
 func (c *codec) field(v uint64, width uint) uint64 {
 	mask := uint64(1)<<width - 1
-	switch {
-	case c.read:
+	if c.read {
 		v = c.k[c.word] >> c.at & mask
-	case v <= mask:
-		c.k[c.word] |= v << c.at
-	default:
-		tooWide(v, width)
+	} else {
+		c.tooWide |= v &^ mask
+		c.k[c.word] |= (v & mask) << c.at
 	}
 	c.at += width
 	return v
 }
 
-func tooWide(v uint64, width uint) {
-	panic(fmt.Sprintf("a state field holds %d, more than its %d bits: widen it", int64(v), width))
+// done panics if a value did not fit its field.
+func (c *codec) done() {
+	if c.tooWide != 0 {
+		panic(fmt.Sprintf("a state field holds a value with bits %#x more than its width: widen it", c.tooWide))
+	}
 }
 
 func (c *codec) nextWord() { c.word, c.at = c.word+1, 0 }
