@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fastjobset/jobset/agent/kubeclient"
+	"github.com/fastjobset/jobset/agent/wrapper"
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 )
 
@@ -130,8 +131,15 @@ func WithLearnPeersEvery(every time.Duration) Option {
 // wrapper stand-ins share one process and its open-file limit).
 func WithWrapperDialer(dial func(ctx context.Context, control string) (net.Conn, error)) Option {
 	return func(a *Agent) {
-		if a.worker != nil {
-			a.worker.dial = dial
+		if a.worker == nil {
+			return
+		}
+		a.worker.dial = func(ctx context.Context, control string) (*wrapper.Conn, error) {
+			c, err := dial(ctx, control)
+			if err != nil {
+				return nil, err
+			}
+			return wrapper.NewConn(c), nil
 		}
 	}
 }

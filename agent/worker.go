@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"time"
 
@@ -115,7 +114,7 @@ func NextWorker(v WorkerView) WorkerAction {
 type worker struct {
 	control string
 	// dial connects to the wrapper's control socket at control.
-	dial func(ctx context.Context, control string) (net.Conn, error)
+	dial func(ctx context.Context, control string) (*wrapper.Conn, error)
 	// restartsInPlace reads whether an exit code restarts the worker in
 	// place; nil: none does (the Pod tier).
 	restartsInPlace func(code int) bool
@@ -150,7 +149,7 @@ const (
 )
 
 func newWorker(control string, restartsInPlace func(int) bool) *worker {
-	return &worker{control: control, dial: dialUnix, restartsInPlace: restartsInPlace,
+	return &worker{control: control, dial: wrapper.Dial, restartsInPlace: restartsInPlace,
 		changed: make(chan struct{}, 1), exited: make(chan int, 1)}
 }
 
@@ -222,7 +221,7 @@ const redial = 50 * time.Millisecond
 // dropped connection), then act on each message as NextWorker decides.
 func (w *worker) drive(ctx context.Context) {
 	for ctx.Err() == nil {
-		c, err := w.dial(ctx, w.control)
+		conn, err := w.dial(ctx, w.control)
 		if err != nil {
 			if w.wanted().stopping {
 				// No wrapper listens: none started yet (the kubelet
@@ -237,15 +236,9 @@ func (w *worker) drive(ctx context.Context) {
 			}
 			continue
 		}
-		conn := wrapper.NewConn(c)
 		w.follow(ctx, conn)
 		_ = conn.Close()
 	}
-}
-
-func dialUnix(ctx context.Context, path string) (net.Conn, error) {
-	var d net.Dialer
-	return d.DialContext(ctx, "unix", path)
 }
 
 // follow serves one connection until it ends or ctx does.

@@ -47,13 +47,12 @@ type wrapperHooks struct {
 type wrapperStandIn struct {
 	// control names its control socket, which its agent is configured
 	// with; dial reaches it.
-	control  string
-	incoming chan net.Conn
-	closed   chan struct{}
-	once     sync.Once
-	hooks    wrapperHooks
+	control string
+	hooks   wrapperHooks
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// closed: the stand-in is gone, and refuses every dial.
+	closed  bool
 	state   wrapper.State
 	attempt int
 	pid     int // of the attempt while it runs; 0 otherwise
@@ -66,51 +65,33 @@ type wrapperStandIn struct {
 	exitCode *int
 }
 
-// newWrapperStandIn waits for the Pod's agent to dial control.
+// newWrapperStandIn is the wrapper of a Pod whose agent dials control.
 func newWrapperStandIn(control string, hooks wrapperHooks) *wrapperStandIn {
-	w := &wrapperStandIn{control: control, incoming: make(chan net.Conn), closed: make(chan struct{}),
-		hooks: hooks, state: wrapper.StateWaiting}
-	go w.accept()
-	return w
+	return &wrapperStandIn{control: control, hooks: hooks, state: wrapper.StateWaiting}
 }
 
-// dial is the agent's connection to the stand-in's control socket.
-func (w *wrapperStandIn) dial(ctx context.Context, _ string) (net.Conn, error) {
-	agentEnd, wrapperEnd := net.Pipe()
-	select {
-	case w.incoming <- wrapperEnd:
-		return agentEnd, nil
-	case <-w.closed:
+// dial is the agent's connection to the stand-in's control socket. The
+// newest connection wins, as the wrapper's: the agent that made the older
+// one has restarted.
+func (w *wrapperStandIn) dial(context.Context, string) (net.Conn, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
 		return nil, fmt.Errorf("dial %s: the wrapper stand-in is closed", w.control)
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
+	agentEnd, wrapperEnd := net.Pipe()
+	w.dropConnLocked()
+	w.conn = newStandInConn(wrapperEnd)
+	w.sendLocked(w.stateMessageLocked())
+	go w.read(w.conn)
+	return agentEnd, nil
 }
 
 func (w *wrapperStandIn) close() {
-	w.once.Do(func() { close(w.closed) })
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.closed = true
 	w.dropConnLocked()
-}
-
-func (w *wrapperStandIn) accept() {
-	for {
-		var c net.Conn
-		select {
-		case <-w.closed:
-			return
-		case c = <-w.incoming:
-		}
-		w.mu.Lock()
-		// The newest connection wins, as the wrapper's: the agent that made
-		// the older one has restarted.
-		w.dropConnLocked()
-		w.conn = newStandInConn(c)
-		w.sendLocked(w.stateMessageLocked())
-		go w.read(w.conn)
-		w.mu.Unlock()
-	}
 }
 
 // maxLine bounds a line, as the wrapper's reader does.

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -58,7 +57,7 @@ func runWorker(exit string) {
 // peer is a worker wrapper the test drives as an agent does, which
 // reaches it through dial.
 type peer struct {
-	dial func(ctx context.Context) (net.Conn, error)
+	dial func(ctx context.Context) (*wrapper.Conn, error)
 	// workerExits has the worker exit on its own with code 1.
 	workerExits func(t *testing.T)
 	// started is told the attempts started; stops counts the stops of a
@@ -87,7 +86,13 @@ func standInPeer(t *testing.T) *peer {
 		stopping: func() { p.stops++ },
 	})
 	t.Cleanup(s.close)
-	p.dial = func(ctx context.Context) (net.Conn, error) { return s.dial(ctx, s.control) }
+	p.dial = func(ctx context.Context) (*wrapper.Conn, error) {
+		c, err := s.dial(ctx, s.control)
+		if err != nil {
+			return nil, err
+		}
+		return wrapper.NewConn(c), nil
+	}
 	p.workerExits = func(t *testing.T) {
 		if err := s.exit(1); err != nil {
 			t.Fatal(err)
@@ -103,10 +108,7 @@ func realPeer(t *testing.T) *peer {
 	}
 	dir := socketDir(t)
 	control, exit := filepath.Join(dir, "0"), filepath.Join(dir, "exit")
-	p := &peer{dial: func(ctx context.Context) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", control)
-	}}
+	p := &peer{dial: func(ctx context.Context) (*wrapper.Conn, error) { return wrapper.Dial(ctx, control) }}
 	cmd := exec.Command(self, roleWrapper, "-control="+control, "-cgroup=off", "-pid-namespace=off", "-agent-wait=10m",
 		"--", self, roleWorker, exit)
 	var stderr bytes.Buffer
@@ -140,9 +142,8 @@ func dial(t *testing.T, p *peer) *wrapper.Conn {
 	t.Helper()
 	deadline := time.Now().Add(patience)
 	for {
-		nc, err := p.dial(context.Background())
+		c, err := p.dial(context.Background())
 		if err == nil {
-			c := wrapper.NewConn(nc)
 			t.Cleanup(func() { _ = c.Close() })
 			return c
 		}
@@ -181,7 +182,8 @@ func receive(t *testing.T, c *wrapper.Conn) (wrapper.Message, error) {
 
 // The stand-in answers an agent's words as the real wrapper does for a
 // worker that exits at once on SIGTERM: the same conversation, line for
-// line, against both (the agent's side: wrapper.Conn).
+// line, against both (the agent's side: wrapper.Dial, or the stand-in's
+// dial, and Conn).
 func TestWrapperStandInSpeaksAsTheWrapper(t *testing.T) {
 	type step struct {
 		do   func(t *testing.T, p *peer, c *wrapper.Conn) *wrapper.Conn
