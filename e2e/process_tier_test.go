@@ -128,7 +128,9 @@ var _ = Describe("Process tier escalation", Label("local-cluster"), func() {
 			unkillable = nodeProcesses(nil, rootTag)
 			return unkillable
 		}).Should(HaveLen(1), "root's stray in %s's worker container", victim)
-		Expect(workerTrees([]string{workers[victim]}, rootTag)).To(HaveLen(2), "%s's worker and root's stray, in the container's cgroup", victim)
+		// The stray shows before its parent has exited: wait for the parent.
+		Eventually(func() map[string]string { return workerTrees([]string{workers[victim]}, rootTag) }).
+			Should(HaveLen(2), "%s's worker and root's stray, in the container's cgroup", victim)
 		// The kubelet removes the restarted containers and their logs: the
 		// victim's agent's is read as it is written.
 		agentLog := followLog(ctx, ns, victim, agentspec.ContainerName)
