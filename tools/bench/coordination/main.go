@@ -92,7 +92,7 @@ func main() {
 	flag.StringVar(&o.install, "install", "", "install.yaml (required): the controller's identity and RBAC, the agents' admission policy, and Priority and Fairness come from it.")
 	flag.StringVar(&o.kcm, "kube-controller-manager", "", "The kube-controller-manager binary (required).")
 	flag.StringVar(&o.scheduler, "kube-scheduler", "", "The kube-scheduler binary (required).")
-	flag.DurationVar(&o.timeout, "timeout", 45*time.Minute, "Give up on one number of Pods (every way) after this long.")
+	flag.DurationVar(&o.timeout, "timeout", 2*time.Hour, "Give up on one number of Pods (every way: each one's Pods created, its agents started and its group restarted) after this long.")
 	flag.StringVar(&apf, "apf", "shipped", "API Priority and Fairness: shipped (install.yaml's flow schemas and priority level: the agents queue in a level of their own, the controller is kept out of it) or default (as Kubernetes installs it).")
 	flag.DurationVar(&o.agentStart, "agent-start", 0, "How long a kubelet takes, once it has removed a Pod's containers to restart them all, until the agent runs again (its container created and started); default: at once, as B2 is defined.")
 	agentLog := flag.String("agent-log", "", "Write the agents' log (thousands of lines) to this file, for diagnosis.")
