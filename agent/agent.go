@@ -46,6 +46,10 @@ type Agent struct {
 	// round trip; set while a watch is open.
 	mu      sync.Mutex
 	rewatch context.CancelFunc
+	// watchOpening, when set, runs as follow is about to open a watch,
+	// after its checks of what ended the last one: a test's way into that
+	// moment.
+	watchOpening func()
 	// view is what the witness role reads of the JobSet (witness.go).
 	view jobSetView
 
@@ -287,8 +291,18 @@ func (a *Agent) follow(ctx context.Context) bool {
 			}
 			resourceVersion = ""
 		}
+		if a.watchOpening != nil {
+			a.watchOpening()
+		}
 		watchCtx, endWatch := context.WithCancel(ctx)
 		a.setRewatch(endWatch)
+		if a.workerExited.Load() != 0 || a.hangPending() {
+			// Signalled since the checks above, the exit or hang ended
+			// the watch before this one: act on it now, not when this
+			// one ends.
+			endWatch()
+			continue
+		}
 		sentAt := a.contact.now()
 		w, err := a.watch(watchCtx, resourceVersion)
 		a.contact.lostOrAnswered(sentAt, err)
