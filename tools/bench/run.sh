@@ -26,7 +26,7 @@
 # containers being B1's). B5_WORKERS (4: even, half of them on the faulted
 # node), B5_FAULTS (kill,freeze,cut,kubelet: the node killed, frozen, cut
 # off, or its kubelet stopped alone), B5_RUNS (1: faults per way and kind),
-# B5_WAYS (InPlaceRestart,CommunityInPlaceRestart,Recreate; also
+# B5_WAYS (InPlaceRestart/process,InPlaceRestart,CommunityInPlaceRestart,Recreate; also
 # RecreateUnattended: Recreate with nobody applying the out-of-service
 # taint, which waits B5_UNATTENDED_WAIT, 8m, before the node comes back).
 # B1 and B3 need root for the local cluster (tools/cluster), or KUBECONFIG
@@ -103,7 +103,7 @@ if want B5; then
   if [ -n "${KUBECONFIG:-}" ]; then
     echo "B5 skipped: it brings node faults to the local cluster (tools/cluster) alone; unset KUBECONFIG" >&2
   else
-    echo "B5: node loss on three nodes: ours in place, community JobSet in place, Recreate" >&2
+    echo "B5: node loss on three nodes: ours in place (both tiers), community JobSet in place, Recreate" >&2
     # The cluster of one node that B1 and B3 ran on goes; B5 brings up
     # three (the controller on the first, the workers on the others).
     if want B1 || want B3; then tools/cluster/cluster.sh down; fi
@@ -112,7 +112,7 @@ if want B5; then
     tools/cluster/cluster.sh import "$community"/*.tar
     go run ./tools/bench/nodeloss -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml \
       -workers "${B5_WORKERS:-4}" -faults "${B5_FAULTS:-kill,freeze,cut,kubelet}" -runs "${B5_RUNS:-1}" \
-      -ways "${B5_WAYS:-InPlaceRestart,CommunityInPlaceRestart,Recreate}" -unattended-wait "${B5_UNATTENDED_WAIT:-8m}" \
+      -ways "${B5_WAYS:-InPlaceRestart/process,InPlaceRestart,CommunityInPlaceRestart,Recreate}" -unattended-wait "${B5_UNATTENDED_WAIT:-8m}" \
       -community "$community" -community-agent-image "$(tools/peers/jobset.sh agent-image)" | record
   fi
 fi

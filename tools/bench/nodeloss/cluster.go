@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -41,15 +42,20 @@ func (l localCluster) fault(ctx context.Context, action, node string) error {
 }
 
 // listWorkers is run in a node's namespaces by `cluster.sh exec --node`:
-// for each filter (a Pod's worker containers), their IDs after a line
-// "--"; then a line "--" and every task with its status.
+// for each filter (a Pod's worker containers), after a line "--", a line
+// per container: its ID and how many processes its task has (0: none);
+// then a line "--" and every task with its status.
 const listWorkers = `socket=$1; shift
-for f in "$@"; do echo --; ctr --address "$socket" --namespace k8s.io containers ls --quiet "$f"; done
-echo --; ctr --address "$socket" --namespace k8s.io tasks ls`
+c() { ctr --address "$socket" --namespace k8s.io "$@"; }
+for f in "$@"; do echo --; for id in $(c containers ls --quiet "$f"); do
+echo "$id $(c tasks ps "$id" 2>/dev/null | tail -n +2 | wc -l)"; done; done
+echo --; c tasks ls`
 
 // runningWorkers asks the node's own containerd which of the Pods (by
-// rank) run their worker container.
-func (l localCluster) runningWorkers(ctx context.Context, node, socket string, pods map[string]types.UID) (map[string]bool, error) {
+// rank) run their worker: their worker container's task runs with at
+// least minProcesses processes (2 under the worker wrapper, which stays
+// when it stopped the worker).
+func (l localCluster) runningWorkers(ctx context.Context, node, socket string, pods map[string]types.UID, minProcesses int) (map[string]bool, error) {
 	var ranks []string
 	args := []string{"exec", "--node", node, "sh", "-c", listWorkers, "sh", socket}
 	for r, uid := range pods {
@@ -60,9 +66,19 @@ func (l localCluster) runningWorkers(ctx context.Context, node, socket string, p
 	if err != nil {
 		return nil, err
 	}
+	running, err := parseRunningWorkers(out, ranks, minProcesses)
+	if err != nil {
+		return nil, fmt.Errorf("containerd of %s: %w", node, err)
+	}
+	return running, nil
+}
+
+// parseRunningWorkers reads listWorkers' output for ranks, in the order of
+// its filters.
+func parseRunningWorkers(out string, ranks []string, minProcesses int) (map[string]bool, error) {
 	sections := strings.Split(out, "--\n")
 	if len(sections) != len(ranks)+2 {
-		return nil, fmt.Errorf("containerd of %s: %d sections, want %d: %q", node, len(sections), len(ranks)+2, out)
+		return nil, fmt.Errorf("%d sections, want %d: %q", len(sections), len(ranks)+2, out)
 	}
 	tasks := map[string]bool{}
 	for _, line := range strings.Split(sections[len(sections)-1], "\n") {
@@ -72,8 +88,17 @@ func (l localCluster) runningWorkers(ctx context.Context, node, socket string, p
 	}
 	running := map[string]bool{}
 	for i, r := range ranks {
-		for _, id := range strings.Fields(sections[i+1]) {
-			running[r] = running[r] || tasks[id]
+		running[r] = false
+		for _, line := range strings.Split(sections[i+1], "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			processes, err := strconv.Atoi(f[len(f)-1])
+			if len(f) != 2 || err != nil {
+				return nil, fmt.Errorf("container line %q: want an ID and a process count", line)
+			}
+			running[r] = running[r] || tasks[f[0]] && processes >= minProcesses
 		}
 	}
 	return running, nil
@@ -87,6 +112,8 @@ type workerWatch struct {
 	node    string
 	socket  string
 	pods    map[string]types.UID
+	// minProcesses: see runningWorkers.
+	minProcesses int
 
 	mu sync.Mutex
 	// lastRunning: each rank's last sighting of its old worker running;
@@ -105,16 +132,21 @@ type workerWatch struct {
 // a few processes (cluster.sh, nsenter, ctr).
 const workerPollInterval = 250 * time.Millisecond
 
-func (l localCluster) watchWorkers(ctx context.Context, node string, pods map[string]types.UID) (*workerWatch, error) {
+// watchWorkers polls the workers of pods on node; wrapped: they run
+// under the worker wrapper.
+func (l localCluster) watchWorkers(ctx context.Context, node string, pods map[string]types.UID, wrapped bool) (*workerWatch, error) {
 	socket, err := l.run(ctx, "socket", "--node", node)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &workerWatch{
-		cluster: l, node: node, socket: strings.TrimSpace(socket), pods: pods,
+		cluster: l, node: node, socket: strings.TrimSpace(socket), pods: pods, minProcesses: 1,
 		lastRunning: map[string]time.Time{}, stopped: map[string]time.Time{},
 		done: make(chan struct{}), cancel: cancel,
+	}
+	if wrapped {
+		w.minProcesses = 2
 	}
 	go w.loop(ctx)
 	return w, nil
@@ -125,7 +157,7 @@ func (w *workerWatch) loop(ctx context.Context) {
 	ticker := time.NewTicker(workerPollInterval)
 	defer ticker.Stop()
 	for {
-		running, err := w.cluster.runningWorkers(ctx, w.node, w.socket, w.pods)
+		running, err := w.cluster.runningWorkers(ctx, w.node, w.socket, w.pods, w.minProcesses)
 		now := time.Now()
 		w.mu.Lock()
 		switch {

@@ -6,9 +6,13 @@
 // from the fault until every rank trains again is measured, per way, in
 // one run on the same cluster:
 //
-//   - InPlaceRestart: ours with the defaults; the controller declares the
-//     node's members lost from its Lease, marks them Failed, their Jobs
-//     replace them on a healthy node, the rest restart in place;
+//   - InPlaceRestart/process: ours with the defaults: story 1 with agent
+//     injection, whose worker, naming its command, runs under the worker
+//     wrapper (the process tier). The controller declares the node's
+//     members lost from its Lease, marks them Failed, their Jobs replace
+//     them on a healthy node, the rest restart their workers in place;
+//   - InPlaceRestart: the same with story 1's agent by hand and no wrapper
+//     (the Pod tier): the kubelet restarts the survivors' containers;
 //   - CommunityInPlaceRestart: community JobSet v0.12.0 in place (as B1
 //     runs it) on its best documented path: an administrator applies the
 //     out-of-service taint once the Node is NotReady, which the harness
@@ -31,8 +35,11 @@
 // the barrier lifted, every worker running at the next epoch. For a cut
 // node the node's own containerd is polled from the fault on (cluster.sh
 // exec --node, ctr): when its workers stopped (the fence), and whether one
-// still ran once its rank's replacement worker did (a rank run twice). For
-// a frozen one, the same from the thaw on. After each run the node comes
+// still ran once its rank's replacement worker did (a rank run twice). So
+// is a node whose kubelet alone stopped, in the process tier, where the
+// agent stops the worker and the wrapper, its container's first process,
+// stays: a worker runs while its container has a process besides the
+// wrapper. For a frozen node, the same from the thaw on. After each run the node comes
 // back, the administrator's taint goes, and the next run waits until every
 // node is Ready and untainted. Output, one line per configuration:
 //
@@ -72,9 +79,18 @@ type way struct {
 	// counter is the JobSet status field that counts the group's synced
 	// restarts ("" for none).
 	counter string
+	// process: the JobSet is injected and its workers run under the worker
+	// wrapper (the process tier).
+	process bool
+}
+
+// namespace is the way's part of a run's namespace name.
+func (w way) namespace() string {
+	return strings.ToLower(strings.ReplaceAll(w.key, "/", "-"))
 }
 
 var ways = []way{
+	{key: "InPlaceRestart/process", name: "InPlaceRestart/process", strategy: jobset.InPlaceRestart, counter: "syncedEpoch", process: true},
 	{key: "InPlaceRestart", name: "InPlaceRestart", strategy: jobset.InPlaceRestart, counter: "syncedEpoch"},
 	{key: "CommunityInPlaceRestart", name: "CommunityInPlaceRestart", strategy: jobset.InPlaceRestart, community: true, admin: true,
 		counter: workload.CommunityCurrentAttempt},
@@ -122,7 +138,7 @@ func main() {
 	fs.StringVar(&o.systemNode, "system-node", "jobset-node-1", "The node that runs the JobSet controller and webhook, and no worker.")
 	fs.IntVar(&o.workers, "workers", 4, "Workers in the JobSet (even: 2 Jobs of W/2 Pods).")
 	fs.StringVar(&faultList, "faults", strings.Join(faults, ","), "Comma-separated node faults: kill, freeze, cut, kubelet (the node's kubelet stopped alone).")
-	fs.StringVar(&wayList, "ways", "InPlaceRestart,CommunityInPlaceRestart,Recreate", "Comma-separated ways: InPlaceRestart, CommunityInPlaceRestart, Recreate, RecreateUnattended.")
+	fs.StringVar(&wayList, "ways", "InPlaceRestart/process,InPlaceRestart,CommunityInPlaceRestart,Recreate", "Comma-separated ways: InPlaceRestart/process, InPlaceRestart, CommunityInPlaceRestart, Recreate, RecreateUnattended.")
 	fs.IntVar(&o.runs, "runs", 1, "Faults measured per way and fault kind.")
 	fs.DurationVar(&o.runTimeout, "run-timeout", 5*time.Minute, "How long a run may take from the fault to every rank training again.")
 	fs.DurationVar(&o.unattendedWait, "unattended-wait", 8*time.Minute, "How long RecreateUnattended waits, with nobody acting, before the node comes back.")

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/demo/workload"
 )
 
@@ -50,6 +52,9 @@ type baseline struct {
 	// restarted since (in place), or when it is new (recreate).
 	restarts map[types.UID]int32
 	recreate bool
+	// process: the workers restart in the process tier, where no
+	// container restarts: see workerRuns.
+	process bool
 	// lost: the UIDs of the faulted node's Pods, by rank.
 	lost map[string]types.UID
 	// counter is the way's synced counter before the fault (-1: none
@@ -121,7 +126,7 @@ func (b baseline) evaluate(s scene) progress {
 		for _, p := range newPods[r] {
 			bound = bound || p.Spec.NodeName != ""
 			running = running || anyContainerRunning(p)
-			if workerRunning(p) {
+			if b.workerRuns(p, s) {
 				pr.replacementWorkers[r] = true
 			}
 		}
@@ -142,6 +147,10 @@ func (b baseline) evaluate(s scene) progress {
 		}
 		before, old := b.restarts[p.UID]
 		switch {
+		case b.process:
+			if b.workerRuns(p, s) {
+				training++
+			}
 		case !old:
 			training++
 		case !b.recreate && workload.WorkerRestarts(p) > before:
@@ -172,6 +181,23 @@ func anyContainerRunning(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// workerRuns: p's worker runs, at the next epoch in the process tier. There
+// the wrapper's container runs from the Pod's start, its worker waiting at
+// the barrier, and a survivor's container does not restart: a worker runs
+// once the group synced, past the epoch it trained at before the fault,
+// the epoch p's agent joined, whose agent lifts the barrier as the sync
+// reaches it.
+func (b baseline) workerRuns(p *corev1.Pod, s scene) bool {
+	if !workerRunning(p) {
+		return false
+	}
+	if !b.process {
+		return true
+	}
+	joined, err := agentspec.ParseEpoch(p.Annotations[jobset.EpochKey])
+	return err == nil && s.counter > b.counter && int64(joined) == s.counter
 }
 
 func workerRunning(p *corev1.Pod) bool {

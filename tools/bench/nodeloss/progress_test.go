@@ -10,14 +10,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
 // pod is a worker Pod of rank job/index on node, its agent and worker
-// running (and started) or not, its worker restarted restarts times.
+// running (and started) or not, its worker restarted restarts times by
+// the kubelet, its agent joined epoch ("": none).
 type pod struct {
 	uid, job, index, node string
 	agent, worker         bool
 	restarts              int32
+	epoch                 string
 	phase                 corev1.PodPhase
 	failed                bool // Failed, with a DisruptionTarget condition
 }
@@ -32,6 +36,9 @@ func (p pod) obj() *corev1.Pod {
 	}
 	if p.phase != "" {
 		o.Status.Phase = p.phase
+	}
+	if p.epoch != "" {
+		o.Annotations[jobset.EpochKey] = p.epoch
 	}
 	if p.failed {
 		o.Status.Phase = corev1.PodFailed
@@ -82,6 +89,12 @@ func TestEvaluate(t *testing.T) {
 	waiting := func(p *pod) { p.worker = false }
 	recreateBase := inPlaceBase()
 	recreateBase.recreate, recreateBase.counterField, recreateBase.counter = true, "", -1
+	processBase := inPlaceBase()
+	processBase.process = true
+	atEpoch := func(e string) func(*pod) { return func(p *pod) { p.epoch = e } }
+	// In the process tier every container runs throughout; an agent
+	// reports the epoch it joined.
+	pa0, pa1 := pod{uid: "a0-new", job: "a", index: "0", node: "node-3", agent: true, worker: true}, pod{uid: "a1-new", job: "a", index: "1", node: "node-3", agent: true, worker: true}
 
 	for name, tc := range map[string]struct {
 		base  baseline
@@ -144,6 +157,33 @@ func TestEvaluate(t *testing.T) {
 			scene: scene{pods: pods(with(a1, restarted), with(b0, restarted), with(b1, restarted),
 				pod{uid: "a0-new", job: "a", index: "0", node: "node-2", agent: true, worker: true}), nodeReady: true, counter: 2},
 			want: progress{reached: map[string]bool{synced: true},
+				replacementWorkers: map[string]bool{"a/0": true}},
+		},
+		"process tier: every agent joined epoch 2, the group not synced yet: the workers wait at the barrier": {
+			base: processBase,
+			scene: scene{pods: pods(with(b0, atEpoch("2")), with(b1, atEpoch("2")), with(pa0, atEpoch("2")), with(pa1, atEpoch("2"))),
+				nodeReady: true, counter: 1},
+			want: progress{reached: map[string]bool{detected: true, removed: true, replaced: true, scheduled: true, started: true}},
+		},
+		"process tier: synced at the epoch every agent joined: every rank trains, no container restarted": {
+			base: processBase,
+			scene: scene{pods: pods(with(b0, atEpoch("2")), with(b1, atEpoch("2")), with(pa0, atEpoch("2")), with(pa1, atEpoch("2"))),
+				nodeReady: true, counter: 2},
+			want: progress{reached: map[string]bool{detected: true, removed: true, replaced: true, scheduled: true, started: true, synced: true},
+				training: true, replacementWorkers: map[string]bool{"a/0": true, "a/1": true}},
+		},
+		"process tier: a survivor still at the epoch before the fault trains at none after it": {
+			base: processBase,
+			scene: scene{pods: pods(with(b0, atEpoch("2")), with(b1, atEpoch("1")), with(pa0, atEpoch("2")), with(pa1, atEpoch("2"))),
+				nodeReady: true, counter: 2},
+			want: progress{reached: map[string]bool{detected: true, removed: true, replaced: true, scheduled: true, started: true, synced: true},
+				replacementWorkers: map[string]bool{"a/0": true, "a/1": true}},
+		},
+		"process tier: a replacement whose worker container has not started does not train, whatever its agent joined": {
+			base: processBase,
+			scene: scene{pods: pods(with(b0, atEpoch("2")), with(b1, atEpoch("2")), with(pa0, atEpoch("2")), with(pa1, func(p *pod) { p.epoch, p.worker = "2", false })),
+				nodeReady: true, counter: 2},
+			want: progress{reached: map[string]bool{detected: true, removed: true, replaced: true, scheduled: true, started: true, synced: true},
 				replacementWorkers: map[string]bool{"a/0": true}},
 		},
 		"recreate: the survivors restarted are not enough, every Pod is new": {
@@ -239,6 +279,40 @@ func TestLostPerJob(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := (baseline{lost: tc.lost}).lostPerJob(); got != tc.want {
 				t.Errorf("lostPerJob = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseRunningWorkers(t *testing.T) {
+	// Two ranks: a/0 with an old container (no task) and a new one, a/1
+	// with one container.
+	const out = "--\nc-old 0\nc-a0 2\n--\nc-a1 1\n--\nTASK PID STATUS\nc-a0 41 RUNNING\nc-a1 42 RUNNING\n"
+	ranks := []string{"a/0", "a/1"}
+	for name, tc := range map[string]struct {
+		out          string
+		minProcesses int
+		want         map[string]bool
+		wantErr      bool
+	}{
+		"without the wrapper, a running task is a running worker": {
+			out: out, minProcesses: 1, want: map[string]bool{"a/0": true, "a/1": true}},
+		"under the wrapper, a task of the wrapper alone runs no worker": {
+			out: out, minProcesses: 2, want: map[string]bool{"a/0": true, "a/1": false}},
+		"a container whose task stopped runs nothing, whatever its count": {
+			out: "--\nc-a0 2\n--\nc-a1 2\n--\nTASK PID STATUS\nc-a0 41 STOPPED\nc-a1 42 RUNNING\n", minProcesses: 2,
+			want: map[string]bool{"a/0": false, "a/1": true}},
+		"a section missing": {out: "--\nc-a0 2\n--\nTASK PID STATUS\n", minProcesses: 1, wantErr: true},
+		"a container line without its count": {
+			out: "--\nc-a0\n--\nc-a1 1\n--\nTASK PID STATUS\n", minProcesses: 1, wantErr: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := parseRunningWorkers(tc.out, ranks, tc.minProcesses)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("parseRunningWorkers error = %v, want error %t", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, got); !tc.wantErr && diff != "" {
+				t.Errorf("parseRunningWorkers (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -40,15 +40,20 @@ func (r runResult) print(w way, fault string, workers, run int) {
 
 // oldWorkerFields are what the node's containerd showed: for a cut node
 // the fence (from the fault), for a frozen one the thawed worker's run
-// (from the thaw), and for both the ranks that ran twice.
+// (from the thaw), for one whose kubelet alone stopped the worker's stop
+// by its agent (from the fault; the process tier), and for each the ranks
+// that ran twice.
 func (r runResult) oldWorkerFields(fault string) []any {
 	o := r.workers
 	if o == nil {
 		return nil
 	}
 	name := "fence_s"
-	if fault == freeze {
+	switch fault {
+	case freeze:
 		name = "thawed_worker_ran_s"
+	case kubelet:
+		name = "worker_stopped_s"
 	}
 	var kv []any
 	if o.allStopped {
@@ -114,11 +119,14 @@ func (res result) print() {
 		}
 	case res.fault == freeze && len(fences) > 0:
 		kv = append(kv, "thawed_worker_ran_s", summary.Percentile(fences, 50))
+	case res.fault == kubelet && len(fences) > 0:
+		kv = append(kv, "worker_stopped_s", summary.Percentile(fences, 50))
 	}
-	// Only a cut or frozen node's containerd is watched: a killed node
-	// runs nothing, and a node whose kubelet alone stopped keeps the
-	// wrapper, its worker container's first process, after the fence.
-	if res.fault == cut || res.fault == freeze {
+	// A killed node runs nothing; without the wrapper, a node whose
+	// kubelet alone stopped keeps the worker container running until the
+	// kubelet is back, whatever the agent did: neither node's containerd is
+	// watched.
+	if res.fault == cut || res.fault == freeze || res.fault == kubelet && res.way.process {
 		kv = append(kv, "runs_ran_twice", ranTwice)
 	}
 	summary.Print("node-loss", kv...)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -56,7 +55,7 @@ type oldWorkers struct {
 // brings the node back.
 func (b *bench) runOnce(ctx context.Context, w way, fault string, run int) (r runResult, err error) {
 	wallStart := time.Now()
-	ns := fmt.Sprintf("bench-nodeloss-%s-%s-%d", strings.ToLower(w.key), fault, run)
+	ns := fmt.Sprintf("bench-nodeloss-%s-%s-%d", w.namespace(), fault, run)
 	js, err := b.start(ctx, w, ns)
 	// The namespace goes once the node is back: only then does a killed
 	// or cut-off node's kubelet let its deleted Pods go.
@@ -81,8 +80,8 @@ func (b *bench) runOnce(ctx context.Context, w way, fault string, run int) (r ru
 	}
 	defer obs.stop()
 	var old *workerWatch
-	if fault == cut {
-		if old, err = b.cluster.watchWorkers(ctx, base.node, base.lost); err != nil {
+	if fault == cut || fault == kubelet && w.process {
+		if old, err = b.cluster.watchWorkers(ctx, base.node, base.lost, w.process); err != nil {
 			return r, err
 		}
 		defer func() { _, _, _ = old.stop() }()
@@ -158,7 +157,7 @@ func (b *bench) runOnce(ctx context.Context, w way, fault string, run int) (r ru
 	faulted = false
 	r.back = backAt.Sub(faultAt).Seconds()
 	if fault == freeze {
-		if old, err = b.cluster.watchWorkers(ctx, base.node, base.lost); err != nil {
+		if old, err = b.cluster.watchWorkers(ctx, base.node, base.lost, w.process); err != nil {
 			return r, err
 		}
 	}
@@ -224,7 +223,13 @@ func (b *bench) start(ctx context.Context, w way, ns string) (*jobset.JobSet, er
 			return nil, err
 		}
 	}
-	js, err := b.c.JobSet(ns, w.strategy, b.o.workers)
+	var js *jobset.JobSet
+	var err error
+	if w.process {
+		js, err = b.c.InjectedJobSet(ns, b.o.workers, "")
+	} else {
+		js, err = b.c.JobSet(ns, w.strategy, b.o.workers)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +284,7 @@ func spread(js *jobset.JobSet, systemNode string) {
 // one that runs the most workers (the first by name of equals).
 func (b *bench) baseline(ctx context.Context, w way, js *jobset.JobSet) (baseline, error) {
 	base := baseline{workers: b.o.workers, restarts: map[types.UID]int32{}, lost: map[string]types.UID{},
-		recreate: w.strategy == jobset.Recreate, counter: -1, counterField: w.counter}
+		recreate: w.strategy == jobset.Recreate, process: w.process, counter: -1, counterField: w.counter}
 	var pods corev1.PodList
 	if err := b.c.Client.List(ctx, &pods, client.InNamespace(js.Namespace), client.MatchingLabels{jobset.JobSetNameKey: js.Name}); err != nil {
 		return base, err
