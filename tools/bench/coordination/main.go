@@ -352,12 +352,18 @@ func (b *bench) withController(name string, f func(*process) error) error {
 	return f(controller)
 }
 
+// cleanUpLimit bounds cleanUp. A Pod it leaves holds its Node's room, and
+// the next configuration's Pods wait for that room: at 10000 Pods on a
+// loaded API server a pass over every Pod can take longer than five
+// minutes, and the Pods it had not reached yet then stayed for good.
+const cleanUpLimit = 30 * time.Minute
+
 // cleanUp deletes what a configuration left and waits until its Pods are
 // gone, so that the next one does not share the controller's cache with
 // it and finds the Nodes free. The Job controller's tracking finalizers
 // are dropped here: its Jobs were deleted first, orphaning the Pods.
 func cleanUp(c client.Client, ns string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), cleanUpLimit)
 	defer cancel()
 	_ = c.DeleteAllOf(ctx, &jobset.JobSet{}, client.InNamespace(ns))
 	_ = c.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(ns), client.PropagationPolicy(metav1.DeletePropagationOrphan))
@@ -377,7 +383,7 @@ func cleanUp(c client.Client, ns string) {
 			_ = c.Delete(ctx, pod, client.GracePeriodSeconds(0))
 		})
 		if sleep(ctx, time.Second) != nil {
-			progress("%s: %d Pods left after 5 minutes", ns, len(pods.Items))
+			progress("%s: %d Pods left after %s", ns, len(pods.Items), cleanUpLimit)
 			return
 		}
 	}
