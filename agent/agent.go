@@ -74,6 +74,9 @@ type Agent struct {
 	// in place.
 	workerExited, workerRestarts atomic.Int32
 	escalated                    bool
+	// left is the epoch the agent left, its worker stopped, until it
+	// joins another (the process tier): a refused join confirms that stop.
+	left atomic.Int32
 	// tierView is what the process tier reads of the JobSet.
 	tierView tierView
 	// hang says why the worker is hung, until the agent acts on it
@@ -576,6 +579,7 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 			a.backoff.reset()
 			a.denials.reset()
 			a.epoch.Store(e)
+			a.left.Store(0)
 			klog.InfoS("Joined epoch", "epoch", e, "fencedAt", fenced, "hungAt", hung, "workerRestarts", restarts)
 			a.forgetRecords()
 			if err := a.restarts.joined(e); err != nil {
@@ -594,6 +598,12 @@ func (a *Agent) join(ctx context.Context, e int32) (bool, error) {
 				// Nor on how the Pod reports its worker's restarts.
 				klog.InfoS("Writing the worker's restarts with the join was denied: joining without them", "epoch", e, "workerRestarts", restarts, "err", err)
 				a.restarts.denied()
+			}
+			if left := a.left.Swap(0); left != 0 {
+				// A Pod marked lost takes no epoch, only the report of its
+				// worker's stop, which its group's sync beside the Pod's
+				// replacement waits for (or for a bound).
+				a.confirmStopped(left)
 			}
 			// Its own backoff: every read of the JobSet resets the other
 			// one, and a denial that lasts (RBAC missing) must not turn

@@ -110,6 +110,7 @@ func (a *Agent) leaveEpoch(why string) bool {
 	a.workerExited.Store(0)
 	a.barrier.drop("the worker restarts in place: the agent left epoch %d and joins the next", e)
 	a.epoch.Store(0)
+	a.left.Store(e)
 	a.restarts.restartingProcess()
 	restarts := a.workerRestarts.Add(1)
 	klog.InfoS("The worker stopped; joining the next epoch", "left", e, "workerRestarts", restarts)

@@ -157,6 +157,8 @@ type wrappedAgent struct {
 	pod *corev1.Pod
 	w   *realWrapper
 	a   *agent.Agent
+	// proxy is the agent's way to the API server.
+	proxy *apiProxy
 	// exited receives the agent's exit code.
 	exited chan int
 	// stateDir is the Pod's state directory, which outlives the agent.
@@ -198,14 +200,14 @@ func (t *wrappedAgent) restart(ctx context.Context) {
 	t.w = startRealWrapper()
 	environment := map[string]string{agentspec.EnvNamespace: t.ns, agentspec.EnvPodName: t.pod.Name,
 		agentspec.EnvJobSetName: "trainer", agentspec.EnvWrapperControl: t.w.control, agentspec.EnvStateDir: t.stateDir}
-	t.a = newProxiedAgent(environment)
+	t.a, t.proxy = newProxiedAgent(environment)
 	runAgent(ctx, t.a, t.exited)
 }
 
 // newProxiedAgent is an agent configured from environment, reaching the
 // API server through a proxy the spec can cut, with its witness listener
 // on loopback.
-func newProxiedAgent(environment map[string]string) *agent.Agent {
+func newProxiedAgent(environment map[string]string) (*agent.Agent, *apiProxy) {
 	GinkgoHelper()
 	cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
 	Expect(err).NotTo(HaveOccurred())
@@ -213,7 +215,7 @@ func newProxiedAgent(environment map[string]string) *agent.Agent {
 	Expect(err).NotTo(HaveOccurred())
 	proxy := startProxy(env.Config)
 	DeferCleanup(proxy.close)
-	return agent.New(cfg, proxy.client(), agent.WithListener(listener))
+	return agent.New(cfg, proxy.client(), agent.WithListener(listener)), proxy
 }
 
 // setEpochs writes the JobSet's epochs, as the controller would.
@@ -300,6 +302,26 @@ var _ = Describe("Agent in the process tier", func() {
 		Eventually(w.exited).Should(Receive(Equal(42)))
 		Expect(epoch(ctx)()).To(Equal("3"))
 		Expect(exited).NotTo(Receive(), "the agent does not exit: the kubelet restarts no container on a FailJob code")
+	})
+
+	// A Pod declared lost whose kubelet alone is down: the agent, in
+	// contact, stops its worker on the deprecation and then may not join
+	// the next epoch (the admission policy refuses an epoch on a Pod
+	// marked lost). The controller holds the group's sync until the agent
+	// confirms the stop, or for a bound that covers an agent cut off.
+	It("confirms the stop of the epoch it left when its join of the next is refused, as on a Pod marked lost", func(ctx SpecContext) {
+		started(ctx, nil)
+		Eventually(epoch(ctx)).Should(Equal("1"))
+		setEpochs(ctx, 1, 0)
+		Eventually(w.worker).ShouldNot(BeZero())
+
+		By("epoch 1 deprecated, the join of epoch 2 refused: the agent stops its worker and confirms that epoch 1's stopped")
+		t.proxy.denyEpoch.Store("2")
+		setEpochs(ctx, 1, 1)
+		Eventually(func() string { return t.annotations(ctx)()[agentspec.WorkerStoppedAnnotation] }).Should(Equal("1"))
+		Expect(w.worker()).To(BeZero())
+		Expect(epoch(ctx)()).To(Equal("1"), "the Pod shows the epoch it left")
+		Expect(exited).NotTo(Receive(), "the agent stays, its worker held at the barrier")
 	})
 
 	// A restart of the worker's process moves no restartCount: the agent

@@ -126,7 +126,7 @@ var _ = Describe("Agent with a worker wrapper", func() {
 		fake := startFakeWrapper(control)
 		environment := map[string]string{agentspec.EnvNamespace: ns, agentspec.EnvPodName: pod.Name,
 			agentspec.EnvJobSetName: "trainer", agentspec.EnvWrapperControl: control}
-		a := newProxiedAgent(environment)
+		a, _ := newProxiedAgent(environment)
 		exited := make(chan int, 1)
 		runCtx, cancel := context.WithCancel(ctx)
 		DeferCleanup(cancel)
