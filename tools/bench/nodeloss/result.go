@@ -43,18 +43,25 @@ func (r runResult) print(w way, fault string, workers, run int) {
 // (from the thaw), for one whose kubelet alone stopped the worker's stop
 // by its agent (from the fault; the process tier), and for each the ranks
 // that ran twice.
+// stoppedField names what the old workers' stop measures for the fault:
+// the fence of a cut node, the thawed worker's run of a frozen one, the
+// agent's stop of the worker where the kubelet alone stopped.
+func stoppedField(fault string) string {
+	switch fault {
+	case freeze:
+		return "thawed_worker_ran_s"
+	case kubelet:
+		return "worker_stopped_s"
+	}
+	return "fence_s"
+}
+
 func (r runResult) oldWorkerFields(fault string) []any {
 	o := r.workers
 	if o == nil {
 		return nil
 	}
-	name := "fence_s"
-	switch fault {
-	case freeze:
-		name = "thawed_worker_ran_s"
-	case kubelet:
-		name = "worker_stopped_s"
-	}
+	name := stoppedField(fault)
 	var kv []any
 	if o.allStopped {
 		kv = append(kv, name, o.stopped)
@@ -76,6 +83,9 @@ func (r runResult) oldWorkerFields(fault string) []any {
 func (res result) print() {
 	var totals, fences, beforeSync []float64
 	recovered, ranTwice := 0, 0
+	// watched: the node's containerd was polled (runOnce decides for which
+	// faults and ways).
+	watched := false
 	phases := map[string][]float64{}
 	lost, perJob := 0, 0
 	for _, r := range res.runs {
@@ -88,6 +98,7 @@ func (res result) print() {
 			phases[m] = append(phases[m], v)
 		}
 		if r.workers != nil {
+			watched = true
 			if r.workers.allStopped {
 				fences = append(fences, r.workers.stopped)
 				if s, ok := r.at[synced]; ok {
@@ -111,22 +122,13 @@ func (res result) print() {
 			kv = append(kv, m, summary.Percentile(phases[m], 50))
 		}
 	}
-	switch {
-	case res.fault == cut && len(fences) > 0:
-		kv = append(kv, "fence_s", summary.Percentile(fences, 50))
-		if len(beforeSync) > 0 {
+	if len(fences) > 0 {
+		kv = append(kv, stoppedField(res.fault), summary.Percentile(fences, 50))
+		if res.fault == cut && len(beforeSync) > 0 {
 			kv = append(kv, "fenced_before_sync_s", summary.Percentile(beforeSync, 50))
 		}
-	case res.fault == freeze && len(fences) > 0:
-		kv = append(kv, "thawed_worker_ran_s", summary.Percentile(fences, 50))
-	case res.fault == kubelet && len(fences) > 0:
-		kv = append(kv, "worker_stopped_s", summary.Percentile(fences, 50))
 	}
-	// A killed node runs nothing; without the wrapper, a node whose
-	// kubelet alone stopped keeps the worker container running until the
-	// kubelet is back, whatever the agent did: neither node's containerd is
-	// watched.
-	if res.fault == cut || res.fault == freeze || res.fault == kubelet && res.way.process {
+	if watched {
 		kv = append(kv, "runs_ran_twice", ranTwice)
 	}
 	summary.Print("node-loss", kv...)

@@ -79,6 +79,10 @@ func (b *bench) runOnce(ctx context.Context, w way, fault string, run int) (r ru
 		return r, err
 	}
 	defer obs.stop()
+	// A killed node runs nothing; without the wrapper, a node whose kubelet
+	// alone stopped keeps the worker container running until the kubelet
+	// is back, whatever the agent did. A frozen node is watched from the
+	// thaw on, below.
 	var old *workerWatch
 	if fault == cut || fault == kubelet && w.process {
 		if old, err = b.cluster.watchWorkers(ctx, base.node, base.lost, w.process); err != nil {
