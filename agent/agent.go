@@ -40,8 +40,10 @@ type Agent struct {
 	// reads it.
 	epoch atomic.Int32
 	// contact follows the agent's contact with the API server, for the
-	// fence (fence.go).
-	contact *contact
+	// fence (fence.go); nodeLease its node's Lease, when it fences on it
+	// too (nil otherwise).
+	contact   *contact
+	nodeLease *nodeLease
 	// rewatch ends the current watch, so that the next one is a fresh
 	// round trip; set while a watch is open.
 	mu      sync.Mutex
@@ -168,6 +170,9 @@ func New(cfg Config, api *kubeclient.Client, opts ...Option) *Agent {
 		peerAddresses:   peers,
 		learnPeersEvery: learnPeersEvery,
 	}
+	if cfg.FenceNodeLease && cfg.FenceAfter > 0 {
+		a.nodeLease = newNodeLease(time.Now)
+	}
 	if cfg.WrapperControl != "" {
 		a.worker = newWorker(cfg.WrapperControl, func(code int) bool {
 			return a.inProcessTier() && ExitRestartsInPlace(a.tierViewNow().spec, code)
@@ -235,6 +240,9 @@ func (a *Agent) Run(ctx context.Context) int {
 	if a.cfg.FenceAfter > 0 {
 		go a.fence(ctx, a.endWatch, func() { fenced.Store(true); stop() })
 		go a.learnPeers(ctx)
+	}
+	if a.nodeLease != nil {
+		go a.followNodeLease(ctx)
 	}
 	workerCtx, endWorker := context.WithCancel(context.Background())
 	defer endWorker()
@@ -518,6 +526,11 @@ func (a *Agent) observe(ctx context.Context, status Epochs) (bool, error) {
 	case Restart:
 		return true, nil
 	case Lift:
+		if !a.nodeLease.awaitRead(ctx, func() {
+			a.barrier.hold("epoch %d is synced: the worker starts once the agent has read its node's Lease %s/%s", a.epoch.Load(), agentspec.NodeLeaseNamespace, a.cfg.NodeName)
+		}) {
+			return false, ctx.Err()
+		}
 		if a.barrier.isFenced() {
 			if confirmed, err := a.join(ctx, a.epoch.Load()); !confirmed {
 				return false, err

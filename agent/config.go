@@ -30,6 +30,9 @@ type Config struct {
 	// NodeName names the agent's node to its peers; StateDir keeps its
 	// promises to them for the agents that follow in the Pod (witness.go).
 	NodeName, StateDir string
+	// FenceNodeLease: the agent fences on its node's Lease too
+	// (node_lease.go).
+	FenceNodeLease bool
 	// WrapperControl is the worker wrapper's control socket; empty: the
 	// worker runs without a wrapper, and only the kubelet stops it.
 	WrapperControl string
@@ -94,6 +97,17 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		fmt.Sprintf("a whole number of seconds from 0 to %d, the longest API server outage a worker rides out", agentspec.MaxFenceDeferLimitSeconds),
 		&deferLimit))
 	c.FenceAfter, c.FenceDeferLimit = time.Duration(fenceAfter)*time.Second, time.Duration(deferLimit)*time.Second
+	switch raw := getenv(agentspec.EnvFenceNodeLease); raw {
+	case "", "false":
+	case "true":
+		c.FenceNodeLease = true
+		if c.NodeName == "" {
+			errs = append(errs, fmt.Errorf("%s=true needs %s: set it from the downward API (fieldRef %s)",
+				agentspec.EnvFenceNodeLease, agentspec.EnvNodeName, agentspec.FieldPathOf[agentspec.EnvNodeName]))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("%s=%q: must be true (fence on the node's Lease too) or false", agentspec.EnvFenceNodeLease, raw))
+	}
 	if c.StateDir != "" && !strings.HasPrefix(c.StateDir, "/") {
 		errs = append(errs, fmt.Errorf("%s=%q: must be an absolute path, a directory of the Pod (an emptyDir) that outlives the agent's container",
 			agentspec.EnvStateDir, c.StateDir))

@@ -38,6 +38,8 @@ func TestConfigFromEnv(t *testing.T) {
 		"a fence time that is not whole seconds": {env: with(agentspec.EnvFenceAfterSeconds, "1.5"), wantErrs: []string{"FENCE_AFTER_SECONDS=\"1.5\": must be a whole number of seconds from 0 (never fence)"}},
 		"a negative fence time":                  {env: with(agentspec.EnvFenceAfterSeconds, "-1"), wantErrs: []string{"FENCE_AFTER_SECONDS=\"-1\""}},
 		"a group name that is not a name":        {env: with(agentspec.EnvInPlaceGroup, "Trunk_A"), wantErrs: []string{`IN_PLACE_GROUP="Trunk_A" is not a valid group name`, "alpha.jobset.sigs.k8s.io/in-place-group"}},
+		"fencing on the node's Lease without the node's name": {env: with(agentspec.EnvFenceNodeLease, "true"), wantErrs: []string{"FENCE_NODE_LEASE=true needs NODE_NAME", "spec.nodeName"}},
+		"fencing on the node's Lease, not a boolean":          {env: with(agentspec.EnvFenceNodeLease, "yes"), wantErrs: []string{`FENCE_NODE_LEASE="yes": must be true`}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -46,7 +48,7 @@ func TestConfigFromEnv(t *testing.T) {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
 				}
-				if c.RestartExitCode != tc.wantCode || c.BarrierPort != tc.wantPort || c.BarrierPath != tc.wantProbe || c.FenceAfter != tc.wantFence {
+				if c.RestartExitCode != tc.wantCode || c.BarrierPort != tc.wantPort || c.BarrierPath != tc.wantProbe || c.FenceAfter != tc.wantFence || c.FenceNodeLease {
 					t.Errorf("got %+v", c)
 				}
 				return

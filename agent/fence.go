@@ -44,6 +44,11 @@ import (
 // reads after it runs again (a frozen node thawed) may have waited in its
 // socket since before the stall: a stall counts as silence from its start,
 // and the watch is opened again for a fresh round trip.
+//
+// An agent that fences on its node's Lease (node_lease.go) counts its
+// node's kubelet's silence too, and acts on whichever silence is nearer
+// its fence (SilenceFor): a kubelet down alone, its agent in contact, is
+// then fenced like a node cut off.
 
 const (
 	// DefaultFenceAfter is agentspec.DefaultFenceAfterSeconds.
@@ -147,6 +152,12 @@ func (c *contact) silence() time.Duration {
 	return c.now().Sub(c.silentSince)
 }
 
+// silence is the agent's silence as its fence counts it (SilenceFor), as
+// the last tick left its own.
+func (a *Agent) silence() time.Duration {
+	return SilenceFor(a.contact.silence(), a.nodeLease.silence(), a.cfg.fenceLimits())
+}
+
 // fenceLimits are the agent's settings for Fence.
 func (c Config) fenceLimits() FenceLimits {
 	return FenceLimits{After: c.FenceAfter, DeferLimit: c.FenceDeferLimit, AskAhead: askAhead, Witnesses: c.FenceWitnesses}
@@ -166,7 +177,8 @@ func (a *Agent) fence(ctx context.Context, rewatch, stop func()) {
 			return
 		case <-ticker.C:
 		}
-		silence, stalled := a.contact.tick()
+		own, stalled := a.contact.tick()
+		silence := SilenceFor(own, a.nodeLease.silence(), limits)
 		if stalled {
 			klog.InfoS("The agent did not run for a while (a frozen or starved node): opening the watch again to confirm contact with the API server", "silence", silence.Round(time.Millisecond))
 			rewatch()
@@ -176,7 +188,7 @@ func (a *Agent) fence(ctx context.Context, rewatch, stop func()) {
 		}
 		now := a.contact.now()
 		state := Silence{For: silence, Joined: a.epoch.Load() != 0, Lifted: a.barrier.isLifted(), Fenced: a.barrier.isFenced(),
-			Witnessed: a.witnesses.state(now), Regaining: a.witnesses.regaining(now)}
+			Witnessed: a.witnesses.state(now), Regaining: a.witnesses.regaining(now, own == 0)}
 		switch Fence(state, limits) {
 		case HoldBarrier:
 			if a.barrier.fence(fmt.Sprintf("no contact with the API server for %s: the agent writes epoch %d again before the worker starts", limits.After, a.epoch.Load())) {

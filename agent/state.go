@@ -1,6 +1,10 @@
 package agent
 
-import "time"
+import (
+	"time"
+
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+)
 
 // Action is what the agent does after seeing a JobSet status.
 type Action int
@@ -77,9 +81,43 @@ const (
 	Alone
 )
 
+// NodeSilence is what the agent read of its node's kubelet: how long its
+// Lease has gone unrenewed, by the node's clock, and how often the kubelet
+// renews it (0: the agent does not fence on its node's Lease).
+type NodeSilence struct {
+	Unrenewed, RenewInterval time.Duration
+}
+
+// SilenceFor is the silence the fence acts on: the agent's own silence
+// from the API server, or its node's Lease's, whichever is nearer its
+// fence. The Lease counts only once its peers can tell whether the
+// silence is shared (agentspec.NodeSilenceSharedAfter, when the agent
+// asks them), and reaches the fence time a round of questions later
+// (agentspec.NodeLeaseFenceAfter): an agent told it is alone stops its
+// worker then, unless it was vouched for before.
+func SilenceFor(own time.Duration, node NodeSilence, l FenceLimits) time.Duration {
+	if node.RenewInterval <= 0 {
+		return own
+	}
+	fenceAt := agentspec.NodeLeaseFenceAfter(l.After, node.RenewInterval)
+	askAt := fenceAt - agentspec.WitnessRound
+	if node.Unrenewed < askAt {
+		return own
+	}
+	over := node.Unrenewed - askAt
+	lease := l.After + over - agentspec.WitnessRound
+	if over < agentspec.WitnessRound {
+		// From asking ahead of the fence time to the fence time, within
+		// the round.
+		lease = l.After - l.AskAhead + time.Duration(float64(l.AskAhead)*float64(over)/float64(agentspec.WitnessRound))
+	}
+	return max(own, lease, time.Nanosecond)
+}
+
 // Silence is the agent's state as the fence sees it.
 type Silence struct {
-	// For is how long the agent has been out of contact (0: in contact).
+	// For is how long the agent has been silent, as SilenceFor counts it
+	// (0: in contact, and its node's Lease renewed on time).
 	For time.Duration
 	// Joined: the agent joined an epoch. Lifted: its barrier lifted (the
 	// worker may run). Fenced: the barrier waits for the agent to write
@@ -88,7 +126,9 @@ type Silence struct {
 	Witnessed              Witnessed
 	// Regaining: told it is alone while the promises it held last still
 	// bind its witnesses, the agent tries to reach the API server itself
-	// for a short while first (regainContactWithin).
+	// for a short while first (regainContactWithin), or, in contact, waits
+	// as long for its kubelet to renew the node's Lease
+	// (regainRenewalWithin).
 	Regaining bool
 }
 

@@ -48,7 +48,16 @@ const (
 	promiseFor    = agentspec.WitnessPromiseSeconds * time.Second
 	askAgainAfter = promiseFor / 3
 	// witnessTimeout bounds one question, name lookup included.
-	witnessTimeout = time.Second
+	witnessTimeout = agentspec.WitnessRound
+	// regainRenewalWithin: an agent in contact whose node's Lease is
+	// stale, told it is alone once the silence it shared ended, waits that
+	// long for its kubelet to renew the Lease before it stops its worker:
+	// a kubelet renews on an interval of its own (10 s by default) and
+	// retries a failed renewal with a backoff of its own, so it comes back
+	// after its agent. The promises it held outlive that: asked last at
+	// most askAgainAfter and a question's witnessTimeout before it heard
+	// it is alone, then this wait, then a tick and its worker's stop.
+	regainRenewalWithin = 14 * time.Second
 	// regainContactWithin: once an API server answers again, an agent
 	// whose link works gets an answer of its own within its backoff's cap
 	// through an outage and a round trip. Told by a peer in contact that
@@ -71,6 +80,11 @@ type witnessRequest struct {
 	Pod          string `json:"pod"`
 	Host         string `json:"host,omitempty"`
 	ContactCheck bool   `json:"contactCheck,omitempty"`
+	// NodeUnrenewedMillis and NodeRenewIntervalMillis: how long the
+	// asker's node's Lease has gone unrenewed, and its renew interval,
+	// when that is what silences it (sharesNodeSilence).
+	NodeUnrenewedMillis     int64 `json:"nodeUnrenewedMillis,omitempty"`
+	NodeRenewIntervalMillis int64 `json:"nodeRenewIntervalMillis,omitempty"`
 }
 
 // releaseCheckEvery is how often a witness held by its promise asks its
@@ -163,9 +177,10 @@ type witnesses struct {
 	// asks again; alone: a peer is in contact, or too few vouched.
 	vouchedUntil time.Time
 	alone        bool
-	// regainUntil: told it is alone while it held promises, the agent
-	// tries to reach the API server itself until then.
-	regainUntil time.Time
+	// aloneSince: told it is alone while it held promises, then; the
+	// agent tries to reach the API server itself for a while after
+	// (regaining).
+	aloneSince time.Time
 }
 
 func (w *witnesses) state(now time.Time) Witnessed {
@@ -185,15 +200,20 @@ func (w *witnesses) state(now time.Time) Witnessed {
 func (w *witnesses) forget() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.vouchedUntil, w.alone, w.regainUntil = time.Time{}, false, time.Time{}
+	w.vouchedUntil, w.alone, w.aloneSince = time.Time{}, false, time.Time{}
 }
 
 // regaining: the agent was told it is alone while it held promises, less
-// than regainContactWithin ago.
-func (w *witnesses) regaining(now time.Time) bool {
+// than regainContactWithin ago, or regainRenewalWithin for an agent in
+// contact, which waits for its kubelet.
+func (w *witnesses) regaining(now time.Time, inContact bool) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.alone && now.Before(w.regainUntil)
+	window := regainContactWithin
+	if inContact {
+		window = regainRenewalWithin
+	}
+	return w.alone && !w.aloneSince.IsZero() && now.Before(w.aloneSince.Add(window))
 }
 
 // heard records a round's outcome at now: vouched for until vouchedUntil,
@@ -202,7 +222,7 @@ func (w *witnesses) heard(now, vouchedUntil time.Time, alone bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if alone && !w.alone && !w.vouchedUntil.IsZero() {
-		w.regainUntil = now.Add(regainContactWithin)
+		w.aloneSince = now
 	}
 	w.vouchedUntil, w.alone = vouchedUntil, alone
 }
@@ -215,6 +235,9 @@ func (a *Agent) askWitnesses(ctx context.Context) {
 	view := a.jobSetView()
 	need := a.cfg.FenceWitnesses
 	request := witnessRequest{JobSetUID: view.uid, Attempt: view.attempt, Epoch: a.epoch.Load(), Pod: a.cfg.PodName, Host: a.hostname}
+	if node := a.nodeLease.silence(); node.RenewInterval > 0 {
+		request.NodeUnrenewedMillis, request.NodeRenewIntervalMillis = node.Unrenewed.Milliseconds(), node.RenewInterval.Milliseconds()
+	}
 	hosts := a.witnessOrder(view.peers)
 	// Promises count from when the question was sent: the peer promised
 	// later, so its promise lasts at least that long from here.
@@ -321,10 +344,18 @@ func peerURL(port int) func(host, subdomain string) string {
 }
 
 // answerWitness is this agent as a witness: in contact, it says so; silent,
-// it promises, if it can keep the promise.
+// it promises, if it can keep the promise. Silent is as its own fence
+// counts it, or, for an agent that fences on its node's Lease, silent
+// with the asker's node (sharesNodeSilence): peers whose kubelets all fell
+// silent at once, their agents in contact (an API server that takes no
+// renewals while its watches go on), vouch for each other, as in an
+// outage.
 func (a *Agent) answerWitness(request witnessRequest) witnessAnswer {
 	answer := witnessAnswer{Node: a.cfg.NodeName}
-	silence := a.contact.silence()
+	silence := a.silence()
+	if silence == 0 && a.sharesNodeSilence(request) {
+		silence = time.Nanosecond
+	}
 	view := a.jobSetView()
 	epoch := a.epoch.Load()
 	switch {
@@ -357,6 +388,21 @@ func (a *Agent) answerWitness(request witnessRequest) witnessAnswer {
 		answer.Promised = true
 	}
 	return answer
+}
+
+// sharesNodeSilence: this agent's node's Lease has gone unrenewed since
+// before the asker's kubelet was due to renew: the kubelets of both fell
+// silent together, as far as one renew interval tells
+// (agentspec.NodeSilenceSharedAfter). The question's way only adds to this
+// node's count.
+func (a *Agent) sharesNodeSilence(request witnessRequest) bool {
+	mine := a.nodeLease.silence()
+	if request.NodeUnrenewedMillis <= 0 || mine.RenewInterval == 0 {
+		return false
+	}
+	asker := time.Duration(request.NodeUnrenewedMillis) * time.Millisecond
+	due := asker - agentspec.RenewedWithin(time.Duration(request.NodeRenewIntervalMillis)*time.Millisecond)
+	return due > 0 && mine.Unrenewed >= due
 }
 
 // askersBackInContact asks each asker of this agent's promise whether it

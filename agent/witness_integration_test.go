@@ -182,6 +182,8 @@ type member struct {
 	// dns, when set, is how the agent resolves its peers' names, which
 	// it dials by name; otherwise it dials their addresses.
 	dns *clusterDNS
+	// env is added to the agent's environment.
+	env map[string]string
 }
 
 // clusterDNS resolves the group's Pod names to loopback, until it fails.
@@ -241,6 +243,7 @@ func (m *member) start(ctx context.Context, ns, fence string) {
 		agentspec.EnvNamespace: ns, agentspec.EnvPodName: m.pod.Name, agentspec.EnvJobSetName: "trainer",
 		agentspec.EnvNodeName: m.node, agentspec.EnvStateDir: m.stateDir, agentspec.EnvFenceAfterSeconds: fence,
 	}
+	maps.Copy(environment, m.env)
 	cfg, err := agent.ConfigFromEnv(func(k string) string { return environment[k] })
 	Expect(err).NotTo(HaveOccurred())
 	options := []agent.Option{agent.WithListener(m.listener), agent.WithHostname(m.pod.Name),

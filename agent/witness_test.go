@@ -146,8 +146,22 @@ func witnessAgent(t *testing.T, silence time.Duration, epoch int32) *Agent {
 	return a
 }
 
+// leaseUnrenewed has the agent fence on its node's Lease, renewed every
+// 10 s and last unrenewed for unrenewed.
+func leaseUnrenewed(unrenewed time.Duration) func(*Agent) {
+	return func(a *Agent) {
+		now := time.Now()
+		a.nodeLease = newNodeLease(func() time.Time { return now })
+		a.nodeLease.observe(now.Add(-unrenewed), 10*time.Second)
+	}
+}
+
 func TestAnswerWitness(t *testing.T) {
 	ask := witnessRequest{JobSetUID: "uid-1", Attempt: 0, Epoch: 3, Pod: "js-w-0-0"}
+	// An asker whose Lease, renewed every 10 s, has gone unrenewed for
+	// 24 s: its kubelet was due 12.6 s ago at the latest.
+	askOnLease := ask
+	askOnLease.NodeUnrenewedMillis, askOnLease.NodeRenewIntervalMillis = 24000, 10000
 	cases := map[string]struct {
 		silence time.Duration
 		epoch   int32
@@ -174,6 +188,14 @@ func TestAnswerWitness(t *testing.T) {
 			reason: agentspec.EnvNodeName},
 		"no state directory": {silence: 20 * time.Second, epoch: 3, request: ask, change: func(a *Agent) { a.promises.path = "" },
 			reason: agentspec.EnvStateDir},
+		"in contact, its kubelet silent since the asker's was due: the silence is shared, promises": {epoch: 3, request: askOnLease,
+			change: leaseUnrenewed(13 * time.Second), want: witnessAnswer{Node: "node-b", Promised: true}},
+		"in contact, its kubelet renewed since the asker's was due: says it is in contact": {epoch: 3, request: askOnLease,
+			change: leaseUnrenewed(12 * time.Second), want: witnessAnswer{Node: "node-b", InContact: true}},
+		"in contact, its kubelet silent, the asker out of contact only: says it is in contact": {epoch: 3, request: ask,
+			change: leaseUnrenewed(20 * time.Second), want: witnessAnswer{Node: "node-b", InContact: true}},
+		"in contact, not fencing on its Lease: says it is in contact": {epoch: 3, request: askOnLease,
+			want: witnessAnswer{Node: "node-b", InContact: true}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -257,17 +279,20 @@ func TestAskWitnesses(t *testing.T) {
 }
 
 // TestWitnessesRegaining: an agent told it is alone tries to reach the API
-// server itself for regainContactWithin only when the promises it held
-// until then still bind its witnesses.
+// server itself for regainContactWithin (in contact, waits for its
+// kubelet for regainRenewalWithin) only when the promises it held until
+// then still bind its witnesses, counted from the first time it was told.
 func TestWitnessesRegaining(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cases := map[string]struct {
 		rounds []bool // alone, round after round, askAgainAfter apart
-		want   bool   // regaining right after the last round
+		// aloneFor: how long before the last round the window opened
+		// (-1: it never did).
+		aloneFor time.Duration
 	}{
-		"alone at its first question: nothing held":          {rounds: []bool{true}, want: false},
-		"alone after being vouched for: held promises cover": {rounds: []bool{false, true}, want: true},
-		"alone again: the window does not start over":        {rounds: []bool{false, true, true}, want: false},
+		"alone at its first question: nothing held":          {rounds: []bool{true}, aloneFor: -1},
+		"alone after being vouched for: held promises cover": {rounds: []bool{false, true}, aloneFor: 0},
+		"alone again: the window does not start over":        {rounds: []bool{false, true, true}, aloneFor: askAgainAfter},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -283,14 +308,20 @@ func TestWitnessesRegaining(t *testing.T) {
 				}
 				w.heard(at, vouchedUntil, alone)
 			}
-			if got := w.regaining(at); got != tc.want {
-				t.Fatalf("regaining = %v, want %v", got, tc.want)
-			}
-			if w.regaining(at.Add(regainContactWithin)) {
-				t.Errorf("still regaining %s later", regainContactWithin)
+			for _, c := range []struct {
+				inContact bool
+				window    time.Duration
+			}{{false, regainContactWithin}, {true, regainRenewalWithin}} {
+				want := tc.aloneFor >= 0 && tc.aloneFor < c.window
+				if got := w.regaining(at, c.inContact); got != want {
+					t.Fatalf("regaining (in contact %v) = %v, want %v", c.inContact, got, want)
+				}
+				if opened := at.Add(-tc.aloneFor); tc.aloneFor >= 0 && w.regaining(opened.Add(c.window), c.inContact) {
+					t.Errorf("still regaining (in contact %v) %s after the window opened", c.inContact, c.window)
+				}
 			}
 			w.forget()
-			if w.regaining(at) {
+			if w.regaining(at, false) || w.regaining(at, true) {
 				t.Error("regaining after forget (in contact again)")
 			}
 		})
@@ -298,12 +329,14 @@ func TestWitnessesRegaining(t *testing.T) {
 }
 
 // TestPromiseCoversTheRegainWindow: a witness's promise outlives the
-// asker's next question, its try to reach the API server and a wrapped
-// worker's stop.
+// asker's next question, its wait for the API server or its kubelet, and a
+// wrapped worker's stop.
 func TestPromiseCoversTheRegainWindow(t *testing.T) {
 	wrappedStop := (agentspec.WorkerStopGraceSeconds + agentspec.WorkerStopSlackSeconds) * time.Second
-	if need := askAgainAfter + regainContactWithin + fenceTick + wrappedStop; promiseFor <= need {
-		t.Fatalf("a promise of %s does not cover %s", promiseFor, need)
+	for _, window := range []time.Duration{regainContactWithin, regainRenewalWithin} {
+		if need := askAgainAfter + witnessTimeout + window + fenceTick + wrappedStop; promiseFor <= need {
+			t.Fatalf("a promise of %s does not cover %s", promiseFor, need)
+		}
 	}
 }
 
