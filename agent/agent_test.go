@@ -89,17 +89,7 @@ var _ = Describe("Agent", func() {
 		DeferCleanup(proxy.close)
 	})
 
-	setEpochs := func(synced, deprecated int32) {
-		Eventually(func() error {
-			fresh := &jobset.JobSet{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(js), fresh); err != nil {
-				return err
-			}
-			patch := client.MergeFrom(fresh.DeepCopy())
-			fresh.Status.SyncedEpoch, fresh.Status.DeprecatedEpoch = ptr.To(synced), ptr.To(deprecated)
-			return c.Status().Patch(ctx, fresh, patch)
-		}).Should(Succeed())
-	}
+	setEpochs := func(synced, deprecated int32) { setEpochs(ctx, c, js, synced, deprecated) }
 	podEpoch := func() string {
 		fresh := &corev1.Pod{}
 		Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), fresh)).To(Succeed())

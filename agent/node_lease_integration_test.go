@@ -17,7 +17,6 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/testing/framework"
-	"github.com/fastjobset/jobset/tools/testing/wrappers"
 )
 
 // Two Pods of one in-place group on two nodes whose agents fence on their
@@ -47,57 +46,20 @@ var _ = Describe("Agents that fence on their node's Lease", func() {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agentspec.NodeLeaseNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
 			Expect(err).NotTo(HaveOccurred())
 		}
-		js = wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
-			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Pods(2).InPlaceReady().Obj()).Obj()
-		Expect(c.Create(ctx, js)).To(Succeed())
-		peers := map[string]string{}
-		for i := range members {
-			name := "trainer-workers-0-" + string(rune('0'+i))
-			pod := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{jobset.JobSetNameKey: "trainer"}},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}}},
-			}
-			Expect(c.Create(ctx, pod)).To(Succeed())
-			proxy := startProxy(env.Config)
-			DeferCleanup(proxy.close)
-			// A node of its own per spec and namespace: Leases outlive
-			// the spec.
-			node := ns + "-node-" + string(rune('a'+i))
-			members[i] = &member{pod: pod, proxy: proxy, node: node, stateDir: GinkgoT().TempDir(), peers: peers,
-				env: map[string]string{agentspec.EnvFenceNodeLease: "true"}}
-			members[i].listen()
-			peers[name] = members[i].address
-			kubelet[i] = &kubeletLease{c: c, name: node}
+		// Nodes of their own per spec: Leases outlive the spec.
+		js, members = twoNodeGroup(ctx, c, ns, func(i int) string { return ns + "-node-" + string(rune('a'+i)) })
+		for i, m := range members {
+			m.env = map[string]string{agentspec.EnvFenceNodeLease: "true"}
+			kubelet[i] = &kubeletLease{c: c, name: m.node}
 		}
 	})
 
-	setEpochs := func(synced, deprecated int32) {
-		Eventually(func() error {
-			fresh := &jobset.JobSet{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(js), fresh); err != nil {
-				return err
-			}
-			patch := client.MergeFrom(fresh.DeepCopy())
-			fresh.Status.SyncedEpoch, fresh.Status.DeprecatedEpoch = ptr.To(synced), ptr.To(deprecated)
-			return c.Status().Patch(ctx, fresh, patch)
-		}).Should(Succeed())
-	}
+	setEpochs := func(synced, deprecated int32) { setEpochs(ctx, c, js, synced, deprecated) }
 	startAll := func() {
-		for i, m := range members {
-			kubelet[i].run(ctx, leaseSeconds)
-			m.start(ctx, ns, fence)
+		for _, k := range kubelet {
+			k.run(ctx, leaseSeconds)
 		}
-		for _, m := range members {
-			Eventually(func() string {
-				fresh := &corev1.Pod{}
-				Expect(c.Get(ctx, client.ObjectKeyFromObject(m.pod), fresh)).To(Succeed())
-				return fresh.Annotations[jobset.EpochKey]
-			}).Should(Equal("1"))
-		}
-		setEpochs(1, 0)
-		for _, m := range members {
-			Eventually(m.barrier).Should(HavePrefix("200"))
-		}
+		startTogether(ctx, c, js, members, fence)
 	}
 
 	It("stop the worker of a node whose kubelet alone is silent, its agent in contact, once its peer says its own Lease is renewed", func() {

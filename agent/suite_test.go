@@ -6,8 +6,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fastjobset/jobset/agent"
+	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/tools/testing/framework"
 )
 
@@ -51,4 +54,18 @@ func runAgent(ctx context.Context, a *agent.Agent, exited chan<- int) context.Ca
 		<-done
 	})
 	return cancel
+}
+
+// setEpochs writes the JobSet's synced and deprecated epochs, as the
+// controller would.
+func setEpochs(ctx context.Context, c client.Client, js *jobset.JobSet, synced, deprecated int32) {
+	Eventually(func() error {
+		fresh := &jobset.JobSet{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(js), fresh); err != nil {
+			return err
+		}
+		patch := client.MergeFrom(fresh.DeepCopy())
+		fresh.Status.SyncedEpoch, fresh.Status.DeprecatedEpoch = ptr.To(synced), ptr.To(deprecated)
+		return c.Status().Patch(ctx, fresh, patch)
+	}).Should(Succeed())
 }

@@ -17,7 +17,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fastjobset/jobset/agent"
@@ -48,36 +47,10 @@ var _ = Describe("Agents out of contact with the API server together", func() {
 		ctx = context.Background()
 		c = env.Client
 		ns = framework.TestNamespace(ctx, c, "witness")
-		js = wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
-			ReplicatedJob(wrappers.MakeReplicatedJob("workers").Pods(2).InPlaceReady().Obj()).Obj()
-		Expect(c.Create(ctx, js)).To(Succeed())
-		peers := map[string]string{}
-		for i := range members {
-			name := "trainer-workers-0-" + string(rune('0'+i))
-			pod := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{jobset.JobSetNameKey: "trainer"}},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}}},
-			}
-			Expect(c.Create(ctx, pod)).To(Succeed())
-			proxy := startProxy(env.Config)
-			DeferCleanup(proxy.close)
-			members[i] = &member{pod: pod, proxy: proxy, node: "node-" + string(rune('a'+i)), stateDir: GinkgoT().TempDir(), peers: peers}
-			members[i].listen()
-			peers[name] = members[i].address
-		}
+		js, members = twoNodeGroup(ctx, c, ns, func(i int) string { return "node-" + string(rune('a'+i)) })
 	})
 
-	setEpochs := func(synced, deprecated int32) {
-		Eventually(func() error {
-			fresh := &jobset.JobSet{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(js), fresh); err != nil {
-				return err
-			}
-			patch := client.MergeFrom(fresh.DeepCopy())
-			fresh.Status.SyncedEpoch, fresh.Status.DeprecatedEpoch = ptr.To(synced), ptr.To(deprecated)
-			return c.Status().Patch(ctx, fresh, patch)
-		}).Should(Succeed())
-	}
+	setEpochs := func(synced, deprecated int32) { setEpochs(ctx, c, js, synced, deprecated) }
 	podEpoch := func(m *member) func() string {
 		return func() string {
 			fresh := &corev1.Pod{}
@@ -85,18 +58,7 @@ var _ = Describe("Agents out of contact with the API server together", func() {
 			return fresh.Annotations[jobset.EpochKey]
 		}
 	}
-	startAll := func() {
-		for _, m := range members {
-			m.start(ctx, ns, fence)
-		}
-		for _, m := range members {
-			Eventually(podEpoch(m)).Should(Equal("1"))
-		}
-		setEpochs(1, 0)
-		for _, m := range members {
-			Eventually(m.barrier).Should(HavePrefix("200"))
-		}
-	}
+	startAll := func() { startTogether(ctx, c, js, members, fence) }
 
 	It("keep their workers running through an outage they share, past their fence time; the one left cut off stops its worker once the other is back", func() {
 		startAll()
@@ -168,6 +130,49 @@ var _ = Describe("Agents out of contact with the API server together", func() {
 		Eventually(podEpoch(b), time.Duration(agentspec.WitnessPromiseSeconds+5)*time.Second).Should(Equal("2"))
 	})
 })
+
+// twoNodeGroup creates an in-place JobSet of two Pods, each a member on
+// the node nodeName names, with a link to the API server of its own.
+func twoNodeGroup(ctx context.Context, c client.Client, ns string, nodeName func(int) string) (*jobset.JobSet, [2]*member) {
+	js := wrappers.MakeJobSet("trainer", ns).RestartStrategy(jobset.InPlaceRestart).MaxRestarts(3).
+		ReplicatedJob(wrappers.MakeReplicatedJob("workers").Pods(2).InPlaceReady().Obj()).Obj()
+	Expect(c.Create(ctx, js)).To(Succeed())
+	var members [2]*member
+	peers := map[string]string{}
+	for i := range members {
+		name := "trainer-workers-0-" + string(rune('0'+i))
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{jobset.JobSetNameKey: "trainer"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}}},
+		}
+		Expect(c.Create(ctx, pod)).To(Succeed())
+		proxy := startProxy(env.Config)
+		DeferCleanup(proxy.close)
+		members[i] = &member{pod: pod, proxy: proxy, node: nodeName(i), stateDir: GinkgoT().TempDir(), peers: peers}
+		members[i].listen()
+		peers[name] = members[i].address
+	}
+	return js, members
+}
+
+// startTogether starts the members' agents, has them join epoch 1, syncs
+// it, and waits until each barrier lifted.
+func startTogether(ctx context.Context, c client.Client, js *jobset.JobSet, members [2]*member, fence string) {
+	for _, m := range members {
+		m.start(ctx, js.Namespace, fence)
+	}
+	for _, m := range members {
+		Eventually(func() string {
+			fresh := &corev1.Pod{}
+			Expect(c.Get(ctx, client.ObjectKeyFromObject(m.pod), fresh)).To(Succeed())
+			return fresh.Annotations[jobset.EpochKey]
+		}).Should(Equal("1"))
+	}
+	setEpochs(ctx, c, js, 1, 0)
+	for _, m := range members {
+		Eventually(m.barrier).Should(HavePrefix("200"))
+	}
+}
 
 // member is one Pod of the group, its node's link and its agent.
 type member struct {

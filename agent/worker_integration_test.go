@@ -13,7 +13,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fastjobset/jobset/agent/wrapper"
@@ -98,17 +97,7 @@ var _ = Describe("Agent with a worker wrapper", func() {
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10"}}},
 		}
 		Expect(c.Create(ctx, pod)).To(Succeed())
-		setEpochs := func(synced, deprecated int32) {
-			Eventually(func() error {
-				fresh := &jobset.JobSet{}
-				if err := c.Get(ctx, client.ObjectKeyFromObject(js), fresh); err != nil {
-					return err
-				}
-				patch := client.MergeFrom(fresh.DeepCopy())
-				fresh.Status.SyncedEpoch, fresh.Status.DeprecatedEpoch = ptr.To(synced), ptr.To(deprecated)
-				return c.Status().Patch(ctx, fresh, patch)
-			}).Should(Succeed())
-		}
+		setEpochs := func(synced, deprecated int32) { setEpochs(ctx, c, js, synced, deprecated) }
 		annotation := func(key string) func() string {
 			return func() string {
 				fresh := &corev1.Pod{}
