@@ -52,6 +52,9 @@ import (
 // stopped, or the bound from the mark passed (controllers/jobsetcontroller,
 // lostWorkerMayRun), by which time its agent, in contact or silent, acted.
 //
+// With leaseFence, each agent fences on its node's Lease too, and the
+// controller holds no lost Pod (TestFenceCheckerNodeLease).
+//
 // It checks in every reachable state:
 //
 //   - safety: no worker starts at an epoch while another runs at another
@@ -203,6 +206,20 @@ var holdLostWorkers = true
 // reached the server back first.
 var regainContact = true
 
+// leaseFence: each agent fences on its node's Lease too
+// (FENCE_NODE_LEASE): the silence its fence counts is its node's, which
+// the kubelet down alone advances while the agent stays in contact, and a
+// peer whose kubelet is silent vouches; the controller declares the
+// member of a node whose kubelet alone is down only past the fence time,
+// as for a node cut off, and holds no lost Pod after the mark.
+var leaseFence = false
+
+// nodeSilent: the fence of the agent of (r, g) counts a silence: its own,
+// or, fencing on its node's Lease, its kubelet's.
+func (s *state) nodeSilent(r, g int) bool {
+	return s.agentSilent(r, g) || leaseFence && s.nodes[r][g].kubeletDown
+}
+
 // countLostWitnesses: the controller counts a Pod it declared lost among
 // the silent nodes until its promise bound from the mark passed. The
 // checker finds a rank that runs twice without it.
@@ -256,8 +273,8 @@ func quiet(s state) []step {
 			// worker, as documented).
 			// An agent acts on its silence at once, long before the next
 			// level (a tick, a round of questions, its worker's stop).
-			if nd := s.nodes[r][g]; !pending(s, r, g) && (s.agentSilent(r, g) && nd.level < pastFence || (nd.cut || nd.agentCut) && nd.level < pastLimit ||
-				(nd.cut || nd.agentCut) && nd.level == pastLimit && !s.reliedOn(r, g)) {
+			if nd := s.nodes[r][g]; !pending(s, r, g) && (s.nodeSilent(r, g) && nd.level < pastFence || lastingSilence(nd) && nd.level < pastLimit ||
+				lastingSilence(nd) && nd.level == pastLimit && !s.reliedOn(r, g)) {
 				n := s
 				n.nodes[r][g].level++
 				add(n, "", "time passes on the node of %s (level %d)", name(r, g), n.nodes[r][g].level)
@@ -289,6 +306,9 @@ func quiet(s state) []step {
 				out = append(out, silentAgentSteps(s, r, g)...)
 			} else {
 				out = append(out, agentSteps(s, r, g)...)
+				if s.nodeSilent(r, g) {
+					out = append(out, fenceSteps(s, r, g)...)
+				}
 			}
 		}
 	}
@@ -297,6 +317,9 @@ func quiet(s state) []step {
 	}
 	return out
 }
+
+// lastingSilence: a silence of the node that no API server's return ends.
+func lastingSilence(nd node) bool { return nd.cut || nd.agentCut || leaseFence && nd.kubeletDown }
 
 func name(r, g int) string { return fmt.Sprintf("pod %d-%d", r, g) }
 
@@ -357,6 +380,13 @@ func silentAgentSteps(s state, r, g int) []step {
 		out = append(out, step{label: fmt.Sprintf("silent agent of %s lifts on what it saw: worker starts at %d", name(r, g), p.joined),
 			next: n, violation: unsafeStart(n, r, g)})
 	}
+	return append(out, fenceSteps(s, r, g)...)
+}
+
+// fenceSteps: the agent of (r, g) acts on the silence its fence counts.
+func fenceSteps(s state, r, g int) []step {
+	p := s.pods[r][g]
+	var out []step
 	switch agent.Fence(s.silence(r, g), limits) {
 	case agent.HoldBarrier:
 		n := s
@@ -389,7 +419,7 @@ func pending(s state, r, g int) bool {
 		// Its worker stopped; the restart waits for a kubelet that runs.
 		return !s.nodes[r][g].kubeletDown
 	}
-	if !p.agentUp || !s.agentSilent(r, g) {
+	if !p.agentUp || !s.nodeSilent(r, g) {
 		return false
 	}
 	if s.regainPending(r, g) {
@@ -434,7 +464,7 @@ func ask(s state, r, g int) []step {
 				continue
 			}
 			switch {
-			case !s.agentSilent(pr, pg):
+			case !s.nodeSilent(pr, pg):
 				inContact = true
 			case w.joined != 0 && w.joined <= asker.joined && s.level(pr, pg) < pastLimit:
 				vouchers |= 1 << index(pr, pg)
@@ -481,7 +511,8 @@ func controllerSteps(s state) []step {
 		p, nd := s.pods[r][0], s.nodes[r][0]
 		// A node whose kubelet alone is down is silent to the
 		// controller past any bound while its agent stays in contact.
-		if !p.exists || p.lost || !nd.kubeletDown && (!nd.cut || nd.level < pastFence) {
+		fenced := (nd.cut || leaseFence && nd.kubeletDown) && nd.level >= pastFence
+		if !p.exists || p.lost || !fenced && (leaseFence || !nd.kubeletDown) {
 			continue
 		}
 		// The bound leaves the agent time to act on its fence time, the
@@ -601,6 +632,9 @@ func faults(s state) []step {
 				// of three would not fit in memory.
 				n = s
 				n.nodes[r][0].kubeletDown = true
+				if leaseFence {
+					startSilence(&n, r, 0)
+				}
 				add(n, false, "the kubelet of node %d goes down, its containers and network stay up", r)
 			}
 			if next := s.nodes[(r+1)%ranks][0]; !next.cut && !next.agentCut {
@@ -719,6 +753,18 @@ func (s *state) agentCutOff() bool {
 }
 
 func TestFenceChecker(t *testing.T) {
+	found, explored := explore(nil)
+	for _, v := range found {
+		t.Error(v)
+	}
+	t.Logf("explored %d states", explored)
+}
+
+// TestFenceCheckerNodeLease: agents that fence on their node's Lease need
+// no hold of lost Pods: the kubelet down alone is fenced as a node cut off.
+func TestFenceCheckerNodeLease(t *testing.T) {
+	leaseFence, holdLostWorkers = true, false
+	defer func() { leaseFence, holdLostWorkers = false, true }()
 	found, explored := explore(nil)
 	for _, v := range found {
 		t.Error(v)
