@@ -30,10 +30,14 @@ import (
 // by the kill grace and a poll later. A Pod whose worker runs without a
 // wrapper is not held: only the kubelet can stop its worker, and the
 // node-loss bound is all the controller can wait (docs/controller.md).
+// Nor is a Pod whose agent fences on its node's Lease held: it counts
+// from the renewal the controller counts from, in contact or not, and the
+// member's bound covers its stop of the worker (bounds).
 
 // deliverySlack bounds how long after the mark the lost Pod's agent, in
 // contact, has read its epoch's deprecation: the reconcile after the mark
-// deprecates it, and the agent's open watch delivers it.
+// deprecates it, and the agent's open watch delivers it. It bounds as well
+// how much later than an agent the controller sees a Lease renewed.
 const deliverySlack = 2 * time.Second
 
 // lostWorkerBound is how long after the mark the worker of a Pod declared
@@ -41,7 +45,9 @@ const deliverySlack = 2 * time.Second
 // whose agent drives no worker wrapper, or that has no agent.
 func lostWorkerBound(pod *corev1.Pod) (bound time.Duration, wrapped bool) {
 	fence := agentFence(pod)
-	if !fence.fences || !fence.wrapped {
+	if !fence.fences || !fence.wrapped || fence.leaseFence() {
+		// An agent that fences on its node's Lease stopped its worker
+		// before the mark (bounds).
 		return 0, false
 	}
 	return deliverySlack + fence.after + agentspec.FenceTick + fence.stop, true

@@ -48,6 +48,7 @@ func TestLostWorkerMayRun(t *testing.T) {
 		{"no wrapper: only the kubelet stops it, and the node-loss bound is all there is", memberOn("w", "dead", lost), 0, false, 0},
 		{"a longer fence makes a longer bound", memberOn("w", "dead", wrapped, lost, agentEnv(agentspec.EnvFenceAfterSeconds, "40")), 30 * time.Second, true, 15250 * time.Millisecond},
 		{"not declared lost", memberOn("w", "dead", wrapped), 0, false, 0},
+		{"its agent fences on its node's Lease: stopped before the mark, not held", memberOn("w", "dead", wrapped, lost, agentEnv(agentspec.EnvFenceNodeLease, "true")), 0, false, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -230,6 +230,9 @@ func lostMembers(js *jobset.JobSet, pods []corev1.Pod, loss nodeLoss, now time.T
 		alone := loss.alone(node, silence, interval, nodes, witnesses, now)
 		lost := nodeloss.Lost(silence, alone, bound, deferred, silent, witnesses)
 		why := fmt.Sprintf("the bound is %s: the agent's fence of %s, a renew interval of %s and the kubelet's restart of the Pod", bound, fence.after, interval)
+		if fence.leaseFence() {
+			why = fmt.Sprintf("the bound is %s: the agent's fence on its node's Lease unrenewed for %s, and its stop of the worker", bound, agentspec.NodeLeaseFenceAfter(fence.after, interval))
+		}
 		if alone < silence {
 			why += fmt.Sprintf(", counted from when the silence stopped being shared with another node of the group %s ago", alone.Round(time.Second))
 		}
@@ -302,9 +305,19 @@ func (l nodeLoss) fenced(js *jobset.JobSet, pods []corev1.Pod, now time.Time) fu
 // counts as the nodes' silence (the controller cannot tell it from theirs
 // until it lasts that long), so a healthy node seen renewing again after
 // it must still be within its bound.
+//
+// An agent that stops a wrapped worker itself and fences on its node's
+// Lease counts from the same renewal as the controller (agent/node_lease.go),
+// so its bound needs no renew interval of slack: its fence on the Lease, a
+// tick, the worker's stop, and deliverySlack for a renewal the agent saw
+// before the controller did.
 func (l nodeLoss) bounds(f agentFenceSettings, renewInterval time.Duration) (bound, deferred time.Duration) {
 	renew := renewInterval + time.Duration(float64(renewInterval)*renewJitter)
-	bound = max(l.threshold, nodeloss.QuietGap+renew, f.after+agentspec.FenceTick+renew+f.stop)
+	fenced := f.after + agentspec.FenceTick + renew + f.stop
+	if f.leaseFence() {
+		fenced = agentspec.NodeLeaseFenceAfter(f.after, renewInterval) + agentspec.FenceTick + f.stop + deliverySlack
+	}
+	bound = max(l.threshold, nodeloss.QuietGap+renew, fenced)
 	deferred = bound
 	if f.witnesses > 0 {
 		// Past its defer limit, the agent stops its worker and vouches for
@@ -453,7 +466,15 @@ type agentFenceSettings struct {
 	// stop is how long the worker may run once the fence fired
 	// (workerStop).
 	stop time.Duration
+	// onNodeLease: the agent fences on its node's Lease too
+	// (agentspec.EnvFenceNodeLease).
+	onNodeLease bool
 }
+
+// leaseFence: the agent stops its worker itself on its node's Lease, from
+// the renewal the controller counts from: whether its kubelet runs or not,
+// and whether its agent is in contact or not (agent/node_lease.go).
+func (f agentFenceSettings) leaseFence() bool { return f.onNodeLease && f.wrapped }
 
 func agentFence(pod *corev1.Pod) agentFenceSettings {
 	i := sidecar.Index(pod.Spec)
@@ -480,6 +501,8 @@ func agentFence(pod *corev1.Pod) agentFenceSettings {
 			}
 		case agentspec.EnvWrapperControl:
 			f.wrapped = env.Value != "" && env.ValueFrom == nil
+		case agentspec.EnvFenceNodeLease:
+			f.onNodeLease = env.Value == "true" && env.ValueFrom == nil
 		}
 	}
 	if !f.fences {

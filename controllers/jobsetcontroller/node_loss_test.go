@@ -93,6 +93,12 @@ func TestLostMembers(t *testing.T) {
 		{"a wrapped worker is stopped by its agent: the kubelet's kills do not count, and its bound is shorter",
 			[]corev1.Pod{pod("w-0", "late", containers(3), agentEnv(agentspec.EnvWrapperControl, agentspec.WrapperControl))}, []string{"w-0"}, 0},
 		{"an agent that does not fence is never declared lost", []corev1.Pod{pod("w-0", "dead", fence("0"))}, nil, 0},
+		// 24.8 s unrenewed, a tick, the wrapper's 3 s and the delivery
+		// slack: 30.05 s.
+		{"a wrapped worker whose agent fences on its node's Lease: its bound counts no renew interval, but the Lease's fence",
+			[]corev1.Pod{pod("w-0", "late", agentEnv(agentspec.EnvWrapperControl, agentspec.WrapperControl), agentEnv(agentspec.EnvFenceNodeLease, "true"))}, nil, 1050 * time.Millisecond},
+		{"an agent that fences on its node's Lease without a wrapper: only the kubelet stops its worker, the contact fence's bound",
+			[]corev1.Pod{pod("w-0", "late", containers(3), agentEnv(agentspec.EnvFenceNodeLease, "true"))}, nil, 4650 * time.Millisecond},
 		{"a node whose Lease was never seen", []corev1.Pod{pod("w-0", "unknown")}, nil, 0},
 		{"a member being deleted on a dead node never ends there: lost", []corev1.Pod{pod("w-0", "dead", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} })}, []string{"w-0"}, 0},
 		{"marked lost and not deleted: deleted again, not marked again", []corev1.Pod{pod("w-0", "dead", markedLost)}, nil, 0},
