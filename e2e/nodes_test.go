@@ -80,7 +80,10 @@ var _ = Describe("Lost nodes", Serial, Label("local-cluster", "nodes"), func() {
 		r := startNodeScenario(ctx, ns, "kubelet-down", systemNode)
 		worker := containerID(r.victim, "worker")
 		Expect(r.victim.Spec.Containers[0].Command).To(ContainElement(agentspec.WrapperBinary), "the worker runs under the wrapper")
-		Expect(workerProcesses(worker, ns)).NotTo(BeEmpty(), "the worker's processes, as the host sees them")
+		// The group syncs once every agent passed the barrier; the wrapper
+		// forks the worker only when its agent's start reaches it after.
+		Eventually(func() []string { return workerProcesses(worker, ns) }).WithTimeout(time.Minute).WithPolling(200*time.Millisecond).
+			ShouldNot(BeEmpty(), "the worker's processes, as the host sees them")
 
 		By(fmt.Sprintf("the kubelet of node %s stops; its containers and network stay up", r.node))
 		faultAt := time.Now()
