@@ -2,8 +2,10 @@
 # The project's test command (the README's, and the one .ci/run calls):
 #   1. builds or reuses the envtest binaries (real etcd + kube-apiserver)
 #      and Helm (the chart's tests),
-#   2. checks that go.mod, deps.bzl and the BUILD files are fresh, and
-#      lints the Go code (golangci-lint) and the scripts (shellcheck),
+#   2. checks that go.mod, deps.bzl and the BUILD files are fresh; lints
+#      the Go code (golangci-lint) and the scripts (shellcheck) and runs
+#      two short fuzz runs in the background from the start, collected
+#      before the end,
 #   3. runs `bazel test //...` on Debian's Bazel 4.2.3, offline, once
 #      `bazel build //...` (started beside steps 1 and 2) is done: first
 #      every target but the protocol checker's searches (tagged checker)
@@ -53,10 +55,34 @@ helm_pid=$!
 bazel_cmd build //... >/dev/null 2>&1 &
 bazel_build_pid=$!
 
+# The checks that need neither the envtest binaries nor Bazel: the linters
+# and short fuzz runs of admission and of the epoch decision (on top of the
+# corpora kept under testdata/fuzz, which every plain test run replays).
+# Cold, their compiles (the linter itself, every package the fuzz targets
+# import, instrumented) are the largest after Kubernetes' own, so they run
+# in the background, one after another, at a lower priority than the steps
+# on the way to the tests; warm, they take seconds. Collected at the end.
+static_checks=(
+  "golangci-lint (.golangci.yml)|tools/lint/golangci-lint.sh"
+  "shellcheck on every script|tools/lint/shellcheck.sh"
+  "fuzz FuzzDefaultAndValidate (15s)|go test -run ^\$ -fuzz ^FuzzDefaultAndValidate\$ -fuzztime 15s ./webhooks/jobsetwebhook"
+  "fuzz FuzzDecide (15s)|go test -run ^\$ -fuzz ^FuzzDecide\$ -fuzztime 15s ./controllers/inplace"
+)
+static_dir=$(mktemp -d)
+(
+  for k in "${!static_checks[@]}"; do
+    read -ra command <<<"${static_checks[$k]#*|}"
+    "${background[@]}" "${command[@]}" >"${static_dir}/${k}.log" 2>&1
+    echo $? >"${static_dir}/${k}.status"
+  done
+) &
+static_pid=$!
+
 KUBEBUILDER_ASSETS=$(tools/kubebin/build.sh etcd kube-apiserver kubectl)
 status=$?
 record "envtest binaries (etcd, kube-apiserver, kubectl)" $status
 if [ $status -ne 0 ]; then
+  wait "$static_pid"
   counts
   exit 1
 fi
@@ -74,22 +100,6 @@ echo "KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS}"
 tools/verify-generated.sh
 record "go.mod, deps.bzl and BUILD files are fresh, Go source gofmt-formatted" $?
 
-tools/lint/golangci-lint.sh
-record "golangci-lint (.golangci.yml)" $?
-tools/lint/shellcheck.sh
-record "shellcheck on every script" $?
-
-# Short fuzz runs of admission and of the epoch decision, on top of the
-# corpora kept under testdata/fuzz (which every plain test run replays).
-for target in "FuzzDefaultAndValidate ./webhooks/jobsetwebhook" "FuzzDecide ./controllers/inplace"; do
-  read -r fuzz pkg <<<"$target"
-  fuzzlog=$(mktemp)
-  go test -run '^$' -fuzz "^${fuzz}\$" -fuzztime 15s "$pkg" >"$fuzzlog" 2>&1
-  status=$?
-  [ $status -eq 0 ] || cat "$fuzzlog"
-  rm -f "$fuzzlog"
-  record "fuzz ${fuzz} (15s)" $status
-done
 
 # bazel test with the given arguments: counts its targets, and each Go test
 # that skipped inside a passing target as failed.
@@ -210,6 +220,18 @@ else
   skipped=$((skipped + 1))
   echo "skipped (not asked for this run): the end-to-end suite (SKIP_E2E=1)"
 fi
+
+static_start=$(date +%s)
+wait "$static_pid"
+echo "the static checks (beside the steps above): waited $(( $(date +%s) - static_start ))s for them"
+for k in "${!static_checks[@]}"; do
+  status=$(cat "${static_dir}/${k}.status" 2>/dev/null || echo 1)
+  # The linter's verdict ("0 issues.") is worth a line; another check's
+  # log only when it failed.
+  if [ "$status" -ne 0 ] || [ "$k" -eq 0 ]; then tail -n 200 "${static_dir}/${k}.log"; fi
+  record "${static_checks[$k]%%|*}" "$status"
+done
+rm -rf "$static_dir"
 
 checkers_start=$(date +%s)
 for k in "${!checkers[@]}"; do
