@@ -386,6 +386,12 @@ func (a *Agent) consume(ctx context.Context, w *kubeclient.Watcher, resourceVers
 				return true, resourceVersion, nil
 			case err != nil:
 				return false, "", err // start afresh: the first event is the JobSet as it is now
+			case ctx.Err() != nil:
+				// The watch ended while the agent acted on this event (the
+				// fence's fresh watch after a stall cuts a join short): a
+				// watch resumed past it would not show this JobSet again,
+				// and one that waits on this Pod's join does not change.
+				return false, "", nil
 			}
 		}
 	}
