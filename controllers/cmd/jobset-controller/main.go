@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -28,6 +29,7 @@ import (
 	"github.com/fastjobset/jobset/api/scheme"
 	"github.com/fastjobset/jobset/api/tlsoptions"
 	"github.com/fastjobset/jobset/api/version"
+	"github.com/fastjobset/jobset/controllers/agentaccess"
 	"github.com/fastjobset/jobset/controllers/jobsetcontroller"
 	"github.com/fastjobset/jobset/controllers/leadership"
 	"github.com/fastjobset/jobset/controllers/nodeloss"
@@ -138,9 +140,11 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	}
 	cfg = clientConfig(cfg, o)
 
+	cacheOptions := jobsetcontroller.CacheOptions()
+	maps.Copy(cacheOptions.ByObject, agentaccess.CacheObjects())
 	mgrOptions := ctrl.Options{
 		Scheme: s,
-		Cache:  jobsetcontroller.CacheOptions(),
+		Cache:  cacheOptions,
 		// The process serves these across terms.
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -161,6 +165,9 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		placementReconciler := placementcontroller.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("jobset-controller"))
 		if err := placementReconciler.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the exclusive placement reconciler: %w", err)
+		}
+		if err := agentaccess.NewReconciler(mgr.GetClient()).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the agents' access to their nodes' Leases: %w", err)
 		}
 		return nil
 	}

@@ -27,16 +27,21 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 	user := "system:serviceaccount:" + c.ns + ":jobset-controller"
 	bindGeneratedRBAC(t, c, user)
 	addr := framework.FreeLoopbackAddress(t)
-	r := c.startReplicaVia(t, func(cfg *rest.Config) *rest.Config {
-		cfg = rest.CopyConfig(cfg)
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:serviceaccounts", "system:authenticated"}}
-		return cfg
-	}, func(o *options) { o.metricsAddr = addr })
+	r := c.startReplicaVia(t, impersonating(user), func(o *options) { o.metricsAddr = addr })
 	c.waitForLeader(t, r)
 
 	scrapecheck.Check(context.Background(), t, c.env, c.ns, "https://"+addr+"/metrics",
 		"jobset_build_info{",
 		`leader_election_master_status{name="`+leaseName+`"} 1`)
+}
+
+// impersonating makes a config act as user, a ServiceAccount.
+func impersonating(user string) func(*rest.Config) *rest.Config {
+	return func(cfg *rest.Config) *rest.Config {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:serviceaccounts", "system:authenticated"}}
+		return cfg
+	}
 }
 
 // bindGeneratedRBAC creates the controller's generated ClusterRole and
