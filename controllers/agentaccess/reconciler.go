@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -90,7 +90,7 @@ func (r *Reconciler) applyRole(ctx context.Context, want *rbacv1.Role) error {
 	if found, err := r.read(ctx, want, &current); !found || err != nil {
 		return err
 	}
-	if equality.Semantic.DeepEqual(current.Rules, want.Rules) && ours(&current) {
+	if apiequality.Semantic.DeepEqual(current.Rules, want.Rules) && ours(&current) {
 		return nil
 	}
 	current.Rules = want.Rules
@@ -110,7 +110,7 @@ func (r *Reconciler) applyBinding(ctx context.Context, want *rbacv1.RoleBinding)
 		}
 		return nil
 	}
-	if equality.Semantic.DeepEqual(current.Subjects, want.Subjects) && ours(&current) {
+	if apiequality.Semantic.DeepEqual(current.Subjects, want.Subjects) && ours(&current) {
 		return nil
 	}
 	current.Subjects = want.Subjects
