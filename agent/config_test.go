@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 )
 
 func TestConfigFromEnv(t *testing.T) {
@@ -60,6 +61,53 @@ func TestConfigFromEnv(t *testing.T) {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not say %q", err, want)
 				}
+			}
+		})
+	}
+}
+
+// The agent reads what injection writes: every variable of the sidecar
+// the webhook injects, with the downward API's values, is a valid
+// configuration that carries the webhook's options.
+func TestConfigOfTheInjectedAgent(t *testing.T) {
+	downward := map[string]string{
+		agentspec.FieldPathOf[agentspec.EnvNamespace]: "team-a", agentspec.FieldPathOf[agentspec.EnvPodName]: "trainer-workers-0-0-x7k2p",
+		agentspec.FieldPathOf[agentspec.EnvJobSetName]: "trainer", agentspec.FieldPathOf[agentspec.EnvNodeName]: "node-1",
+	}
+	for name, o := range map[string]sidecar.Options{
+		"defaults":             {Image: "agent"},
+		"the Lease fence":      {Image: "agent", FenceNodeLease: true},
+		"another restart code": {Image: "agent", RestartExitCode: 90},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := map[string]string{}
+			for _, v := range sidecar.Container(o).Env {
+				switch {
+				case v.ValueFrom == nil:
+					env[v.Name] = v.Value
+				case v.ValueFrom.FieldRef != nil:
+					value, known := downward[v.ValueFrom.FieldRef.FieldPath]
+					if !known {
+						t.Fatalf("%s: the downward API field %s, which the test does not resolve", v.Name, v.ValueFrom.FieldRef.FieldPath)
+					}
+					env[v.Name] = value
+				default:
+					t.Fatalf("%s: a source the test does not resolve", v.Name)
+				}
+			}
+			cfg, err := ConfigFromEnv(func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatalf("the injected agent's environment %v: %v", env, err)
+			}
+			if cfg.FenceNodeLease != o.FenceNodeLease {
+				t.Errorf("FenceNodeLease = %t, want the webhook's %t", cfg.FenceNodeLease, o.FenceNodeLease)
+			}
+			wantCode := int(o.RestartExitCode)
+			if wantCode == 0 {
+				wantCode = agentspec.DefaultRestartExitCode
+			}
+			if cfg.RestartExitCode != wantCode {
+				t.Errorf("RestartExitCode = %d, want the webhook's %d", cfg.RestartExitCode, wantCode)
 			}
 		})
 	}

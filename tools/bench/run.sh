@@ -28,7 +28,8 @@
 # off, or its kubelet stopped alone), B5_RUNS (1: faults per way and kind),
 # B5_WAYS (InPlaceRestart/process,InPlaceRestart,CommunityInPlaceRestart,Recreate; also
 # RecreateUnattended: Recreate with nobody applying the out-of-service
-# taint, which waits B5_UNATTENDED_WAIT, 8m, before the node comes back).
+# taint, which waits B5_UNATTENDED_WAIT, 8m, before the node comes back),
+# B5_FENCE_NODE_LEASE (set: injected agents fence on their node's Lease too).
 # B1 and B3 need root for the local cluster (tools/cluster), or KUBECONFIG
 # set to a cluster holding the images with install.yaml deployed. B5 needs
 # root and the local cluster of three nodes, which it brings up itself (a
@@ -113,7 +114,8 @@ if want B5; then
     go run ./tools/bench/nodeloss -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml \
       -workers "${B5_WORKERS:-4}" -faults "${B5_FAULTS:-kill,freeze,cut,kubelet}" -runs "${B5_RUNS:-1}" \
       -ways "${B5_WAYS:-InPlaceRestart/process,InPlaceRestart,CommunityInPlaceRestart,Recreate}" -unattended-wait "${B5_UNATTENDED_WAIT:-8m}" \
-      -community "$community" -community-agent-image "$(tools/peers/jobset.sh agent-image)" | record
+      -community "$community" -community-agent-image "$(tools/peers/jobset.sh agent-image)" \
+      ${B5_FENCE_NODE_LEASE:+-agent-fence-node-lease} | record
   fi
 fi
 

@@ -127,6 +127,8 @@ var webhookSettings = []setting{
 		doc: "CPU request and limit (equal) of injected agents."},
 	{flag: "agent-memory", path: "agent.memory", kind: kindString, def: sidecar.DefaultMemory.String(),
 		doc: "Memory request and limit (equal) of injected agents."},
+	{flag: "agent-fence-node-lease", path: "agent.fenceNodeLease", kind: kindBool, def: false,
+		doc: "Injected agents also stop their worker when their node's Lease goes unrenewed and no peer vouches (FENCE_NODE_LEASE); a wrapped worker's member is then declared lost without a hold after the mark. The controller grants the agents the watch on Leases this needs."},
 	{flag: "cert-validity", path: "webhook.certificate.validity", kind: kindDuration, def: shortDuration(365 * 24 * time.Hour),
 		doc: "Validity of the serving certificate the webhook generates (its CA: ten times as long). Not used with certManager.enabled."},
 	{flag: "cert-renew-before", path: "webhook.certificate.renewBefore", kind: kindDuration, def: shortDuration(90 * 24 * time.Hour),

@@ -118,7 +118,11 @@ type options struct {
 	unattendedWait      time.Duration
 	systemNode          string
 	communityAgentImage string
-	ours, community     *peers.Manifests
+	// fenceNodeLease: the webhook injects agents that fence on their
+	// node's Lease too (--agent-fence-node-lease); the process way is then
+	// named ...+nodelease.
+	fenceNodeLease  bool
+	ours, community *peers.Manifests
 }
 
 func main() {
@@ -139,6 +143,7 @@ func main() {
 	fs.IntVar(&o.workers, "workers", 4, "Workers in the JobSet (even: 2 Jobs of W/2 Pods).")
 	fs.StringVar(&faultList, "faults", strings.Join(faults, ","), "Comma-separated node faults: kill, freeze, cut, kubelet (the node's kubelet stopped alone).")
 	fs.StringVar(&wayList, "ways", "InPlaceRestart/process,InPlaceRestart,CommunityInPlaceRestart,Recreate", "Comma-separated ways: InPlaceRestart/process, InPlaceRestart, CommunityInPlaceRestart, Recreate, RecreateUnattended.")
+	fs.BoolVar(&o.fenceNodeLease, "agent-fence-node-lease", false, "Our webhook injects agents that fence on their node's Lease too (its --agent-fence-node-lease); the process way is reported as InPlaceRestart/process+nodelease.")
 	fs.IntVar(&o.runs, "runs", 1, "Faults measured per way and fault kind.")
 	fs.DurationVar(&o.runTimeout, "run-timeout", 5*time.Minute, "How long a run may take from the fault to every rank training again.")
 	fs.DurationVar(&o.unattendedWait, "unattended-wait", 8*time.Minute, "How long RecreateUnattended waits, with nobody acting, before the node comes back.")
@@ -180,7 +185,11 @@ func parse(o *options, faultList, wayList string) error {
 		if i < 0 {
 			return fmt.Errorf("-ways: no way %q", key)
 		}
-		o.ways = append(o.ways, ways[i])
+		w := ways[i]
+		if w.process && o.fenceNodeLease {
+			w.name += "+nodelease"
+		}
+		o.ways = append(o.ways, w)
 	}
 	if o.runs < 1 {
 		return fmt.Errorf("-runs=%d: at least 1", o.runs)
@@ -200,6 +209,11 @@ func load(o *options, install, communityDir string) error {
 	}
 	if err := pin(o.ours, o.systemNode); err != nil {
 		return err
+	}
+	if o.fenceNodeLease {
+		if err := o.ours.AppendFlags("jobset-webhook", "inject agents that fence on their node's Lease", "--agent-fence-node-lease=true"); err != nil {
+			return err
+		}
 	}
 	if !slices.ContainsFunc(o.ways, func(w way) bool { return w.community }) {
 		return nil

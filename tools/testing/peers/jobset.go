@@ -175,36 +175,46 @@ func flagTLS(p *Peer, objs []*unstructured.Unstructured) error {
 // does); to names what they are for, in errors.
 func appendFlags(p *Peer, objs []*unstructured.Unstructured, to string, flags ...string) error {
 	for _, name := range p.Deployments {
-		d := find(objs, "Deployment", p.Namespace, name)
-		if d == nil {
-			return fmt.Errorf("no Deployment %s/%s to %s in", p.Namespace, name, to)
-		}
-		path := []string{"spec", "template", "spec", "containers"}
-		containers, _, err := unstructured.NestedSlice(d.Object, path...)
-		if err != nil {
-			return fmt.Errorf("deployment %s: %w", ref(d), err)
-		}
-		found := false
-		for _, c := range containers {
-			c, ok := c.(map[string]any)
-			if !ok || c["name"] != name {
-				continue
-			}
-			args, _ := c["args"].([]any)
-			for _, f := range flags {
-				args = append(args, f)
-			}
-			c["args"] = args
-			found = true
-		}
-		if !found {
-			return fmt.Errorf("deployment %s has no container %s to %s in", ref(d), name, to)
-		}
-		if err := unstructured.SetNestedSlice(d.Object, containers, path...); err != nil {
+		if err := appendDeploymentFlags(objs, p.Namespace, name, to, flags...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// AppendFlags appends flags to the arguments of the container named as the
+// Deployment named deployment; to names what they are for, in errors.
+func (m *Manifests) AppendFlags(deployment, to string, flags ...string) error {
+	return appendDeploymentFlags(m.Objects, m.Peer.Namespace, deployment, to, flags...)
+}
+
+func appendDeploymentFlags(objs []*unstructured.Unstructured, namespace, name, to string, flags ...string) error {
+	d := find(objs, "Deployment", namespace, name)
+	if d == nil {
+		return fmt.Errorf("no Deployment %s/%s to %s in", namespace, name, to)
+	}
+	path := []string{"spec", "template", "spec", "containers"}
+	containers, _, err := unstructured.NestedSlice(d.Object, path...)
+	if err != nil {
+		return fmt.Errorf("deployment %s: %w", ref(d), err)
+	}
+	found := false
+	for _, c := range containers {
+		c, ok := c.(map[string]any)
+		if !ok || c["name"] != name {
+			continue
+		}
+		args, _ := c["args"].([]any)
+		for _, f := range flags {
+			args = append(args, f)
+		}
+		c["args"] = args
+		found = true
+	}
+	if !found {
+		return fmt.Errorf("deployment %s has no container %s to %s in", ref(d), name, to)
+	}
+	return unstructured.SetNestedSlice(d.Object, containers, path...)
 }
 
 // jobSetProbe is a JobSet that either side's webhook admits once it

@@ -32,6 +32,11 @@ type Options struct {
 	// Guaranteed Pod stays Guaranteed); zero means DefaultCPU and
 	// DefaultMemory.
 	CPU, Memory resource.Quantity
+	// FenceNodeLease has the agent fence on its node's Lease too
+	// (agentspec.EnvFenceNodeLease): its agents' ServiceAccount needs
+	// watch on Leases in agentspec.NodeLeaseNamespace, which the controller
+	// grants every namespace's agents.
+	FenceNodeLease bool
 }
 
 // The agent's default requests and limits. The memory limit leaves room
@@ -156,7 +161,7 @@ func Resources(o Options) corev1.ResourceRequirements {
 // startup probe holds the workers back until the barrier lifts, which
 // reads its credentials from TokenVolume.
 func Container(o Options) corev1.Container {
-	env := make([]corev1.EnvVar, 0, len(agentspec.RequiredEnv)+3)
+	env := make([]corev1.EnvVar, 0, len(agentspec.RequiredEnv)+4)
 	for _, name := range agentspec.RequiredEnv {
 		env = append(env, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: agentspec.FieldPathOf[name]}}})
@@ -169,6 +174,9 @@ func Container(o Options) corev1.Container {
 		corev1.EnvVar{Name: agentspec.EnvStateDir, Value: agentspec.StateMountPath})
 	if o.RestartExitCode != 0 && o.RestartExitCode != agentspec.DefaultRestartExitCode {
 		env = append(env, corev1.EnvVar{Name: agentspec.EnvRestartExitCode, Value: strconv.Itoa(int(o.RestartExitCode))})
+	}
+	if o.FenceNodeLease {
+		env = append(env, corev1.EnvVar{Name: agentspec.EnvFenceNodeLease, Value: "true"})
 	}
 	return corev1.Container{
 		Name:               agentspec.ContainerName,
