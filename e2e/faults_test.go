@@ -20,6 +20,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -92,9 +94,25 @@ var _ = Describe("Control-plane faults", Serial, Label("local-cluster", "faults"
 	// shared). The long one takes the cluster's DNS with it, and CoreDNS
 	// starts again while the API server is still away, so it knows no
 	// name: the agents reach their witnesses where they learned them.
+	// Agents that fence on their node's Lease too find it unrenewed for
+	// the whole outage once they are back in contact, as every peer finds
+	// its own: they too must stop nothing.
+	type trainingOutage struct {
+		outage             time.Duration
+		dnsToo, leaseFence bool
+	}
+	var trainingOutages []trainingOutage
 	for _, outage := range outages {
-		dnsToo := outage >= time.Minute
-		title := fmt.Sprintf("keeps every worker running while a group trains through an API server outage of %d s", int(outage.Seconds()))
+		trainingOutages = append(trainingOutages, trainingOutage{outage: outage, dnsToo: outage >= time.Minute})
+	}
+	trainingOutages = append(trainingOutages, trainingOutage{outage: time.Minute, leaseFence: true})
+	for _, o := range trainingOutages {
+		outage, dnsToo := o.outage, o.dnsToo
+		group := "a group"
+		if o.leaseFence {
+			group = "a group whose agents also fence on the Lease of their node"
+		}
+		title := fmt.Sprintf("keeps every worker running while %s trains through an API server outage of %d s", group, int(outage.Seconds()))
 		if dnsToo {
 			title += ", the cluster's DNS down and started again during it"
 		}
@@ -104,6 +122,15 @@ var _ = Describe("Control-plane faults", Serial, Label("local-cluster", "faults"
 			// the nodes an earlier fault left tainted must take Pods again.
 			waitForNodesSettled(ctx)
 			js := example(ns, "story1-inplace.yaml")
+			if o.leaseFence {
+				// Their access to kube-node-lease is the controller's grant:
+				// without it they would hold their workers back.
+				for i := range js.Spec.ReplicatedJobs {
+					pod := &js.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec
+					agent := &pod.InitContainers[sidecar.Index(*pod)]
+					agent.Env = append(agent.Env, corev1.EnvVar{Name: agentspec.EnvFenceNodeLease, Value: "true"})
+				}
+			}
 			Expect(k8sClient.Create(ctx, js)).To(Succeed())
 			before := waitForSyncedWorkers(ctx, js, 4)
 			Expect(len(nodesOf(ctx, js))).To(BeNumerically(">=", 2), "the group spans two nodes or more, so that peers on other nodes can vouch")
