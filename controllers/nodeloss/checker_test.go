@@ -53,7 +53,16 @@ import (
 // lostWorkerMayRun), by which time its agent, in contact or silent, acted.
 //
 // With leaseFence, each agent fences on its node's Lease too, and the
-// controller holds no lost Pod (TestFenceCheckerNodeLease).
+// controller holds no lost Pod (TestFenceCheckerNodeLease). When the API
+// server is back, each kubelet renews its node's Lease on a retry of its
+// own too, in any order with the agents' returns and its peers' renewals:
+// until it does, its agent, in contact or not, counts the outage as its
+// node's silence. An agent that asked its witnesses in the outage, told
+// it is alone once a peer's kubelet renewed, waits for its own kubelet's
+// renewal (Regaining: agent's regainRenewalWithin covers the kubelet's
+// backoff cap); one that never asked sees the renewal before its Lease
+// reaches the point where it would ask, as the kubelet retries within its
+// backoff cap of the server's return (pending).
 //
 // It checks in every reachable state:
 //
@@ -131,9 +140,10 @@ type node struct {
 	// alone, its agent in contact.
 	cut, agentCut, kubeletDown bool
 	// reconnecting: the API server is back and the node's agent has yet
-	// to reach it; its peers may have already.
-	reconnecting bool
-	level        int8
+	// to reach it; its peers may have already. renewing: the same for its
+	// kubelet's renewal of the node's Lease (with leaseFence).
+	reconnecting, renewing bool
+	level                  int8
 }
 
 type state struct {
@@ -170,11 +180,20 @@ func (s *state) regainPending(r, g int) bool {
 	return nd.reconnecting && !s.apiDown && !nd.cut && !nd.agentCut
 }
 
-// reconnecting: some agent has yet to reach the API server back.
+// renewalPending: the API server is back, and the node's kubelet, up and
+// linked to it, has yet to renew the node's Lease: its next retry, within
+// its backoff's cap, does.
+func (s *state) renewalPending(r, g int) bool {
+	nd := s.nodes[r][g]
+	return nd.renewing && !s.apiDown && !nd.cut && !nd.kubeletDown
+}
+
+// reconnecting: some agent has yet to reach the API server back, or some
+// kubelet to renew its Lease.
 func (s *state) reconnecting() bool {
 	for _, rank := range s.nodes {
 		for _, nd := range rank {
-			if nd.reconnecting {
+			if nd.reconnecting || nd.renewing {
 				return true
 			}
 		}
@@ -189,7 +208,7 @@ func (s *state) reconnecting() bool {
 func (s *state) silence(r, g int) agent.Silence {
 	p := s.pods[r][g]
 	return agent.Silence{For: silenceOf(s.level(r, g)), Joined: p.joined != 0, Lifted: p.worker != 0, Fenced: p.fenced,
-		Witnessed: p.witnessed, Regaining: regainContact && s.regainPending(r, g)}
+		Witnessed: p.witnessed, Regaining: regainContact && s.regainPending(r, g) || regainRenewal && s.renewalPending(r, g)}
 }
 
 // leaseSilent: the controller hears nothing from the Pod's node.
@@ -206,6 +225,12 @@ var holdLostWorkers = true
 // reached the server back first.
 var regainContact = true
 
+// regainRenewal: an agent in contact told it is alone while its node's
+// Lease is still stale from an outage waits for its kubelet's renewal
+// before it stops its worker. The checker finds a worker stopped in an API
+// server outage without it: its peers' kubelets renewed first.
+var regainRenewal = true
+
 // leaseFence: each agent fences on its node's Lease too
 // (FENCE_NODE_LEASE): the silence its fence counts is its node's, which
 // the kubelet down alone advances while the agent stays in contact, and a
@@ -217,7 +242,7 @@ var leaseFence = false
 // nodeSilent: the fence of the agent of (r, g) counts a silence: its own,
 // or, fencing on its node's Lease, its kubelet's.
 func (s *state) nodeSilent(r, g int) bool {
-	return s.agentSilent(r, g) || leaseFence && s.nodes[r][g].kubeletDown
+	return s.agentSilent(r, g) || leaseFence && (s.nodes[r][g].kubeletDown || s.nodes[r][g].renewing)
 }
 
 // countLostWitnesses: the controller counts a Pod it declared lost among
@@ -281,8 +306,19 @@ func quiet(s state) []step {
 			}
 			if s.regainPending(r, g) {
 				n := s
-				n.nodes[r][g].level, n.nodes[r][g].reconnecting = inContact, false
+				n.nodes[r][g].reconnecting = false
+				if !n.nodeSilent(r, g) {
+					n.nodes[r][g].level = inContact
+				}
 				add(n, "", "the agent of %s reaches the API server again", name(r, g))
+			}
+			if s.renewalPending(r, g) {
+				n := s
+				n.nodes[r][g].renewing = false
+				if !n.nodeSilent(r, g) {
+					n.nodes[r][g].level = inContact
+				}
+				add(n, "", "the kubelet of %s renews the node's Lease again", name(r, g))
 			}
 			if p.restarting && !s.nodes[r][g].kubeletDown {
 				n := s
@@ -422,8 +458,8 @@ func pending(s state, r, g int) bool {
 	if !p.agentUp || !s.nodeSilent(r, g) {
 		return false
 	}
-	if s.regainPending(r, g) {
-		return true // its next retry, within its backoff's cap
+	if s.regainPending(r, g) || s.renewalPending(r, g) {
+		return true // its next retry, or its kubelet's, within its backoff's cap
 	}
 	switch agent.Fence(s.silence(r, g), limits) {
 	case agent.HoldBarrier, agent.AskWitnesses, agent.StopWorker:
@@ -501,7 +537,10 @@ func controllerSteps(s state) []step {
 				// Whatever its node does now: its agent may have vouched
 				// for a peer while cut off, not knowing it was replaced.
 				silentNodes++
-			case (nd.cut && nd.level < pastPromises || nd.kubeletDown) && p.exists && (p.agentUp || p.restarting || p.worker != 0):
+			case (nd.cut && nd.level < pastPromises || nd.kubeletDown || nd.renewing) && p.exists && (p.agentUp || p.restarting || p.worker != 0):
+				// A node whose kubelet has yet to renew after an
+				// outage is as silent to the controller as its agent
+				// is to an asker.
 				silentNodes++
 			}
 		}
@@ -612,7 +651,7 @@ func faults(s state) []step {
 	}
 	endSilence := func(n *state, r, g int) {
 		if nd := &n.nodes[r][g]; !n.apiDown && !nd.cut && !nd.agentCut {
-			nd.level, nd.reconnecting = inContact, false
+			nd.level, nd.reconnecting, nd.renewing = inContact, false, false
 		}
 	}
 	for r := range ranks {
@@ -663,12 +702,15 @@ func faults(s state) []step {
 			nd := &n.nodes[r][g]
 			switch {
 			case n.apiDown:
-				nd.reconnecting = false
+				nd.reconnecting, nd.renewing = false, false
 				startSilence(&n, r, g)
-			case nd.level != inContact && !nd.cut && !nd.agentCut:
+			case nd.level != inContact && !nd.cut:
 				// Its agent reaches the server on a retry of its own,
-				// after some of its peers may have (quiet).
-				nd.reconnecting = true
+				// after some of its peers may have (quiet), and so
+				// does its kubelet, whose renewal the agent may see
+				// after its own return.
+				nd.reconnecting = !nd.agentCut
+				nd.renewing = leaseFence && !nd.kubeletDown
 			}
 		}
 	}
@@ -770,6 +812,23 @@ func TestFenceCheckerNodeLease(t *testing.T) {
 		t.Error(v)
 	}
 	t.Logf("explored %d states", explored)
+}
+
+// TestFenceCheckerNodeLeaseWithoutRegainingRenewal: without the wait for
+// its kubelet's renewal, an agent back from an API server outage whose
+// peers' kubelets renewed first is alone with its node's Lease still
+// stale, and stops its worker.
+func TestFenceCheckerNodeLeaseWithoutRegainingRenewal(t *testing.T) {
+	leaseFence, holdLostWorkers, regainRenewal = true, false, false
+	defer func() { leaseFence, holdLostWorkers, regainRenewal = false, true, true }()
+	expected := func(v string) bool {
+		return strings.Contains(v, "no harm") && strings.Contains(v, "renews the node's Lease again")
+	}
+	found, explored := explore(expected)
+	if !slices.ContainsFunc(found, expected) {
+		t.Fatalf("no worker stopped in an API server outage (explored %d states); found %q", explored, found)
+	}
+	t.Logf("explored %d states; found, as expected:\n%s", explored, strings.Join(found, "\n"))
 }
 
 // TestFenceCheckerWithoutHold: without the hold of lost Pods, the group
