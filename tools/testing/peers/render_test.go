@@ -434,6 +434,30 @@ func TestLoadFileFeatureGates(t *testing.T) {
 	}
 }
 
+// AppendFlags adds flags to one Deployment's container, after those it
+// has, and names what is missing.
+func TestManifestsAppendFlags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "install.yaml")
+	if err := os.WriteFile(path, []byte(ourManifests), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadFile(OurJobSet, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AppendFlags("jobset-webhook", "test", "--agent-fence-node-lease=true"); err != nil {
+		t.Fatal(err)
+	}
+	want := edit(t, ourManifests, "        - --feature-gates=TLSOptions=false\n",
+		"        - --feature-gates=TLSOptions=false\n        - --agent-fence-node-lease=true\n")
+	if diff := cmp.Diff(decode(t, want), m.Objects); diff != "" {
+		t.Errorf("appending to the webhook (-want +got):\n%s", diff)
+	}
+	if err := m.AppendFlags("jobset-gone", "test the error", "--x"); err == nil || !strings.Contains(err.Error(), "no Deployment jobset-system/jobset-gone to test the error in") {
+		t.Errorf("AppendFlags to a Deployment that is not there: %v, want an error that names it", err)
+	}
+}
+
 func TestAddToConfig(t *testing.T) {
 	const current = "apiVersion: v1\nkind: Configuration\n# a comment\nhealth:\n  port: 8081\n"
 	cases := map[string]struct {
