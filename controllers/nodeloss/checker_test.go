@@ -305,20 +305,10 @@ func quiet(s state) []step {
 				add(n, "", "time passes on the node of %s (level %d)", name(r, g), n.nodes[r][g].level)
 			}
 			if s.regainPending(r, g) {
-				n := s
-				n.nodes[r][g].reconnecting = false
-				if !n.nodeSilent(r, g) {
-					n.nodes[r][g].level = inContact
-				}
-				add(n, "", "the agent of %s reaches the API server again", name(r, g))
+				out = append(out, backAfterOutage(s, r, g, func(nd *node) { nd.reconnecting = false }, "the agent of %s reaches the API server again"))
 			}
 			if s.renewalPending(r, g) {
-				n := s
-				n.nodes[r][g].renewing = false
-				if !n.nodeSilent(r, g) {
-					n.nodes[r][g].level = inContact
-				}
-				add(n, "", "the kubelet of %s renews the node's Lease again", name(r, g))
+				out = append(out, backAfterOutage(s, r, g, func(nd *node) { nd.renewing = false }, "the kubelet of %s renews the node's Lease again"))
 			}
 			if p.restarting && !s.nodes[r][g].kubeletDown {
 				n := s
@@ -352,6 +342,17 @@ func quiet(s state) []step {
 		out = append(out, controllerSteps(s)...)
 	}
 	return out
+}
+
+// backAfterOutage: the agent or the kubelet of (r, g) reaches the API
+// server back (done); the node's silence ends once neither is left.
+func backAfterOutage(s state, r, g int, done func(*node), format string) step {
+	n := s
+	done(&n.nodes[r][g])
+	if !n.nodeSilent(r, g) {
+		n.nodes[r][g].level = inContact
+	}
+	return step{label: fmt.Sprintf(format, name(r, g)), next: n}
 }
 
 // lastingSilence: a silence of the node that no API server's return ends.
