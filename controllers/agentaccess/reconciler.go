@@ -11,11 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
@@ -53,19 +51,17 @@ func NewReconciler(c client.Client) *Reconciler {
 var request = reconcile.Request{NamespacedName: client.ObjectKey{Namespace: agentspec.NodeLeaseNamespace, Name: Name}}
 
 // SetupWithManager reconciles when an agents' ServiceAccount comes or goes,
-// and when someone changes or deletes the Role or the RoleBinding.
+// and when someone changes or deletes the Role or the RoleBinding: the
+// cache (CacheObjects) holds nothing else of those kinds.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	toRequest := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{request}
 	})
-	named := func(name string) builder.Predicates {
-		return builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == name }))
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("agent-node-lease-access").
-		Watches(&corev1.ServiceAccount{}, toRequest, named(agentspec.ServiceAccountName)).
-		Watches(&rbacv1.Role{}, toRequest, named(Name)).
-		Watches(&rbacv1.RoleBinding{}, toRequest, named(Name)).
+		Watches(&corev1.ServiceAccount{}, toRequest).
+		Watches(&rbacv1.Role{}, toRequest).
+		Watches(&rbacv1.RoleBinding{}, toRequest).
 		Complete(r)
 }
 
