@@ -24,8 +24,9 @@
 # (a duration, 500ms say: how long each kubelet stand-in takes to run a
 # restarted agent again; by default at once, the kubelet's own work on
 # containers being B1's). B5_WORKERS (4: even, half of them on the faulted
-# node), B5_FAULTS (kill,freeze,cut,kubelet: the node killed, frozen, cut
-# off, or its kubelet stopped alone), B5_RUNS (1: faults per way and kind),
+# node), B5_FAULTS (kill,freeze,cut,cut-api,kubelet: the node killed,
+# frozen, cut off, cut off from the API server alone, or its kubelet
+# stopped alone), B5_RUNS (1: faults per way and kind),
 # B5_WAYS (InPlaceRestart/process,InPlaceRestart,CommunityInPlaceRestart,Recreate; also
 # RecreateUnattended: Recreate with nobody applying the out-of-service
 # taint, which waits B5_UNATTENDED_WAIT, 8m, before the node comes back),
@@ -112,7 +113,7 @@ if want B5; then
     community=$(tools/peers/jobset.sh build)
     tools/cluster/cluster.sh import "$community"/*.tar
     go run ./tools/bench/nodeloss -kubeconfig "$kubeconfig" -install bazel-bin/images/install.yaml \
-      -workers "${B5_WORKERS:-4}" -faults "${B5_FAULTS:-kill,freeze,cut,kubelet}" -runs "${B5_RUNS:-1}" \
+      -workers "${B5_WORKERS:-4}" -faults "${B5_FAULTS:-kill,freeze,cut,cut-api,kubelet}" -runs "${B5_RUNS:-1}" \
       -ways "${B5_WAYS:-InPlaceRestart/process,InPlaceRestart,CommunityInPlaceRestart,Recreate}" -unattended-wait "${B5_UNATTENDED_WAIT:-8m}" \
       -community "$community" -community-agent-image "$(tools/peers/jobset.sh agent-image)" \
       ${B5_FENCE_NODE_LEASE:+-agent-fence-node-lease} | record

@@ -30,7 +30,7 @@ func (l localCluster) run(ctx context.Context, args ...string) (string, error) {
 	return string(out), nil
 }
 
-// fault brings a node fault (kill, freeze, cut, kubelet) or ends it
+// fault brings a node fault (kill, freeze, cut, cut-api, kubelet) or ends it
 // (back, which starts a stopped kubelet again too).
 func (l localCluster) fault(ctx context.Context, action, node string) error {
 	args := []string{"node", action, node}

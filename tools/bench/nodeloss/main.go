@@ -1,8 +1,10 @@
 // Command nodeloss is benchmark B5 (docs/benchmark-definitions.md): on the
 // local cluster of three nodes (tools/cluster), a JobSet of W workers
 // spread over the second and third nodes loses the node of half of them,
-// killed, frozen or cut off (cluster.sh node kill|freeze|cut), or its
-// kubelet alone stopped (cluster.sh stop kubelet --node), and the time
+// killed, frozen, cut off, or cut off from the API server alone, its Pod
+// network to the other nodes kept (cluster.sh node
+// kill|freeze|cut|cut-api), or its kubelet alone stopped (cluster.sh stop
+// kubelet --node), and the time
 // from the fault until every rank trains again is measured, per way, in
 // one run on the same cluster:
 //
@@ -32,8 +34,8 @@
 // Watches opened before the fault date where the time goes (progress.go):
 // the Node NotReady, the taint applied, the lost Pods marked for
 // replacement, their replacements created, bound, running a container,
-// the barrier lifted, every worker running at the next epoch. For a cut
-// node the node's own containerd is polled from the fault on (cluster.sh
+// the barrier lifted, every worker running at the next epoch. For a node
+// cut off (from everything or from the API server alone) the node's own containerd is polled from the fault on (cluster.sh
 // exec --node, ctr): when its workers stopped (the fence), and whether one
 // still ran once its rank's replacement worker did (a rank run twice). So
 // is a node whose kubelet alone stopped, in the process tier, where the
@@ -104,10 +106,15 @@ const (
 	kill    = "kill"
 	freeze  = "freeze"
 	cut     = "cut"
+	cutAPI  = "cut-api"
 	kubelet = "kubelet"
 )
 
-var faults = []string{kill, freeze, cut, kubelet}
+var faults = []string{kill, freeze, cut, cutAPI, kubelet}
+
+// cutOff: the node runs on without the API server, so its own fence must
+// stop its workers before their ranks are replaced.
+func cutOff(fault string) bool { return fault == cut || fault == cutAPI }
 
 type options struct {
 	workers             int
@@ -141,7 +148,7 @@ func main() {
 	fs.StringVar(&clusterScript, "cluster", "tools/cluster/cluster.sh", "The local cluster's script, which brings the node faults.")
 	fs.StringVar(&o.systemNode, "system-node", "jobset-node-1", "The node that runs the JobSet controller and webhook, and no worker.")
 	fs.IntVar(&o.workers, "workers", 4, "Workers in the JobSet (even: 2 Jobs of W/2 Pods).")
-	fs.StringVar(&faultList, "faults", strings.Join(faults, ","), "Comma-separated node faults: kill, freeze, cut, kubelet (the node's kubelet stopped alone).")
+	fs.StringVar(&faultList, "faults", strings.Join(faults, ","), "Comma-separated node faults: kill, freeze, cut, cut-api (cut off from the API server alone), kubelet (the node's kubelet stopped alone).")
 	fs.StringVar(&wayList, "ways", "InPlaceRestart/process,InPlaceRestart,CommunityInPlaceRestart,Recreate", "Comma-separated ways: InPlaceRestart/process, InPlaceRestart, CommunityInPlaceRestart, Recreate, RecreateUnattended.")
 	fs.BoolVar(&o.fenceNodeLease, "agent-fence-node-lease", false, "Our webhook injects agents that fence on their node's Lease too (its --agent-fence-node-lease); the process way is reported as InPlaceRestart/process+nodelease.")
 	fs.IntVar(&o.runs, "runs", 1, "Faults measured per way and fault kind.")

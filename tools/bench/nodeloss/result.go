@@ -38,13 +38,13 @@ func (r runResult) print(w way, fault string, workers, run int) {
 	summary.Print("node-loss-run", kv...)
 }
 
-// oldWorkerFields are what the node's containerd showed: for a cut node
-// the fence (from the fault), for a frozen one the thawed worker's run
+// oldWorkerFields are what the node's containerd showed: for a node cut
+// off the fence (from the fault), for a frozen one the thawed worker's run
 // (from the thaw), for one whose kubelet alone stopped the worker's stop
 // by its agent (from the fault; the process tier), and for each the ranks
 // that ran twice.
 // stoppedField names what the old workers' stop measures for the fault:
-// the fence of a cut node, the thawed worker's run of a frozen one, the
+// the fence of a node cut off, the thawed worker's run of a frozen one, the
 // agent's stop of the worker where the kubelet alone stopped.
 func stoppedField(fault string) string {
 	switch fault {
@@ -65,7 +65,7 @@ func (r runResult) oldWorkerFields(fault string) []any {
 	var kv []any
 	if o.allStopped {
 		kv = append(kv, name, o.stopped)
-		if s, ok := r.at[synced]; ok && fault == cut {
+		if s, ok := r.at[synced]; ok && cutOff(fault) {
 			kv = append(kv, "fenced_before_sync_s", s-o.stopped)
 		}
 	} else {
@@ -124,7 +124,7 @@ func (res result) print() {
 	}
 	if len(fences) > 0 {
 		kv = append(kv, stoppedField(res.fault), summary.Percentile(fences, 50))
-		if res.fault == cut && len(beforeSync) > 0 {
+		if cutOff(res.fault) && len(beforeSync) > 0 {
 			kv = append(kv, "fenced_before_sync_s", summary.Percentile(beforeSync, 50))
 		}
 	}

@@ -32,7 +32,8 @@ type runResult struct {
 	seconds, waited float64
 	at              map[string]float64
 	back            float64
-	// cut and freeze: what the node's own containerd showed.
+	// cut off, frozen, or its kubelet stopped: what the node's own
+	// containerd showed.
 	workers *oldWorkers
 	wall    float64
 }
@@ -84,7 +85,7 @@ func (b *bench) runOnce(ctx context.Context, w way, fault string, run int) (r ru
 	// is back, whatever the agent did. A frozen node is watched from the
 	// thaw on, below.
 	var old *workerWatch
-	if fault == cut || fault == kubelet && w.process {
+	if cutOff(fault) || fault == kubelet && w.process {
 		if old, err = b.cluster.watchWorkers(ctx, base.node, base.lost, w.process); err != nil {
 			return r, err
 		}
