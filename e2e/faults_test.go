@@ -20,8 +20,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fastjobset/jobset/api/jobset/agentspec"
-	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 	"github.com/fastjobset/jobset/images/manifest"
 	"github.com/fastjobset/jobset/tools/testing/wrappers"
@@ -94,23 +92,25 @@ var _ = Describe("Control-plane faults", Serial, Label("local-cluster", "faults"
 	// shared). The long one takes the cluster's DNS with it, and CoreDNS
 	// starts again while the API server is still away, so it knows no
 	// name: the agents reach their witnesses where they learned them.
-	// Agents that fence on their node's Lease too find it unrenewed for
-	// the whole outage once they are back in contact, as every peer finds
-	// its own: they too must stop nothing.
+	// The group is injected, as most are: its agents fence on their node's
+	// Lease too, find it unrenewed for the whole outage once they are back
+	// in contact, as every peer finds its own, and must stop nothing
+	// either. Agents by hand that fence on their own silence alone ride
+	// out the long one too.
 	type trainingOutage struct {
-		outage             time.Duration
-		dnsToo, leaseFence bool
+		outage              time.Duration
+		dnsToo, contactOnly bool
 	}
 	var trainingOutages []trainingOutage
 	for _, outage := range outages {
 		trainingOutages = append(trainingOutages, trainingOutage{outage: outage, dnsToo: outage >= time.Minute})
 	}
-	trainingOutages = append(trainingOutages, trainingOutage{outage: time.Minute, leaseFence: true})
+	trainingOutages = append(trainingOutages, trainingOutage{outage: time.Minute, contactOnly: true})
 	for _, o := range trainingOutages {
 		outage, dnsToo := o.outage, o.dnsToo
 		group := "a group"
-		if o.leaseFence {
-			group = "a group whose agents also fence on the Lease of their node"
+		if o.contactOnly {
+			group = "a group whose agents fence on their own silence alone"
 		}
 		title := fmt.Sprintf("keeps every worker running while %s trains through an API server outage of %d s", group, int(outage.Seconds()))
 		if dnsToo {
@@ -121,15 +121,12 @@ var _ = Describe("Control-plane faults", Serial, Label("local-cluster", "faults"
 			// for it, and fences as a node cut off would (docs/operations.md):
 			// the nodes an earlier fault left tainted must take Pods again.
 			waitForNodesSettled(ctx)
-			js := example(ns, "story1-inplace.yaml")
-			if o.leaseFence {
-				// Their access to kube-node-lease is the controller's grant:
-				// without it they would hold their workers back.
-				for i := range js.Spec.ReplicatedJobs {
-					pod := &js.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec
-					agent := &pod.InitContainers[sidecar.Index(*pod)]
-					agent.Env = append(agent.Env, corev1.EnvVar{Name: agentspec.EnvFenceNodeLease, Value: "true"})
-				}
+			// The injected agents' access to kube-node-lease is the
+			// controller's grant: without it they would hold their workers
+			// back. Those of story1-inplace.yaml do not read the Lease.
+			js := example(ns, "story1-injected.yaml")
+			if o.contactOnly {
+				js = example(ns, "story1-inplace.yaml")
 			}
 			Expect(k8sClient.Create(ctx, js)).To(Succeed())
 			before := waitForSyncedWorkers(ctx, js, 4)

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
+	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
 )
 
@@ -71,47 +72,72 @@ var _ = Describe("Lost nodes", Serial, Label("local-cluster", "nodes"), func() {
 	})
 
 	// The kubelet alone down (crash-looping, being upgraded): the node's
-	// Lease lapses while its containers and network stay up, and its agent,
-	// in contact, never fences. Under the worker wrapper the agent stops its
-	// worker itself on the deprecation that follows the mark and confirms
-	// it on its Pod; the controller holds the group's sync until then. The
-	// processes are read from the host's /proc (local-cluster).
-	It("stops the worker of a node whose kubelet alone is down before the group syncs without it, and runs no rank twice", func(ctx context.Context) {
-		r := startNodeScenario(ctx, ns, "kubelet-down", systemNode)
-		worker := containerID(r.victim, "worker")
-		Expect(r.victim.Spec.Containers[0].Command).To(ContainElement(agentspec.WrapperBinary), "the worker runs under the wrapper")
-		// The group syncs once every agent passed the barrier; the wrapper
-		// forks the worker only when its agent's start reaches it after.
-		Eventually(func() []string { return workerProcesses(worker, ns) }).WithTimeout(time.Minute).WithPolling(200*time.Millisecond).
-			ShouldNot(BeEmpty(), "the worker's processes, as the host sees them")
-
-		By(fmt.Sprintf("the kubelet of node %s stops; its containers and network stay up", r.node))
-		faultAt := time.Now()
-		r.plane.run(ctx, "kill", "kubelet", "--node", r.node)
-		r.faulted = true
-
-		By("the old worker stops before the group syncs without it: no look that finds the next epoch synced finds it running")
-		var stopped time.Time
-		Eventually(func(g Gomega) {
-			synced := syncedEpoch(ctx, r.js) > r.epoch
-			running := workerProcesses(worker, ns)
-			if synced && len(running) > 0 {
-				StopTrying(fmt.Sprintf("the worker of Pod %s runs beside the next epoch: %v", r.victim.Name, running)).Now()
+	// Lease lapses while its containers and network stay up, and its agent
+	// stays in contact. Under the worker wrapper the agent stops its worker
+	// itself: with the injected default, on its node's Lease before the
+	// controller marks the Pod lost; fencing on its own silence alone, on
+	// the deprecation that follows the mark, a stop it confirms on its Pod
+	// while the controller holds the group's sync. The processes are read
+	// from the host's /proc (local-cluster).
+	for _, leaseFence := range []bool{true, false} {
+		title := "stops the worker of a node whose kubelet alone is down before its rank is replaced, and runs no rank twice"
+		if !leaseFence {
+			title = "stops the worker of a node whose kubelet alone is down on the deprecation, its agent fencing on its own silence alone, and runs no rank twice"
+		}
+		It(title, func(ctx context.Context) {
+			name := "kubelet-down"
+			var adjust []func(*jobset.JobSet)
+			if !leaseFence {
+				name = "kubelet-down-contact"
+				adjust = append(adjust, injectedAs(ctx, sidecar.Options{FenceNodeLease: false}))
 			}
-			if len(running) == 0 && stopped.IsZero() {
-				stopped = time.Now()
-			}
-			g.Expect(synced).To(BeTrue(), "the group synced without the lost rank")
-		}).WithTimeout(3 * time.Minute).WithPolling(200 * time.Millisecond).Should(Succeed())
-		synced := time.Now()
-		r.expectRecovered(ctx, faultAt)
+			r := startNodeScenario(ctx, ns, name, systemNode, adjust...)
+			worker := containerID(r.victim, "worker")
+			Expect(r.victim.Spec.Containers[0].Command).To(ContainElement(agentspec.WrapperBinary), "the worker runs under the wrapper")
+			// The group syncs once every agent passed the barrier; the
+			// wrapper forks the worker only when its agent's start reaches
+			// it after.
+			Eventually(func() []string { return workerProcesses(worker, ns) }).WithTimeout(time.Minute).WithPolling(200*time.Millisecond).
+				ShouldNot(BeEmpty(), "the worker's processes, as the host sees them")
 
-		By("its agent confirmed the stop on the Pod the controller marked lost")
-		old := getPod(ctx, ns, r.victim.Name) // held while its agent's promises may bind
-		Expect(old.Annotations).To(HaveKeyWithValue(agentspec.WorkerStoppedAnnotation, strconv.Itoa(int(r.epoch))))
-		AddReportEntry("kubelet down", fmt.Sprintf("nodes=kubelet-down worker_stopped_s=%.1f stopped_before_sync_s=%.1f",
-			stopped.Sub(faultAt).Seconds(), synced.Sub(stopped).Seconds()))
-	})
+			By(fmt.Sprintf("the kubelet of node %s stops; its containers and network stay up", r.node))
+			faultAt := time.Now()
+			r.plane.run(ctx, "kill", "kubelet", "--node", r.node)
+			r.faulted = true
+
+			By("the old worker stops before the group syncs without it: no look that finds the next epoch synced finds it running")
+			var stopped, marked time.Time
+			Eventually(func(g Gomega) {
+				synced := syncedEpoch(ctx, r.js) > r.epoch
+				running := workerProcesses(worker, ns)
+				if synced && len(running) > 0 {
+					StopTrying(fmt.Sprintf("the worker of Pod %s runs beside the next epoch: %v", r.victim.Name, running)).Now()
+				}
+				if len(running) == 0 && stopped.IsZero() {
+					stopped = time.Now()
+				}
+				var pod corev1.Pod
+				if marked.IsZero() && k8sClient.Get(ctx, client.ObjectKeyFromObject(&r.victim), &pod) == nil && jobset.ControllerMark(&pod) != nil {
+					marked = time.Now()
+				}
+				g.Expect(synced).To(BeTrue(), "the group synced without the lost rank")
+			}).WithTimeout(3 * time.Minute).WithPolling(200 * time.Millisecond).Should(Succeed())
+			synced := time.Now()
+			r.expectRecovered(ctx, faultAt)
+
+			old := getPod(ctx, ns, r.victim.Name) // held while its agent's promises may bind
+			if leaseFence {
+				By("its agent stopped the worker on its node's Lease, before the controller marked the Pod lost")
+				Expect(marked).NotTo(BeZero(), "the Pod was seen marked lost")
+				Expect(stopped).To(BeTemporally("<", marked), "the worker stopped before the mark")
+			} else {
+				By("its agent confirmed the stop on the Pod the controller marked lost")
+				Expect(old.Annotations).To(HaveKeyWithValue(agentspec.WorkerStoppedAnnotation, strconv.Itoa(int(r.epoch))))
+			}
+			AddReportEntry("kubelet down", fmt.Sprintf("nodes=%s worker_stopped_s=%.1f marked_s=%.1f stopped_before_sync_s=%.1f",
+				name, stopped.Sub(faultAt).Seconds(), marked.Sub(faultAt).Seconds(), synced.Sub(stopped).Seconds()))
+		})
+	}
 
 	It("replaces off its node a rank that fails in place again and again", func(ctx context.Context) {
 		r := startNodeScenario(ctx, ns, "failing", systemNode)
@@ -334,4 +360,26 @@ func (r *nodeScenario) waitWorkerStopped(ctx context.Context) time.Time {
 	Eventually(func() bool { return r.workerRunning(ctx) }).WithTimeout(2*time.Minute).WithPolling(200*time.Millisecond).
 		Should(BeFalse(), "the worker of Pod %s on node %s stops", r.victim.Name, r.node)
 	return time.Now()
+}
+
+// injectedAs puts the agent and the worker wrapper in every Pod template as
+// the webhook would with options o (its agent image), so that it leaves
+// them as they are: a JobSet whose agents need other settings than the
+// webhook's.
+func injectedAs(ctx context.Context, o sidecar.Options) func(*jobset.JobSet) {
+	var webhook appsv1.Deployment
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "jobset-system", Name: "jobset-webhook"}, &webhook)).To(Succeed())
+	for _, arg := range webhook.Spec.Template.Spec.Containers[0].Args {
+		if image, ok := strings.CutPrefix(arg, "--agent-image="); ok {
+			o.Image = image
+		}
+	}
+	Expect(o.Image).NotTo(BeEmpty(), "the webhook's --agent-image")
+	return func(js *jobset.JobSet) {
+		for i := range js.Spec.ReplicatedJobs {
+			job := &js.Spec.ReplicatedJobs[i].Template.Spec
+			sidecar.Inject(job, o)
+			Expect(sidecar.InjectWrapper(&job.Template.Spec, o)).To(BeTrue(), "the worker of %s is wrapped", js.Spec.ReplicatedJobs[i].Name)
+		}
+	}
 }

@@ -30,7 +30,8 @@
 # B5_WAYS (InPlaceRestart/process,InPlaceRestart,CommunityInPlaceRestart,Recreate; also
 # RecreateUnattended: Recreate with nobody applying the out-of-service
 # taint, which waits B5_UNATTENDED_WAIT, 8m, before the node comes back),
-# B5_FENCE_NODE_LEASE (set: injected agents fence on their node's Lease too).
+# B5_FENCE_NODE_LEASE (true: injected agents fence on their node's Lease
+# too, the webhook's default; false: on their own silence alone).
 # B1 and B3 need root for the local cluster (tools/cluster), or KUBECONFIG
 # set to a cluster holding the images with install.yaml deployed. B5 needs
 # root and the local cluster of three nodes, which it brings up itself (a
@@ -116,7 +117,7 @@ if want B5; then
       -workers "${B5_WORKERS:-4}" -faults "${B5_FAULTS:-kill,freeze,cut,cut-api,kubelet}" -runs "${B5_RUNS:-1}" \
       -ways "${B5_WAYS:-InPlaceRestart/process,InPlaceRestart,CommunityInPlaceRestart,Recreate}" -unattended-wait "${B5_UNATTENDED_WAIT:-8m}" \
       -community "$community" -community-agent-image "$(tools/peers/jobset.sh agent-image)" \
-      ${B5_FENCE_NODE_LEASE:+-agent-fence-node-lease} | record
+      -agent-fence-node-lease="${B5_FENCE_NODE_LEASE:-true}" | record
   fi
 fi
 

@@ -224,7 +224,7 @@ agent:
   cpu: 200m
   memory: 64Mi
   restartExitCode: 99
-  fenceNodeLease: true
+  fenceNodeLease: false
 featureGates: RestartJob=true
 tls: {minVersion: VersionTLS13}
 certManager: {enabled: true}
@@ -310,7 +310,7 @@ func TestChartValuesLand(t *testing.T) {
 	}
 	for _, want := range []string{
 		"--agent-image=registry.example/team/jobset-agent:v9.9.9@sha256:" + digestB, "--agent-cpu=200m", "--agent-memory=64Mi",
-		"--agent-restart-exit-code=99", "--agent-fence-node-lease=true", "--cert-validity=720h", "--extra-dns-names=webhook.example", "--cert-manager=true",
+		"--agent-restart-exit-code=99", "--agent-fence-node-lease=false", "--cert-validity=720h", "--extra-dns-names=webhook.example", "--cert-manager=true",
 		"--feature-gates=RestartJob=true", "--tls-min-version=VersionTLS13",
 	} {
 		if !slices.Contains(wc.Args, want) {

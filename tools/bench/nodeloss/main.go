@@ -126,8 +126,8 @@ type options struct {
 	systemNode          string
 	communityAgentImage string
 	// fenceNodeLease: the webhook injects agents that fence on their
-	// node's Lease too (--agent-fence-node-lease); the process way is then
-	// named ...+nodelease.
+	// node's Lease too (--agent-fence-node-lease, its default); without,
+	// the process way is named ...-nodelease.
 	fenceNodeLease  bool
 	ours, community *peers.Manifests
 }
@@ -150,7 +150,7 @@ func main() {
 	fs.IntVar(&o.workers, "workers", 4, "Workers in the JobSet (even: 2 Jobs of W/2 Pods).")
 	fs.StringVar(&faultList, "faults", strings.Join(faults, ","), "Comma-separated node faults: kill, freeze, cut, cut-api (cut off from the API server alone), kubelet (the node's kubelet stopped alone).")
 	fs.StringVar(&wayList, "ways", "InPlaceRestart/process,InPlaceRestart,CommunityInPlaceRestart,Recreate", "Comma-separated ways: InPlaceRestart/process, InPlaceRestart, CommunityInPlaceRestart, Recreate, RecreateUnattended.")
-	fs.BoolVar(&o.fenceNodeLease, "agent-fence-node-lease", false, "Our webhook injects agents that fence on their node's Lease too (its --agent-fence-node-lease); the process way is reported as InPlaceRestart/process+nodelease.")
+	fs.BoolVar(&o.fenceNodeLease, "agent-fence-node-lease", true, "Our webhook injects agents that fence on their node's Lease too (its --agent-fence-node-lease, on by default); false: on their own silence alone, the process way reported as InPlaceRestart/process-nodelease.")
 	fs.IntVar(&o.runs, "runs", 1, "Faults measured per way and fault kind.")
 	fs.DurationVar(&o.runTimeout, "run-timeout", 5*time.Minute, "How long a run may take from the fault to every rank training again.")
 	fs.DurationVar(&o.unattendedWait, "unattended-wait", 8*time.Minute, "How long RecreateUnattended waits, with nobody acting, before the node comes back.")
@@ -193,8 +193,8 @@ func parse(o *options, faultList, wayList string) error {
 			return fmt.Errorf("-ways: no way %q", key)
 		}
 		w := ways[i]
-		if w.process && o.fenceNodeLease {
-			w.name += "+nodelease"
+		if w.process && !o.fenceNodeLease {
+			w.name += "-nodelease"
 		}
 		o.ways = append(o.ways, w)
 	}
@@ -217,8 +217,8 @@ func load(o *options, install, communityDir string) error {
 	if err := pin(o.ours, o.systemNode); err != nil {
 		return err
 	}
-	if o.fenceNodeLease {
-		if err := o.ours.AppendFlags("jobset-webhook", "inject agents that fence on their node's Lease", "--agent-fence-node-lease=true"); err != nil {
+	if !o.fenceNodeLease {
+		if err := o.ours.AppendFlags("jobset-webhook", "inject agents that fence on their own silence alone", "--agent-fence-node-lease=false"); err != nil {
 			return err
 		}
 	}

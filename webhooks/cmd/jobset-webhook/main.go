@@ -89,7 +89,7 @@ func main() {
 	flag.IntVar(&exitCode, "agent-restart-exit-code", agentspec.DefaultRestartExitCode, "Exit code with which injected agents restart their Pod in place (1..255).")
 	flag.Func("agent-cpu", "CPU request and limit (equal) of injected agents, a quantity such as 100m (default "+sidecar.DefaultCPU.String()+").", quantityFlag("agent-cpu", &o.agent.CPU))
 	flag.Func("agent-memory", "Memory request and limit (equal) of injected agents, a quantity such as 32Mi (default "+sidecar.DefaultMemory.String()+").", quantityFlag("agent-memory", &o.agent.Memory))
-	flag.BoolVar(&o.agent.FenceNodeLease, "agent-fence-node-lease", false, "Injected agents also stop their worker when their node's Lease goes unrenewed and no peer vouches (FENCE_NODE_LEASE); a wrapped worker's member is then declared lost without a hold after the mark. The controller grants the agents the watch on Leases this needs.")
+	flag.BoolVar(&o.agent.FenceNodeLease, "agent-fence-node-lease", true, "Injected agents also stop their worker when their node's Lease goes unrenewed and no peer vouches (FENCE_NODE_LEASE), through the watch on Leases the controller grants them, so a wrapped worker's member is declared lost without a hold after the mark. false: the API server's silence alone fences, and such a member's group waits about 20 s more after the mark.")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus metrics endpoint (\"0\" disables it).")
 	flag.Var(&o.gates, "feature-gates", features.Usage())
