@@ -50,6 +50,11 @@ func tokenWarnings(pod corev1.PodSpec, a int, path *field.Path) []string {
 		warnings = append(warnings, fmt.Sprintf("%s: the Pod runs as ServiceAccount %q, so its agent patches Pods with that identity, which the epoch-only admission policy does not cover (it is for ServiceAccounts named %q): its token could write any epoch of any Pod its Role lets it patch; use %q (the release's agent/agent-rbac.yaml: %s; see %s)",
 			path.Child("serviceAccountName"), sa, agentspec.ServiceAccountName, agentspec.ServiceAccountName,
 			version.Docs("user-guide.md#rbac-and-the-admission-policy"), version.Docs("security.md")))
+		if fencesOnNodeLease(pod.InitContainers[a]) {
+			warnings = append(warnings, fmt.Sprintf("%s: the agent fences on its node's Lease (%s=true) and starts no worker until ServiceAccount %q may watch leases in %s, which the controller grants to ServiceAccounts named %q alone; give it that watch there (a Role and RoleBinding), or set %s=false on the agent (see %s)",
+				path.Child("serviceAccountName"), agentspec.EnvFenceNodeLease, sa, agentspec.NodeLeaseNamespace, agentspec.ServiceAccountName,
+				agentspec.EnvFenceNodeLease, version.Docs("user-guide.md#when-a-node-is-lost")))
+		}
 	}
 	agent := pod.InitContainers[a]
 	mounted := slices.ContainsFunc(agent.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == agentspec.TokenMountPath })
@@ -92,4 +97,11 @@ func qosWarning(pod corev1.PodSpec, a int, path *field.Path) string {
 func describeResources(list corev1.ResourceList) string {
 	cpu, memory := list[corev1.ResourceCPU], list[corev1.ResourceMemory]
 	return fmt.Sprintf("{cpu: %s, memory: %s}", cpu.String(), memory.String())
+}
+
+// fencesOnNodeLease: the agent's environment turns the Lease fence on.
+func fencesOnNodeLease(agent corev1.Container) bool {
+	return slices.ContainsFunc(agent.Env, func(e corev1.EnvVar) bool {
+		return e.Name == agentspec.EnvFenceNodeLease && e.Value == "true"
+	})
 }

@@ -24,6 +24,7 @@ func TestSecurityWarnings(t *testing.T) {
 		// pod adjusts the Pod template before injection, agent after it
 		// (a user's own agent).
 		pod, agent func(*corev1.PodSpec)
+		options    sidecar.Options
 		want       []string
 	}{
 		"injected": {},
@@ -37,6 +38,15 @@ func TestSecurityWarnings(t *testing.T) {
 		"another ServiceAccount": {
 			pod:  func(p *corev1.PodSpec) { p.ServiceAccountName = "trainer" },
 			want: []string{`serviceAccountName: the Pod runs as ServiceAccount "trainer", so its agent patches Pods with that identity, which the epoch-only admission policy does not cover`},
+		},
+		"another ServiceAccount, the agent fencing on its node's Lease": {
+			pod:     func(p *corev1.PodSpec) { p.ServiceAccountName = "trainer" },
+			options: sidecar.Options{FenceNodeLease: true},
+			want: []string{`serviceAccountName: the Pod runs as ServiceAccount "trainer"`,
+				`serviceAccountName: the agent fences on its node's Lease (FENCE_NODE_LEASE=true) and starts no worker until ServiceAccount "trainer" may watch leases in kube-node-lease`},
+		},
+		"the agent fencing on its node's Lease as jobset-agent": {
+			options: sidecar.Options{FenceNodeLease: true},
 		},
 		"a user's own agent with the Pod's token mount": {
 			agent: func(p *corev1.PodSpec) {
@@ -68,7 +78,8 @@ func TestSecurityWarnings(t *testing.T) {
 			}
 			js := wrappers.MakeJobSet("t", "ns").RestartStrategy(jobset.InPlaceRestart).
 				Annotations(map[string]string{jobset.InjectAgentKey: "true"}).ReplicatedJob(rj).Obj()
-			InjectAgent(js, sidecar.Options{Image: "agent"})
+			tc.options.Image = "agent"
+			InjectAgent(js, tc.options)
 			if tc.agent != nil {
 				tc.agent(&js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec)
 			}
