@@ -153,7 +153,8 @@ var _ = Describe("Control-plane faults", Serial, Label("local-cluster", "faults"
 				time.Sleep(outage)
 			}
 			plane.run(ctx, "start", "kube-apiserver")
-			waitForAPIServer(ctx)
+			readyAt := waitForAPIServer(ctx)
+			leads := leadsAgainAfter(ctx, readyAt)
 
 			By("every worker still runs, never restarted; no epoch moved and nothing is counted")
 			// A fenced worker would have shown its restart by the time its
@@ -166,6 +167,8 @@ var _ = Describe("Control-plane faults", Serial, Label("local-cluster", "faults"
 			Expect(after.DeprecatedEpoch).To(Equal(status.DeprecatedEpoch), "deprecated epoch")
 			Expect(after.InPlaceRestarts).To(Equal(status.InPlaceRestarts), "group restarts counted")
 			Expect(after.Restarts).To(Equal(status.Restarts), "full restarts")
+			AddReportEntry("outage while training", ReportEntryVisibilityAlways, fmt.Sprintf("fault=apiserver-outage-training-%ds contact_only=%t workers_restarted=0 epochs_moved=0 restarts_counted=0 controller_leads_s=%.1f",
+				int(outage.Seconds()), o.contactOnly, leads.Seconds()))
 		})
 	}
 
@@ -455,12 +458,30 @@ func podOfLeader(identity string) string {
 	return pod
 }
 
+// leaderLease is the controller's leader election lease.
+var leaderLease = client.ObjectKey{Namespace: "jobset-system", Name: "jobset-controller.jobset.x-k8s.io"}
+
 // leaderIdentity is the lease holder's identity: its Pod's name and an ID
 // of the process, new at each start.
 func leaderIdentity(ctx context.Context) string {
 	var lease coordinationv1.Lease
-	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "jobset-system", Name: "jobset-controller.jobset.x-k8s.io"}, &lease)).To(Succeed())
+	Expect(k8sClient.Get(ctx, leaderLease, &lease)).To(Succeed())
 	return ptr.Deref(lease.Spec.HolderIdentity, "")
+}
+
+// leadsAgainAfter returns how long after readyAt the controller's leader
+// first renewed its lease.
+func leadsAgainAfter(ctx context.Context, readyAt time.Time) time.Duration {
+	GinkgoHelper()
+	var renewed time.Time
+	Eventually(func(g Gomega) {
+		var lease coordinationv1.Lease
+		g.Expect(k8sClient.Get(ctx, leaderLease, &lease)).To(Succeed())
+		g.Expect(lease.Spec.RenewTime).NotTo(BeNil())
+		renewed = lease.Spec.RenewTime.Time
+		g.Expect(renewed).To(BeTemporally(">", readyAt), "the leader's lease renewed since the API server is back")
+	}).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
+	return renewed.Sub(readyAt)
 }
 
 // waitForAPIServer returns when the API server is ready again.

@@ -61,7 +61,7 @@ var _ = Describe("Helm", Serial, Label("helm"), func() {
 		helm("upgrade", "jobset", chart, "--reuse-values", "--set", "controller.nodeLossThreshold=45s", "--force-conflicts", "--wait", "--timeout", "5m")
 		Eventually(func(g Gomega) {
 			var lease coordinationv1.Lease
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "jobset-system", Name: "jobset-controller.jobset.x-k8s.io"}, &lease)).To(Succeed())
+			g.Expect(k8sClient.Get(ctx, leaderLease, &lease)).To(Succeed())
 			var pods corev1.PodList
 			g.Expect(k8sClient.List(ctx, &pods, client.InNamespace("jobset-system"), client.MatchingLabels{"app.kubernetes.io/name": "jobset-controller"})).To(Succeed())
 			var upgraded []string

@@ -136,7 +136,7 @@ func waitForInstall(ctx context.Context) {
 	By("waiting until a running controller Pod leads")
 	Eventually(func(g Gomega) {
 		var lease coordinationv1.Lease
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "jobset-system", Name: "jobset-controller.jobset.x-k8s.io"}, &lease)).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, leaderLease, &lease)).To(Succeed())
 		holder := podOfLeader(ptr.Deref(lease.Spec.HolderIdentity, ""))
 		var pods corev1.PodList
 		g.Expect(k8sClient.List(ctx, &pods, client.InNamespace("jobset-system"), client.MatchingLabels{"app.kubernetes.io/name": "jobset-controller"})).To(Succeed())
