@@ -19,6 +19,7 @@ import (
 	"github.com/fastjobset/jobset/api/jobset/agentspec"
 	"github.com/fastjobset/jobset/api/jobset/agentspec/sidecar"
 	jobset "github.com/fastjobset/jobset/api/jobset/v1alpha2"
+	"github.com/fastjobset/jobset/webhooks/jobsetwebhook"
 )
 
 // Node faults on the local cluster's nodes (tools/cluster/cluster.sh node
@@ -362,10 +363,9 @@ func (r *nodeScenario) waitWorkerStopped(ctx context.Context) time.Time {
 	return time.Now()
 }
 
-// injectedAs puts the agent and the worker wrapper in every Pod template as
-// the webhook would with options o (its agent image), so that it leaves
-// them as they are: a JobSet whose agents need other settings than the
-// webhook's.
+// injectedAs injects the agent as the webhook would with options o (its
+// agent image), so that the webhook leaves it as it is: a JobSet whose
+// agents need other settings than the webhook's.
 func injectedAs(ctx context.Context, o sidecar.Options) func(*jobset.JobSet) {
 	var webhook appsv1.Deployment
 	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "jobset-system", Name: "jobset-webhook"}, &webhook)).To(Succeed())
@@ -375,11 +375,5 @@ func injectedAs(ctx context.Context, o sidecar.Options) func(*jobset.JobSet) {
 		}
 	}
 	Expect(o.Image).NotTo(BeEmpty(), "the webhook's --agent-image")
-	return func(js *jobset.JobSet) {
-		for i := range js.Spec.ReplicatedJobs {
-			job := &js.Spec.ReplicatedJobs[i].Template.Spec
-			sidecar.Inject(job, o)
-			Expect(sidecar.InjectWrapper(&job.Template.Spec, o)).To(BeTrue(), "the worker of %s is wrapped", js.Spec.ReplicatedJobs[i].Name)
-		}
-	}
+	return func(js *jobset.JobSet) { jobsetwebhook.InjectAgent(js, o) }
 }

@@ -35,8 +35,9 @@
 // the Node NotReady, the taint applied, the lost Pods marked for
 // replacement, their replacements created, bound, running a container,
 // the barrier lifted, every worker running at the next epoch. For a node
-// cut off (from everything or from the API server alone) the node's own containerd is polled from the fault on (cluster.sh
-// exec --node, ctr): when its workers stopped (the fence), and whether one
+// cut off (from everything or from the API server alone) the node's own
+// containerd is polled from the fault on (cluster.sh exec --node, ctr):
+// when its workers stopped (the fence), and whether one
 // still ran once its rank's replacement worker did (a rank run twice). So
 // is a node whose kubelet alone stopped, in the process tier, where the
 // agent stops the worker and the wrapper, its container's first process,
