@@ -10,8 +10,9 @@
 #      `bazel build //...` (started beside steps 1 and 2) is done: first
 #      every target but the protocol checker's searches (tagged checker)
 #      and the chart's tests (tagged helm), then those of the chart once
-#      Helm is built; the protocol checker's searches start before, at
-#      the lowest priority, and run on beside everything after,
+#      Helm is built; the protocol checker's searches whose inputs
+#      changed since tools/checker/passed.txt recorded them start before,
+#      at the lowest priority, and run on beside everything after,
 #   4. runs the end-to-end suite on the local cluster built from source
 #      (tools/e2e.sh; SKIP_E2E=1 leaves it out, for machines without root);
 #      what it needs from outside Bazel (the cluster's Kubernetes binaries,
@@ -148,33 +149,25 @@ echo "bazel build //... (beside the steps above): waited $(( $(date +%s) - bazel
 # The protocol checker's searches: built above, each run from the script
 # `bazel run` writes for it (its binary, with the arguments its BUILD file
 # gives), beside everything that follows, at idle priority. A search is a
-# pure function of its binary and arguments: one that passed before with
-# both the same (kept under ~/.cache/jobset-tools/checker-passed, by their
-# hash) is not run again, as Bazel does not run a cached test again.
-checker_passed="${JOBSET_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/jobset-tools}/checker-passed"
-# checker_key prints the hash of a search's binary and of the arguments
-# its script gives it, or fails.
-checker_key() { # script
-  local execroot runfiles
-  execroot=$(sed -n 's/^cd \(.*\) && \\$/\1/p' "$1")
-  runfiles=$(sed -n 's/^ *RUNFILES_DIR=\(.*\) \\$/\1/p' "$1")
-  [ -n "$execroot" ] && [ -f "${execroot}/${runfiles%.runfiles}" ] || return 1
-  { sha256sum <"${execroot}/${runfiles%.runfiles}" && tail -1 "$1"; } | sha256sum | cut -d' ' -f1
-}
+# pure function of its inputs (tools/checker/inputs.sh): one that passed
+# with the same inputs, recorded in tools/checker/passed.txt or in this
+# machine's cache (tools/checker/lib.sh), is not run again, as Bazel does
+# not run a cached test again.
+source tools/checker/lib.sh
 mapfile -t checkers < <(bazel_cmd query 'attr(tags, "\bchecker\b", tests(//...))' 2>/dev/null)
 if [ ${#checkers[@]} -eq 0 ]; then
   failed=$((failed + 1))
   echo "FAIL: no target is tagged checker (bazel query)"
 fi
-checker_dir=$(mktemp -d) checker_pids=() checker_keys=()
+checker_dir=$(mktemp -d) checker_pids=() checker_keys=() checker_states=()
 for k in "${!checkers[@]}"; do
   target=${checkers[$k]} script="${checker_dir}/${k}.sh" log="${checker_dir}/${k}.log"
-  checker_keys[k]=""
-  if ! bazel_cmd run --script_path="$script" "$target" >"$log" 2>&1; then
-    false &
-  elif checker_keys[k]=$(checker_key "$script") && [ -f "${checker_passed}/${checker_keys[k]}" ]; then
-    cp "${checker_passed}/${checker_keys[k]}" "$log"
+  checker_keys[k]=$(tools/checker/inputs.sh "$target" 2>"$log")
+  checker_states[k]=""
+  if [ -n "${checker_keys[k]}" ] && checker_states[k]=$(checker_recorded "$target" "${checker_keys[k]}"); then
     true &
+  elif ! bazel_cmd run --script_path="$script" "$target" >>"$log" 2>&1; then
+    false &
   else
     "${idle[@]}" bash "$script" -test.v -test.timeout=90m >"$log" 2>&1 &
   fi
@@ -233,9 +226,14 @@ done
 rm -rf "$static_dir"
 
 checkers_start=$(date +%s)
+checkers_ran=0
 for k in "${!checkers[@]}"; do
   wait "${checker_pids[$k]}"
   status=$?
+  if [ -n "${checker_states[k]}" ]; then
+    record "${checkers[$k]} (passed before with the same inputs ${checker_keys[k]}: ${checker_states[k]} states)" 0
+    continue
+  fi
   # A search that skips was not asked to.
   if grep -q -- '^--- SKIP' "${checker_dir}/${k}.log"; then status=1; fi
   if [ $status -ne 0 ]; then
@@ -244,16 +242,16 @@ for k in "${!checkers[@]}"; do
     continue
   fi
   grep -E '^\s+\S+_test\.go:[0-9]+: explored|^--- PASS' "${checker_dir}/${k}.log"
-  if [ -n "${checker_keys[k]}" ] && [ -f "${checker_passed}/${checker_keys[k]}" ]; then
-    record "${checkers[$k]} (passed before with the same binary and arguments: ${checker_passed}/${checker_keys[k]})" 0
-    continue
-  fi
-  if [ -n "${checker_keys[k]}" ] && mkdir -p "$checker_passed"; then
-    cp "${checker_dir}/${k}.log" "${checker_passed}/${checker_keys[k]}"
+  if [ -n "${checker_keys[k]}" ] && mkdir -p "$checker_cache"; then
+    cp "${checker_dir}/${k}.log" "${checker_cache}/${checker_keys[k]}"
+    checkers_ran=$((checkers_ran + 1))
   fi
   record "${checkers[$k]} (at idle priority)" 0
 done
 rm -rf "$checker_dir"
+if [ "$checkers_ran" -gt 0 ]; then
+  echo "${checkers_ran} of the protocol checker's searches ran: their inputs changed since ${checker_passed_file} recorded them; tools/checker/record.sh records them, for fresh machines"
+fi
 echo "the protocol checker's searches: waited $(( $(date +%s) - checkers_start ))s for them"
 
 echo "test wall time: $(( $(date +%s) - start ))s"
