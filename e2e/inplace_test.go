@@ -169,9 +169,11 @@ var _ = Describe("In-place group restart", func() {
 func expectInPlaceGroupRestart(ctx context.Context, js *jobset.JobSet) {
 	Expect(k8sClient.Create(ctx, js)).To(Succeed())
 	after := restartGroupInPlace(ctx, js, waitForSyncedWorkers(ctx, js, 4))
-	for name := range after {
-		Expect(strings.Count(workerStarts(ctx, js.Namespace, name), "\n")).To(Equal(2),
-			"Pod %s: the emptyDir keeps the first start's record", name)
+	for name, state := range after {
+		// Each line names the Pod UID of the worker that wrote it.
+		starts := workerStarts(ctx, js.Namespace, name)
+		Expect(strings.Count(starts, "\n")).To(Equal(2),
+			"Pod %s (UID %s): the emptyDir keeps the first start's record; its worker's start log:\n%s", name, state.uid, starts)
 	}
 	Expect(getJobSet(ctx, js).Status.InPlaceRestarts).To(Equal(int32(1)))
 }
