@@ -154,7 +154,7 @@ echo "bazel build //... (beside the steps above): waited $(( $(date +%s) - bazel
 # machine's cache (tools/checker/lib.sh), is not run again, as Bazel does
 # not run a cached test again.
 source tools/checker/lib.sh
-mapfile -t checkers < <(bazel_cmd query 'attr(tags, "\bchecker\b", tests(//...))' 2>/dev/null)
+mapfile -t checkers < <(checker_targets)
 if [ ${#checkers[@]} -eq 0 ]; then
   failed=$((failed + 1))
   echo "FAIL: no target is tagged checker (bazel query)"

@@ -10,6 +10,12 @@
 checker_passed_file=tools/checker/passed.txt
 checker_cache="${JOBSET_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/jobset-tools}/checker-passed"
 
+# checker_targets prints the searches' targets, those tagged checker (needs
+# tools/bazel/bazel.sh).
+checker_targets() {
+  bazel_cmd query 'attr(tags, "\bchecker\b", tests(//...))' 2>/dev/null
+}
+
 # checker_recorded prints the states a search explored when it passed with
 # these inputs, from passed.txt or the cache; fails when neither has it.
 checker_recorded() { # target, inputs hash

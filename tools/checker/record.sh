@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.."
 source tools/bazel/bazel.sh
 source tools/checker/lib.sh
 
-mapfile -t targets < <(bazel_cmd query 'attr(tags, "\bchecker\b", tests(//...))' 2>/dev/null)
+mapfile -t targets < <(checker_targets)
 [ ${#targets[@]} -gt 0 ] || { echo "$0: no target is tagged checker (bazel query)" >&2; exit 1; }
 lines=()
 # shellcheck disable=SC2154 # checker_passed_file: lib.sh
